@@ -1,0 +1,738 @@
+//===- GTOps.cpp - gt dialect operations ------------------------*- C++ -*-===//
+//
+// Part of MegaGraph. Verifiers, result-type inference and cost rules of the gt
+// ops. Verifiers carry the precise shape checks (they run before the
+// InferTypeOpInterface check); inference assumes verified operands and only
+// fails, silently, when a rank makes the result unknowable.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Dialect/GT/GTOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace megagraph::gt;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Two dimensions agree when equal or when either is dynamic.
+bool dimsAgree(int64_t a, int64_t b) {
+  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+}
+
+/// `a` broadcasts to `b` when equal, 1, or dynamic.
+bool dimBroadcasts(int64_t a, int64_t b) {
+  return a == 1 || dimsAgree(a, b);
+}
+
+/// Two shapes agree dimension by dimension.
+bool shapesAgree(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  return a.size() == b.size() &&
+         llvm::all_of(llvm::zip(a, b), [](auto pair) {
+           return dimsAgree(std::get<0>(pair), std::get<1>(pair));
+         });
+}
+
+/// Prints a shape as `[2, 128, ?]` for diagnostics.
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+  }
+  return s + "]";
+}
+
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Product of static dims, kUnknownCost if any is dynamic.
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) {
+    if (ShapedType::isDynamic(d))
+      return kUnknownCost;
+    p *= d;
+  }
+  return p;
+}
+
+/// Multiplies cost factors, propagating kUnknownCost.
+int64_t mulCosts(std::initializer_list<int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors) {
+    if (f == kUnknownCost || ShapedType::isDynamic(f))
+      return kUnknownCost;
+    p *= f;
+  }
+  return p;
+}
+
+/// Emits the "element types must match" error when `types` disagree.
+LogicalResult verifySameElementType(Operation *op,
+                                    ArrayRef<std::pair<StringRef, Value>> vs) {
+  Type first = tensorOf(vs.front().second).getElementType();
+  for (auto [name, v] : vs.drop_front()) {
+    Type t = tensorOf(v).getElementType();
+    if (t != first)
+      return op->emitOpError() << "element type of " << name << " (" << t
+                               << ") does not match that of "
+                               << vs.front().first << " (" << first << ")";
+  }
+  return success();
+}
+
+/// Verifies that the declared result type equals the inferred one. Used by
+/// verifiers so that result errors name the expected shape.
+LogicalResult verifyResultType(Operation *op, Type expected) {
+  Type actual = op->getResult(0).getType();
+  auto exp = cast<RankedTensorType>(expected);
+  auto act = dyn_cast<RankedTensorType>(actual);
+  if (!act || act.getElementType() != exp.getElementType() ||
+      !shapesAgree(act.getShape(), exp.getShape()))
+    return op->emitOpError() << "result type " << actual
+                             << " does not match the expected " << expected;
+  return success();
+}
+
+/// Result type `[batch..., H, Sq, Sk]` of the bias encoders.
+RankedTensorType biasType(ArrayRef<int64_t> pairShape, int64_t heads,
+                          Type elem) {
+  SmallVector<int64_t> shape(pairShape.begin(), pairShape.end());
+  shape.insert(shape.end() - 2, heads);
+  return RankedTensorType::get(shape, elem);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionOp::getHeadDim() {
+  int64_t d = tensorOf(getQuery()).getDimSize(2);
+  if (ShapedType::isDynamic(d))
+    return ShapedType::kDynamic;
+  return d / static_cast<int64_t>(getNumHeads());
+}
+
+double AttentionOp::getScaleOrDefault() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  int64_t headDim = getHeadDim();
+  return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto v = cast<RankedTensorType>(adaptor.getValue().getType());
+  if (q.getRank() != 3 || v.getRank() != 3)
+    return failure();
+  types.push_back(RankedTensorType::get(
+      {q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)}, q.getElementType()));
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
+                   v = tensorOf(getValue());
+  if (q.getRank() != 3 || k.getRank() != 3 || v.getRank() != 3)
+    return emitOpError() << "expects query, key and value of rank 3 "
+                            "([B, S, D]), got ranks "
+                         << q.getRank() << ", " << k.getRank() << ", "
+                         << v.getRank();
+  SmallVector<std::pair<StringRef, Value>> typed = {
+      {"query", getQuery()}, {"key", getKey()}, {"value", getValue()}};
+  if (getBias())
+    typed.push_back({"bias", getBias()});
+  if (failed(verifySameElementType(*this, typed)))
+    return failure();
+  if (!dimsAgree(q.getDimSize(0), k.getDimSize(0)) ||
+      !dimsAgree(k.getDimSize(0), v.getDimSize(0)))
+    return emitOpError() << "batch sizes of query, key and value differ: "
+                         << q.getDimSize(0) << ", " << k.getDimSize(0) << ", "
+                         << v.getDimSize(0);
+  if (!dimsAgree(q.getDimSize(2), k.getDimSize(2)))
+    return emitOpError() << "query hidden size " << q.getDimSize(2)
+                         << " differs from key hidden size "
+                         << k.getDimSize(2);
+  if (!dimsAgree(k.getDimSize(1), v.getDimSize(1)))
+    return emitOpError() << "key length " << k.getDimSize(1)
+                         << " differs from value length " << v.getDimSize(1);
+  auto heads = static_cast<int64_t>(getNumHeads());
+  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"hidden size",
+                                                          q.getDimSize(2)},
+                           {"value hidden size", v.getDimSize(2)}})
+    if (!ShapedType::isDynamic(dim) && dim % heads != 0)
+      return emitOpError() << "num_heads (" << heads << ") must divide the "
+                           << name << " (" << dim << ")";
+
+  int64_t batch = q.getDimSize(0), sq = q.getDimSize(1), sk = k.getDimSize(1);
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> b = tensorOf(bias).getShape();
+    bool ok = false;
+    if (b.size() == 3)
+      ok = dimsAgree(b[0], heads) && dimsAgree(b[1], sq) && dimsAgree(b[2], sk);
+    else if (b.size() == 4)
+      ok = dimBroadcasts(b[0], batch) && dimBroadcasts(b[1], heads) &&
+           dimsAgree(b[2], sq) && dimsAgree(b[3], sk);
+    if (!ok)
+      return emitOpError() << "bias must be [H, Sq, Sk] = "
+                           << shapeStr({heads, sq, sk})
+                           << " or [B|1, H|1, Sq, Sk], got "
+                           << shapeStr(b);
+  }
+  if (Value mask = getMask()) {
+    ArrayRef<int64_t> m = tensorOf(mask).getShape();
+    SmallVector<int64_t> full = {batch, heads, sq, sk};
+    bool ok = m.size() >= 2 && m.size() <= 4;
+    for (size_t i = 0; ok && i < m.size(); ++i)
+      ok = dimBroadcasts(m[m.size() - 1 - i], full[3 - i]);
+    if (!ok)
+      return emitOpError() << "mask " << shapeStr(m)
+                           << " does not broadcast to [B, H, Sq, Sk] = "
+                           << shapeStr(full);
+  }
+  return verifyResultType(
+      *this, RankedTensorType::get({batch, sq, v.getDimSize(2)},
+                                   q.getElementType()));
+}
+
+int64_t AttentionOp::getFlops() {
+  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
+                   v = tensorOf(getValue());
+  int64_t scores = mulCosts({q.getDimSize(0), q.getDimSize(1),
+                             k.getDimSize(1),
+                             static_cast<int64_t>(getNumHeads())});
+  // Q K^T and P V (2 FLOPs per multiply-add) plus scale, bias, mask and the
+  // online softmax (about 5 per score).
+  int64_t headDims = mulCosts({q.getDimSize(2), 1});
+  int64_t valueDims = mulCosts({v.getDimSize(2), 1});
+  if (scores == kUnknownCost || headDims == kUnknownCost ||
+      valueDims == kUnknownCost)
+    return kUnknownCost;
+  int64_t heads = static_cast<int64_t>(getNumHeads());
+  return scores * (2 * headDims / heads + 2 * valueDims / heads + 5);
+}
+
+int64_t AttentionOp::getActivationBytes() {
+  // Flash-style backward keeps Q, K, V, the output and one log-sum-exp per
+  // (b, h, row): never the [H, Sq, Sk] scores. The bias is recomputed or
+  // kept by its producer.
+  RankedTensorType q = tensorOf(getQuery());
+  int64_t lse = mulCosts({q.getDimSize(0), q.getDimSize(1),
+                          static_cast<int64_t>(getNumHeads()), 4});
+  int64_t bytes = addCosts(getTypeBytes(q),
+                           getTypeBytes(getKey().getType()));
+  bytes = addCosts(bytes, getTypeBytes(getValue().getType()));
+  bytes = addCosts(bytes, getTypeBytes(getResult().getType()));
+  return addCosts(bytes, lse);
+}
+
+int64_t AttentionOp::getTransientBytes() {
+  // One 64-row block of scores per head at a time.
+  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey());
+  int64_t rows = std::min<int64_t>(64, q.getDimSize(1));
+  if (ShapedType::isDynamic(q.getDimSize(1)))
+    rows = 64;
+  return mulCosts({rows, k.getDimSize(1),
+                   static_cast<int64_t>(getNumHeads()), 4});
+}
+
+//===----------------------------------------------------------------------===//
+// SparseAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SparseAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto v = cast<RankedTensorType>(adaptor.getValue().getType());
+  if (q.getRank() != 2 || v.getRank() != 2)
+    return failure();
+  types.push_back(RankedTensorType::get({q.getDimSize(0), v.getDimSize(1)},
+                                        q.getElementType()));
+  return success();
+}
+
+LogicalResult SparseAttentionOp::verify() {
+  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
+                   v = tensorOf(getValue()), rp = tensorOf(getRowPtr()),
+                   ci = tensorOf(getColIdx());
+  if (q.getRank() != 2 || k.getRank() != 2 || v.getRank() != 2)
+    return emitOpError() << "expects query, key and value of rank 2 "
+                            "([N, D]), got ranks "
+                         << q.getRank() << ", " << k.getRank() << ", "
+                         << v.getRank();
+  SmallVector<std::pair<StringRef, Value>> typed = {
+      {"query", getQuery()}, {"key", getKey()}, {"value", getValue()}};
+  if (getEdgeBias())
+    typed.push_back({"edge_bias", getEdgeBias()});
+  if (failed(verifySameElementType(*this, typed)))
+    return failure();
+  if (!dimsAgree(q.getDimSize(1), k.getDimSize(1)))
+    return emitOpError() << "query hidden size " << q.getDimSize(1)
+                         << " differs from key hidden size "
+                         << k.getDimSize(1);
+  if (!dimsAgree(k.getDimSize(0), v.getDimSize(0)))
+    return emitOpError() << "key count " << k.getDimSize(0)
+                         << " differs from value count " << v.getDimSize(0);
+  auto heads = static_cast<int64_t>(getNumHeads());
+  for (int64_t dim : {q.getDimSize(1), v.getDimSize(1)})
+    if (!ShapedType::isDynamic(dim) && dim % heads != 0)
+      return emitOpError() << "num_heads (" << heads
+                           << ") must divide the hidden size (" << dim << ")";
+  if (rp.getRank() != 1 || ci.getRank() != 1)
+    return emitOpError() << "row_ptr and col_idx must have rank 1 (CSR)";
+  int64_t n = q.getDimSize(0);
+  if (!ShapedType::isDynamic(n) &&
+      !dimsAgree(rp.getDimSize(0), n + 1))
+    return emitOpError() << "row_ptr must have N + 1 = " << n + 1
+                         << " entries, got " << rp.getDimSize(0);
+  if (Value eb = getEdgeBias()) {
+    ArrayRef<int64_t> e = tensorOf(eb).getShape();
+    if (e.size() != 2 || !dimsAgree(e[0], ci.getDimSize(0)) ||
+        !dimsAgree(e[1], heads))
+      return emitOpError() << "edge_bias must be [E, H] = "
+                           << shapeStr({ci.getDimSize(0), heads}) << ", got "
+                           << shapeStr(e);
+  }
+  return verifyResultType(*this,
+                          RankedTensorType::get({n, v.getDimSize(1)},
+                                                q.getElementType()));
+}
+
+int64_t SparseAttentionOp::getFlops() {
+  int64_t edges = tensorOf(getColIdx()).getDimSize(0);
+  int64_t d = tensorOf(getQuery()).getDimSize(1);
+  int64_t dv = tensorOf(getValue()).getDimSize(1);
+  int64_t perEdge = mulCosts({2, d});
+  int64_t perEdgeV = mulCosts({2, dv});
+  return mulCosts(
+      {edges, addCosts(addCosts(perEdge, perEdgeV),
+                       mulCosts({5, static_cast<int64_t>(getNumHeads())}))});
+}
+
+//===----------------------------------------------------------------------===//
+// SpmmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SpmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto rp = cast<RankedTensorType>(adaptor.getRowPtr().getType());
+  auto x = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (rp.getRank() != 1 || x.getRank() != 2)
+    return failure();
+  int64_t n = rp.getDimSize(0);
+  types.push_back(RankedTensorType::get(
+      {ShapedType::isDynamic(n) ? n : n - 1, x.getDimSize(1)},
+      x.getElementType()));
+  return success();
+}
+
+LogicalResult SpmmOp::verify() {
+  RankedTensorType rp = tensorOf(getRowPtr()), ci = tensorOf(getColIdx()),
+                   vals = tensorOf(getValues()), x = tensorOf(getInput());
+  if (rp.getRank() != 1 || ci.getRank() != 1 || vals.getRank() != 1)
+    return emitOpError() << "row_ptr, col_idx and values must have rank 1 "
+                            "(CSR)";
+  if (!ShapedType::isDynamic(rp.getDimSize(0)) && rp.getDimSize(0) < 1)
+    return emitOpError() << "row_ptr must have at least one entry";
+  if (!dimsAgree(ci.getDimSize(0), vals.getDimSize(0)))
+    return emitOpError() << "col_idx has " << ci.getDimSize(0)
+                         << " entries but values has " << vals.getDimSize(0);
+  if (x.getRank() != 2)
+    return emitOpError() << "expects input of rank 2 ([M, D]), got rank "
+                         << x.getRank();
+  if (failed(verifySameElementType(
+          *this, {{"input", getInput()}, {"values", getValues()}})))
+    return failure();
+  int64_t n = rp.getDimSize(0);
+  return verifyResultType(
+      *this, RankedTensorType::get({ShapedType::isDynamic(n) ? n : n - 1,
+                                    x.getDimSize(1)},
+                                   x.getElementType()));
+}
+
+int64_t SpmmOp::getFlops() {
+  return mulCosts({2, tensorOf(getColIdx()).getDimSize(0),
+                   tensorOf(getInput()).getDimSize(1)});
+}
+
+//===----------------------------------------------------------------------===//
+// SpatialBiasOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SpatialBiasOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location>,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  auto d = cast<RankedTensorType>(adaptor.getDistance().getType());
+  auto t = cast<RankedTensorType>(adaptor.getTable().getType());
+  if (d.getRank() < 2 || t.getRank() != 2)
+    return failure();
+  types.push_back(
+      biasType(d.getShape(), t.getDimSize(1), t.getElementType()));
+  return success();
+}
+
+LogicalResult SpatialBiasOp::verify() {
+  RankedTensorType d = tensorOf(getDistance()), t = tensorOf(getTable());
+  if (d.getRank() != 2 && d.getRank() != 3)
+    return emitOpError() << "expects distance of rank 2 ([Sq, Sk]) or 3 "
+                            "([B, Sq, Sk]), got rank "
+                         << d.getRank();
+  if (t.getRank() != 2)
+    return emitOpError() << "expects table of rank 2 ([M, H]), got rank "
+                         << t.getRank();
+  return verifyResultType(
+      *this, biasType(d.getShape(), t.getDimSize(1), t.getElementType()));
+}
+
+int64_t SpatialBiasOp::getFlops() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// EdgeBiasOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EdgeBiasOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location>,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  auto d = cast<RankedTensorType>(adaptor.getDistance().getType());
+  auto t = cast<RankedTensorType>(adaptor.getTable().getType());
+  if (d.getRank() < 2 || t.getRank() != 2)
+    return failure();
+  types.push_back(
+      biasType(d.getShape(), t.getDimSize(1), t.getElementType()));
+  return success();
+}
+
+LogicalResult EdgeBiasOp::verify() {
+  RankedTensorType p = tensorOf(getPath()), d = tensorOf(getDistance()),
+                   t = tensorOf(getTable()), w = tensorOf(getHopWeights());
+  if (d.getRank() != 2 && d.getRank() != 3)
+    return emitOpError() << "expects distance of rank 2 ([Sq, Sk]) or 3 "
+                            "([B, Sq, Sk]), got rank "
+                         << d.getRank();
+  if (p.getRank() != d.getRank() + 1 ||
+      !shapesAgree(p.getShape().drop_back(), d.getShape()))
+    return emitOpError() << "path must be the distance shape plus a hop "
+                            "dimension ("
+                         << shapeStr(d.getShape()) << " + [L]), got "
+                         << shapeStr(p.getShape());
+  if (t.getRank() != 2)
+    return emitOpError() << "expects table of rank 2 ([E, H]), got rank "
+                         << t.getRank();
+  int64_t hops = p.getDimSize(p.getRank() - 1), heads = t.getDimSize(1);
+  if (w.getRank() != 3 || !dimsAgree(w.getDimSize(0), hops) ||
+      !dimsAgree(w.getDimSize(1), heads) || !dimsAgree(w.getDimSize(2), heads))
+    return emitOpError() << "hop_weights must be [L, H, H] = "
+                         << shapeStr({hops, heads, heads}) << ", got "
+                         << shapeStr(w.getShape());
+  if (failed(verifySameElementType(
+          *this, {{"table", getTable()}, {"hop_weights", getHopWeights()}})))
+    return failure();
+  return verifyResultType(
+      *this, biasType(d.getShape(), heads, t.getElementType()));
+}
+
+int64_t EdgeBiasOp::getFlops() {
+  RankedTensorType p = tensorOf(getPath()), t = tensorOf(getTable());
+  int64_t heads = t.getDimSize(1);
+  return mulCosts({product(p.getShape()), 2, heads, heads});
+}
+
+//===----------------------------------------------------------------------===//
+// DegreeEmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DegreeEmbeddingOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult DegreeEmbeddingOp::verify() {
+  RankedTensorType x = tensorOf(getInput()), deg = tensorOf(getDegree()),
+                   t = tensorOf(getTable());
+  if (x.getRank() < 2)
+    return emitOpError() << "expects input of rank >= 2 ([..., S, D]), got "
+                            "rank "
+                         << x.getRank();
+  if (!shapesAgree(deg.getShape(), x.getShape().drop_back()))
+    return emitOpError() << "degree must have the node shape "
+                         << shapeStr(x.getShape().drop_back()) << ", got "
+                         << shapeStr(deg.getShape());
+  if (t.getRank() != 2 ||
+      !dimsAgree(t.getDimSize(1), x.getDimSize(x.getRank() - 1)))
+    return emitOpError() << "table must be [M, D] with D = "
+                         << x.getDimSize(x.getRank() - 1) << ", got "
+                         << shapeStr(t.getShape());
+  if (failed(verifySameElementType(
+          *this, {{"input", getInput()}, {"table", getTable()}})))
+    return failure();
+  return verifyResultType(*this, x);
+}
+
+int64_t DegreeEmbeddingOp::getFlops() {
+  return getNumElements(getInput().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// NodeEmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult NodeEmbeddingOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto ids = cast<RankedTensorType>(adaptor.getIds().getType());
+  auto t = cast<RankedTensorType>(adaptor.getTable().getType());
+  if (t.getRank() != 2 || (adaptor.getSumFeatures() && ids.getRank() < 1))
+    return failure();
+  SmallVector<int64_t> shape(ids.getShape());
+  if (adaptor.getSumFeatures())
+    shape.pop_back();
+  shape.push_back(t.getDimSize(1));
+  types.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+LogicalResult NodeEmbeddingOp::verify() {
+  RankedTensorType ids = tensorOf(getIds()), t = tensorOf(getTable());
+  if (t.getRank() != 2)
+    return emitOpError() << "expects table of rank 2 ([V, D]), got rank "
+                         << t.getRank();
+  if (getSumFeatures() && ids.getRank() < 1)
+    return emitOpError() << "sum_features needs ids with a feature dimension";
+  SmallVector<int64_t> shape(ids.getShape());
+  if (getSumFeatures())
+    shape.pop_back();
+  shape.push_back(t.getDimSize(1));
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, t.getElementType()));
+}
+
+int64_t NodeEmbeddingOp::getFlops() {
+  // Summing F features costs one add per element and feature.
+  return getSumFeatures() ? mulCosts({getNumElements(getIds().getType()),
+                                      tensorOf(getTable()).getDimSize(1)})
+                          : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType x = tensorOf(getInput()), g = tensorOf(getScale());
+  if (g.getRank() < 1 || g.getRank() > x.getRank())
+    return emitOpError() << "scale rank " << g.getRank()
+                         << " must be in [1, " << x.getRank()
+                         << "] (the normalized trailing dimensions)";
+  ArrayRef<int64_t> trailing = x.getShape().take_back(g.getRank());
+  if (!shapesAgree(g.getShape(), trailing))
+    return emitOpError() << "scale shape " << shapeStr(g.getShape())
+                         << " must equal the trailing input shape "
+                         << shapeStr(trailing);
+  SmallVector<std::pair<StringRef, Value>> typed = {{"input", getInput()},
+                                                    {"scale", getScale()}};
+  if (Value b = getBias()) {
+    if (!shapesAgree(tensorOf(b).getShape(), g.getShape()))
+      return emitOpError() << "bias shape " << shapeStr(tensorOf(b).getShape())
+                           << " must equal the scale shape "
+                           << shapeStr(g.getShape());
+    typed.push_back({"bias", b});
+  }
+  if (failed(verifySameElementType(*this, typed)))
+    return failure();
+  if (getEpsilon().convertToDouble() <= 0.0)
+    return emitOpError() << "epsilon must be positive";
+  return verifyResultType(*this, x);
+}
+
+int64_t LayerNormOp::getFlops() {
+  return mulCosts({8, getNumElements(getInput().getType())});
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location>,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto x = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto w = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (x.getRank() < 1 || w.getRank() != 2)
+    return failure();
+  SmallVector<int64_t> shape(x.getShape());
+  shape.back() = w.getDimSize(1);
+  types.push_back(RankedTensorType::get(shape, x.getElementType()));
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
+  if (x.getRank() < 1)
+    return emitOpError() << "expects input of rank >= 1";
+  if (w.getRank() != 2)
+    return emitOpError() << "expects weight of rank 2 ([K, N]), got rank "
+                         << w.getRank();
+  if (!dimsAgree(x.getDimSize(x.getRank() - 1), w.getDimSize(0)))
+    return emitOpError() << "input features " << x.getDimSize(x.getRank() - 1)
+                         << " differ from weight rows " << w.getDimSize(0);
+  SmallVector<std::pair<StringRef, Value>> typed = {{"input", getInput()},
+                                                    {"weight", getWeight()}};
+  if (Value b = getBias()) {
+    ArrayRef<int64_t> bs = tensorOf(b).getShape();
+    if (bs.size() != 1 || !dimsAgree(bs[0], w.getDimSize(1)))
+      return emitOpError() << "bias must be [N] = "
+                           << shapeStr({w.getDimSize(1)}) << ", got "
+                           << shapeStr(bs);
+    typed.push_back({"bias", b});
+  }
+  if (failed(verifySameElementType(*this, typed)))
+    return failure();
+  SmallVector<int64_t> shape(x.getShape());
+  shape.back() = w.getDimSize(1);
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, x.getElementType()));
+}
+
+int64_t LinearOp::getFlops() {
+  RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
+  int64_t rows = product(x.getShape().drop_back());
+  return mulCosts({2, rows, w.getDimSize(0), w.getDimSize(1)});
+}
+
+//===----------------------------------------------------------------------===//
+// GeluOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+int64_t GeluOp::getFlops() {
+  return mulCosts({8, getNumElements(getInput().getType())});
+}
+
+//===----------------------------------------------------------------------===//
+// CrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location>,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
+  types.push_back(RankedTensorType::get({}, logits.getElementType()));
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  RankedTensorType logits = tensorOf(getLogits()),
+                   labels = tensorOf(getLabels());
+  if (logits.getRank() < 1)
+    return emitOpError() << "expects logits of rank >= 1 ([..., C])";
+  ArrayRef<int64_t> items = logits.getShape().drop_back();
+  if (!shapesAgree(labels.getShape(), items))
+    return emitOpError() << "labels must have shape " << shapeStr(items)
+                         << " (logits without the class dimension), got "
+                         << shapeStr(labels.getShape());
+  if (Value mask = getMask())
+    if (!shapesAgree(tensorOf(mask).getShape(), items))
+      return emitOpError() << "mask must have shape " << shapeStr(items)
+                           << ", got " << shapeStr(tensorOf(mask).getShape());
+  return verifyResultType(*this,
+                          RankedTensorType::get({}, logits.getElementType()));
+}
+
+int64_t CrossEntropyOp::getFlops() {
+  return mulCosts({4, getNumElements(getLogits().getType())});
+}
+
+//===----------------------------------------------------------------------===//
+// LayerOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerOp::verify() {
+  Block &body = getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end with gt.yield";
+  if (yield.getOperandTypes() != getResultTypes())
+    return emitOpError() << "yields " << yield.getNumOperands()
+                         << " value(s) whose types do not match the "
+                         << getNumResults() << " result type(s)";
+  if (auto kind = getKind(); kind && kind->empty())
+    return emitOpError() << "kind must not be empty when present";
+  return success();
+}
+
+/// Sums a cost method over the ops nested in the layer that implement it.
+template <typename Fn>
+static int64_t sumNested(LayerOp layer, Fn fn) {
+  int64_t total = 0;
+  layer.getBody().walk([&](CostOpInterface op) {
+    if (op.getOperation() != layer.getOperation())
+      total = addCosts(total, fn(op));
+  });
+  return total;
+}
+
+int64_t LayerOp::getFlops() {
+  return sumNested(*this, [](CostOpInterface op) { return op.getFlops(); });
+}
+
+int64_t LayerOp::getBytesMoved() {
+  return sumNested(*this,
+                   [](CostOpInterface op) { return op.getBytesMoved(); });
+}
+
+int64_t LayerOp::getActivationBytes() {
+  return sumNested(*this,
+                   [](CostOpInterface op) { return op.getActivationBytes(); });
+}
+
+int64_t LayerOp::getTransientBytes() {
+  int64_t peak = 0;
+  getBody().walk([&](CostOpInterface op) {
+    int64_t t = op.getTransientBytes();
+    peak = (peak == kUnknownCost || t == kUnknownCost) ? kUnknownCost
+                                                       : std::max(peak, t);
+  });
+  return peak;
+}
+
+#define GET_OP_CLASSES
+#include "megagraph/Dialect/GT/GTOps.cpp.inc"

@@ -1,0 +1,376 @@
+//===- GTOps.td - gt dialect operations -------------------*- tablegen -*-===//
+//
+// Part of MegaGraph. Each op carries its contract in one place: operands and
+// assembly here; verification and result-type inference in GTOps.cpp; cost
+// and gradient rules through the interfaces of GTInterfaces.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_DIALECT_GT_GTOPS_TD
+#define MEGAGRAPH_DIALECT_GT_GTOPS_TD
+
+include "megagraph/Dialect/GT/GTDialect.td"
+include "megagraph/Dialect/GT/GTInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def GT_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def GT_IndexTensor : RankedTensorOf<[AnySignlessInteger]>;
+def GT_MaskTensor : RankedTensorOf<[I1]>;
+
+/// Pure compute op with result-type inference, a cost rule and a gradient
+/// rule: the traits every gt tensor op shares.
+class GT_ComputeOp<string mnemonic, list<Trait> traits = [],
+                   list<string> costMethods = ["getFlops"]>
+    : GT_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor,
+          DeclareOpInterfaceMethods<GT_CostOpInterface, costMethods>,
+          GT_GradientOpInterface], traits)> {
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
+    ["getFlops", "getActivationBytes", "getTransientBytes"]> {
+  let summary = "Multi-head scaled dot-product attention with additive bias";
+  let description = [{
+    Computes, per sequence `b` and head `h`,
+
+    ```
+    out[b, :, h] = softmax(scale * Q_h K_h^T + bias[b, h] + mask_bias) V_h
+    ```
+
+    where `Q_h` is the `h`-th `head_dim = D / num_heads` slice of the hidden
+    dimension of `query` (`[B, Sq, D]`), likewise for `key` (`[B, Sk, D]`)
+    and `value` (`[B, Sk, Dv]`). The result is `[B, Sq, Dv]`.
+
+    * `bias` (optional) is added to the scores: `[H, Sq, Sk]` or
+      `[B|1, H|1, Sq, Sk]`. Under context parallelism `Sq` is a row block of
+      the `Sk` keys: each rank holds only its rows of the bias.
+    * `mask` (optional, `i1`) broadcasts to `[B, H, Sq, Sk]` from the right
+      (`[Sq, Sk]`, `[B|1, Sq, Sk]` or `[B|1, H|1, Sq, Sk]`); `true` keeps a
+      score, `false` removes it (a row with no kept score yields zeros).
+    * `scale` defaults to `1/sqrt(head_dim)`.
+
+    The op never implies an `[H, Sq, Sk]` score buffer: lowering uses a
+    blockwise online-softmax kernel.
+
+    Example:
+
+    ```mlir
+    %o = gt.attention %q, %k, %v bias(%b) heads = 8
+        : (tensor<2x128x64xf32>, tensor<2x128x64xf32>, tensor<2x128x64xf32>,
+           tensor<8x128x128xf32>) -> tensor<2x128x64xf32>
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$query, GT_FloatTensor:$key,
+                   GT_FloatTensor:$value,
+                   Optional<GT_FloatTensor>:$bias,
+                   Optional<GT_MaskTensor>:$mask,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                   OptionalAttr<F32Attr>:$scale);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`bias` `(` $bias^ `)`)? (`mask` `(` $mask^ `)`)?
+    `heads` `=` $num_heads attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Size of one head's slice of the hidden dimension.
+    int64_t getHeadDim();
+    /// The scale applied to Q K^T: the `scale` attribute or 1/sqrt(head_dim).
+    double getScaleOrDefault();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Sparse attention and message passing
+//===----------------------------------------------------------------------===//
+
+def GT_SparseAttentionOp : GT_ComputeOp<"sparse_attention"> {
+  let summary = "Multi-head attention restricted to the edges of a graph";
+  let description = [{
+    Attention where node `i` attends only to its neighbours `j` in the CSR
+    graph (`row_ptr` `[N+1]`, `col_idx` `[E]`): per head, scores on the edges
+    (SDDMM), an edge softmax per row, and an SpMM with `value`.
+    `query` is `[N, D]`, `key`/`value` are `[M, D]`/`[M, Dv]`; the result is
+    `[N, Dv]`. The optional `edge_bias` `[E, H]` is added to the edge scores.
+
+    ```mlir
+    %o = gt.sparse_attention %q, %k, %v, %rp, %ci heads = 4
+        : (tensor<100x64xf32>, tensor<100x64xf32>, tensor<100x64xf32>,
+           tensor<101xi64>, tensor<800xi64>) -> tensor<100x64xf32>
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$query, GT_FloatTensor:$key,
+                   GT_FloatTensor:$value, GT_IndexTensor:$row_ptr,
+                   GT_IndexTensor:$col_idx,
+                   Optional<GT_FloatTensor>:$edge_bias,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                   OptionalAttr<F32Attr>:$scale);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $row_ptr `,` $col_idx
+    (`edge_bias` `(` $edge_bias^ `)`)? `heads` `=` $num_heads attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def GT_SpmmOp : GT_ComputeOp<"spmm"> {
+  let summary = "Sparse (CSR) times dense matrix: message passing";
+  let description = [{
+    `result[i] = sum_{e in row_ptr[i]..row_ptr[i+1]} values[e] * x[col_idx[e]]`
+    with `row_ptr` `[N+1]`, `col_idx` and `values` `[E]`, `x` `[M, D]`; the
+    result is `[N, D]`. With `values` the normalized adjacency weights this
+    is GCN aggregation (the local part of a GraphGPS layer).
+
+    ```mlir
+    %y = gt.spmm %rp, %ci, %w, %x : (tensor<101xi64>, tensor<800xi64>,
+        tensor<800xf32>, tensor<100x64xf32>) -> tensor<100x64xf32>
+    ```
+  }];
+  let arguments = (ins GT_IndexTensor:$row_ptr, GT_IndexTensor:$col_idx,
+                   GT_FloatTensor:$values, GT_FloatTensor:$input);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $row_ptr `,` $col_idx `,` $values `,` $input attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Graph encodings
+//===----------------------------------------------------------------------===//
+
+def GT_SpatialBiasOp : GT_ComputeOp<"spatial_bias"> {
+  let summary = "Per-head attention bias from shortest-path distances";
+  let description = [{
+    Graphormer's spatial encoding: `result[..., h, i, j] =
+    table[clamp(spd[..., i, j], 0, M - 1), h]` for a distance matrix `spd`
+    (`[Sq, Sk]` or `[B, Sq, Sk]`; `Sq` may be a row block) and a learned
+    table `[M, H]`. The result is `[H, Sq, Sk]` or `[B, H, Sq, Sk]`.
+    Distances beyond the table (unreachable pairs) share its last row.
+
+    ```mlir
+    %b = gt.spatial_bias %spd, %table
+        : (tensor<128x128xi64>, tensor<16x8xf32>) -> tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins GT_IndexTensor:$distance, GT_FloatTensor:$table);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $distance `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def GT_EdgeBiasOp : GT_ComputeOp<"edge_bias"> {
+  let summary = "Per-head attention bias from edge features along paths";
+  let description = [{
+    Graphormer's edge encoding. `path` (`[..., Sq, Sk, L]`) holds the edge
+    type of the `l`-th edge on a shortest path from `i` to `j` (negative:
+    no edge); `distance` (`[..., Sq, Sk]`) the path lengths; `table`
+    (`[E, H]`) embeds edge types; `hop_weights` (`[L, H, H]`) mixes heads per
+    hop. Then
+
+    ```
+    result[..., h, i, j] = sum_{l : path[i,j,l] >= 0}
+        (table[path[i,j,l]] @ hop_weights[l])[h] / clamp(distance[i,j], 1, L)
+    ```
+
+    ```mlir
+    %b = gt.edge_bias %path, %spd, %table, %w
+        : (tensor<64x64x4xi64>, tensor<64x64xi64>, tensor<32x8xf32>,
+           tensor<4x8x8xf32>) -> tensor<8x64x64xf32>
+    ```
+  }];
+  let arguments = (ins GT_IndexTensor:$path, GT_IndexTensor:$distance,
+                   GT_FloatTensor:$table, GT_FloatTensor:$hop_weights);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $path `,` $distance `,` $table `,` $hop_weights attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def GT_DegreeEmbeddingOp : GT_ComputeOp<"degree_embedding"> {
+  let summary = "Centrality encoding: add a degree embedding to node features";
+  let description = [{
+    `result[..., s, :] = input[..., s, :] + table[clamp(degree[..., s], 0,
+    M - 1), :]` with `input` `[..., S, D]`, `degree` `[..., S]` and `table`
+    `[M, D]`. Graphormer adds one for in-degree and one for out-degree.
+
+    ```mlir
+    %y = gt.degree_embedding %x, %deg, %table : (tensor<2x128x64xf32>,
+        tensor<2x128xi64>, tensor<64x64xf32>) -> tensor<2x128x64xf32>
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$input, GT_IndexTensor:$degree,
+                   GT_FloatTensor:$table);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $degree `,` $table attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def GT_NodeEmbeddingOp : GT_ComputeOp<"node_embedding"> {
+  let summary = "Embedding lookup of categorical node features";
+  let description = [{
+    Looks up `table` (`[V, D]`) at every index of `ids`: the result has shape
+    `ids.shape + [D]`. With `sum_features`, the last dimension of `ids`
+    enumerates several categorical features of a node and is summed out
+    (Graphormer's atom encoder): the result is `ids.shape[:-1] + [D]`.
+
+    ```mlir
+    %e = gt.node_embedding %ids, %table {sum_features}
+        : (tensor<128x9xi64>, tensor<512x64xf32>) -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins GT_IndexTensor:$ids, GT_FloatTensor:$table,
+                   UnitAttr:$sum_features);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fused dense ops
+//===----------------------------------------------------------------------===//
+
+def GT_LayerNormOp : GT_ComputeOp<"layer_norm"> {
+  let summary = "Layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes `input` over its trailing `rank(scale)` dimensions (mean 0,
+    variance 1, biased variance plus `epsilon`), then multiplies by `scale`
+    and adds the optional `bias` (both of the trailing shape).
+
+    ```mlir
+    %y = gt.layer_norm %x, %g, %b epsilon = 1.0e-05 : (tensor<2x128x64xf32>,
+        tensor<64xf32>, tensor<64xf32>) -> tensor<2x128x64xf32>
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$input, GT_FloatTensor:$scale,
+                   Optional<GT_FloatTensor>:$bias,
+                   DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? `epsilon` `=` $epsilon attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def GT_LinearOp : GT_ComputeOp<"linear"> {
+  let summary = "Dense layer: input @ weight + bias";
+  let description = [{
+    `result = input @ weight (+ bias)` with `input` `[..., K]`, `weight`
+    `[K, N]` (the ONNX MatMul layout; PyTorch's `[N, K]` weight appears
+    transposed) and `bias` `[N]`. The result is `[..., N]`.
+
+    ```mlir
+    %y = gt.linear %x, %w, %b : (tensor<2x128x64xf32>, tensor<64x256xf32>,
+        tensor<256xf32>) -> tensor<2x128x256xf32>
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$input, GT_FloatTensor:$weight,
+                   Optional<GT_FloatTensor>:$bias);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def GT_GeluOp : GT_ComputeOp<"gelu"> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * 0.5 * (1 + erf(x / sqrt(2)))`, or with `tanh` the approximation
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+
+    ```mlir
+    %y = gt.gelu %x : tensor<2x128x256xf32>
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$input, UnitAttr:$tanh);
+  let results = (outs GT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+def GT_CrossEntropyOp : GT_ComputeOp<"cross_entropy"> {
+  let summary = "Masked mean softmax cross-entropy";
+  let description = [{
+    `logits` `[..., C]`, integer `labels` `[...]` in `[0, C)`, optional `i1`
+    `mask` `[...]` (only `true` entries count; node classification trains on
+    a split of the nodes). The result is the scalar mean over counted
+    entries of `-log softmax(logits)[label]`; 0 when none counts.
+
+    ```mlir
+    %l = gt.cross_entropy %logits, %labels mask(%m) : (tensor<128x8xf32>,
+        tensor<128xi64>, tensor<128xi1>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$logits, GT_IndexTensor:$labels,
+                   Optional<GT_MaskTensor>:$mask);
+  let results = (outs 0DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels (`mask` `(` $mask^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def GT_LayerOp : GT_Op<"layer", [SingleBlock, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<GT_CostOpInterface,
+        ["getFlops", "getBytesMoved", "getActivationBytes",
+         "getTransientBytes"]>]> {
+  let summary = "One layer of the model: the unit of cost and of staging";
+  let description = [{
+    Groups the ops of one model layer (an embedding/encoder block, a
+    transformer layer, the output head). The body may use values defined
+    above; its `gt.yield` gives the layer's results. Pipeline stages are cut
+    between `gt.layer`s, and the cost model sums their bodies.
+
+    `index` is the layer's position in the model (unique and increasing
+    within a function); `kind` is a free-form tag such as `"embedding"`,
+    `"transformer"` or `"head"`.
+
+    ```mlir
+    %y = gt.layer index = 1 kind = "transformer" -> tensor<2x128x64xf32> {
+      %a = gt.gelu %x : tensor<2x128x64xf32>
+      gt.yield %a : tensor<2x128x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$index,
+                   OptionalAttr<StrAttr>:$kind);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `index` `=` $index (`kind` `=` $kind^)? (`->` type($results)^)?
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def GT_YieldOp : GT_Op<"yield", [Pure, Terminator, HasParent<"LayerOp">]> {
+  let summary = "Returns the results of a gt.layer";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+}
+
+#endif // MEGAGRAPH_DIALECT_GT_GTOPS_TD

@@ -1,0 +1,60 @@
+//===- Passes.td - MegaGraph passes -----------------------*- tablegen -*-===//
+//
+// Part of MegaGraph. Every pass of the compiler, one def each: summary,
+// description with a small example, options, statistics. The sources live in
+// passes/<Family>/<PassName>.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_PASSES_PASSES_TD
+#define MEGAGRAPH_PASSES_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
+  let summary = "Raise imported tensor ops to gt ops";
+  let description = [{
+    Recognizes the Graph Transformer building blocks in the upstream ops the
+    ONNX importer produces (TOSA, `linalg.softmax`, `ml_program` globals)
+    and replaces them with gt ops, so that later passes see attention, its
+    bias and the graph embeddings as single ops:
+
+    * scaled dot-product attention, in the forms PyTorch exports
+      (hand-written `matmul / sqrt(d) (+ bias) -> softmax -> matmul` with
+      heads split by reshape/transpose, `nn.MultiheadAttention`,
+      `nn.TransformerEncoderLayer`) -> `gt.attention` with the bias and mask
+      attached and the head count recovered from the reshape pattern;
+    * an embedding gather indexed by a shortest-path-distance matrix and
+      transposed to `[.., H, S, S]` -> `gt.spatial_bias`;
+    * an embedding gather indexed by degrees and added to node features ->
+      `gt.degree_embedding`; other embedding gathers -> `gt.node_embedding`;
+    * decomposed layer normalization (opset < 17) -> `gt.layer_norm`;
+    * the erf form of GELU -> `gt.gelu`;
+    * `matmul` with a parameter weight (+ bias) -> `gt.linear`.
+
+    Anything not matched stays as it was; raising never changes results.
+
+    Example:
+
+    ```mlir
+    // before
+    %0 = tosa.mul %x, %c0_707 ...   %1 = tosa.erf %0   %2 = tosa.add %1, %one
+    %3 = tosa.mul %x, %2 ...        %4 = tosa.mul %3, %half
+    // after
+    %4 = gt.gelu %x : tensor<2x16x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::tosa::TosaDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numAttention", "attention", "gt.attention ops formed">,
+    Statistic<"numBias", "biases", "bias encoders formed">,
+    Statistic<"numEmbedding", "embeddings", "embedding ops formed">,
+    Statistic<"numLayerNorm", "layer-norms", "gt.layer_norm ops formed">,
+    Statistic<"numGelu", "gelus", "gt.gelu ops formed">,
+    Statistic<"numLinear", "linears", "gt.linear ops formed">,
+  ];
+}
+
+#endif // MEGAGRAPH_PASSES_PASSES_TD

@@ -1,0 +1,27 @@
+# -*- Python -*-
+# lit configuration of the MegaGraph test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "MegaGraph"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "Inputs", "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.megagraph_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.megagraph_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.megagraph_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(
+    ["megagraph-opt", "megagraph-compile"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.megagraph_tools_dir, append_path=True)
