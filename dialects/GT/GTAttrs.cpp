@@ -14,6 +14,22 @@
 using namespace mlir;
 using namespace megagraph::gt;
 
+FailureOr<SmallVector<int64_t>>
+megagraph::gt::parseI64List(AsmParser &parser) {
+  SmallVector<int64_t> values;
+  if (failed(parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&]() { return parser.parseInteger(values.emplace_back()); })))
+    return failure();
+  return values;
+}
+
+void megagraph::gt::printI64List(AsmPrinter &printer, ArrayRef<int64_t> values) {
+  printer << '[';
+  llvm::interleaveComma(values, printer);
+  printer << ']';
+}
+
 #define GET_ATTRDEF_CLASSES
 #include "megagraph/Dialect/GT/GTAttrDefs.cpp.inc"
 

@@ -94,14 +94,12 @@ LogicalResult verifySameElementType(Operation *op,
   return success();
 }
 
-/// Verifies that the declared result type equals the inferred one. Used by
-/// verifiers so that result errors name the expected shape.
+/// Verifies that the declared result type equals the inferred one (dynamic
+/// dims included, as InferTypeOpInterface requires). Used by verifiers so
+/// that result errors name the expected shape.
 LogicalResult verifyResultType(Operation *op, Type expected) {
   Type actual = op->getResult(0).getType();
-  auto exp = cast<RankedTensorType>(expected);
-  auto act = dyn_cast<RankedTensorType>(actual);
-  if (!act || act.getElementType() != exp.getElementType() ||
-      !shapesAgree(act.getShape(), exp.getShape()))
+  if (actual != expected)
     return op->emitOpError() << "result type " << actual
                              << " does not match the expected " << expected;
   return success();
@@ -687,7 +685,7 @@ int64_t CrossEntropyOp::getFlops() {
 
 LogicalResult LayerOp::verify() {
   Block &body = getBody().front();
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(&body.back());
   if (!yield)
     return emitOpError() << "body must end with gt.yield";
   if (yield.getOperandTypes() != getResultTypes())

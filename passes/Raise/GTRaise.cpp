@@ -15,7 +15,12 @@
 
 #include "megagraph/Dialect/GT/GTOps.h"
 
+#include "llvm/ADT/Statistic.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -35,6 +40,18 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Matching helpers
 //===----------------------------------------------------------------------===//
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+Type elemOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+int64_t getNumElementsOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
 
 /// Returns the value of a floating-point splat constant, if `v` is one.
 std::optional<double> getSplatValue(Value v) {
@@ -128,6 +145,646 @@ struct RaiseGelu : OpRewritePattern<tosa::MulOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Layout tracking through reshape / transpose chains
+//===----------------------------------------------------------------------===//
+
+/// Describes a tensor produced from a `base` tensor by reshapes, transposes
+/// and multiplications by scalar constants: each dimension of the tensor is
+/// a row-major group of "atoms", the finest factors of the base dimensions
+/// that the chain never splits. `baseAtoms` lists the atoms of each base
+/// dimension, major to minor.
+struct Layout {
+  Value base;
+  double scale = 1.0;
+  SmallVector<int64_t> atomSize;                 // by atom id
+  SmallVector<SmallVector<int>> baseAtoms;       // per base dim
+  SmallVector<SmallVector<int>> dims;            // per dim of the tensor
+
+  /// Splits atom `a` into (major `outer`, minor rest) everywhere.
+  int split(int a, int64_t outer) {
+    int lo = atomSize.size();
+    atomSize.push_back(atomSize[a] / outer);
+    atomSize[a] = outer;
+    for (auto *lists : {&baseAtoms, &dims})
+      for (SmallVector<int> &list : *lists)
+        for (size_t i = 0; i < list.size(); ++i)
+          if (list[i] == a) {
+            list.insert(list.begin() + i + 1, lo);
+            break;
+          }
+    return lo;
+  }
+
+  /// Applies a reshape to `shape`; fails if it mixes atoms incompatibly.
+  LogicalResult reshape(ArrayRef<int64_t> shape) {
+    SmallVector<int> flat;
+    for (const SmallVector<int> &d : dims)
+      flat.append(d.begin(), d.end());
+    SmallVector<SmallVector<int>> out;
+    size_t next = 0;
+    for (int64_t size : shape) {
+      SmallVector<int> group;
+      int64_t have = 1;
+      while (have < size) {
+        if (next >= flat.size())
+          return failure();
+        int a = flat[next];
+        int64_t need = size / have;
+        if (size % have != 0)
+          return failure();
+        if (atomSize[a] > need) {
+          if (atomSize[a] % need != 0)
+            return failure();
+          int lo = split(a, need);
+          flat.insert(flat.begin() + next + 1, lo);
+        }
+        group.push_back(a);
+        have *= atomSize[a];
+        ++next;
+      }
+      if (have != size)
+        return failure();
+      out.push_back(group);
+    }
+    if (next != flat.size())
+      return failure();
+    dims = std::move(out);
+    return success();
+  }
+
+  void transpose(ArrayRef<int32_t> perm) {
+    SmallVector<SmallVector<int>> out;
+    for (int32_t p : perm)
+      out.push_back(dims[p]);
+    dims = std::move(out);
+  }
+
+  int64_t size(ArrayRef<int> atoms) const {
+    int64_t n = 1;
+    for (int a : atoms)
+      n *= atomSize[a];
+    return n;
+  }
+  /// The base dimension holding atom `a`.
+  int baseDimOf(int a) const {
+    for (auto [i, list] : llvm::enumerate(baseAtoms))
+      if (llvm::is_contained(list, a))
+        return i;
+    return -1;
+  }
+};
+
+/// Traces `v` back through reshape / transpose / scalar multiplications to
+/// its base and returns its layout.
+std::optional<Layout> traceLayout(Value v) {
+  SmallVector<Operation *> chain;
+  double scale = 1.0;
+  Value cur = v;
+  while (Operation *def = cur.getDefiningOp()) {
+    if (auto r = dyn_cast<tosa::ReshapeOp>(def)) {
+      chain.push_back(def);
+      cur = r.getInput1();
+    } else if (auto t = dyn_cast<tosa::TransposeOp>(def)) {
+      chain.push_back(def);
+      cur = t.getInput1();
+    } else if (auto m = matchScaled(cur);
+               m && isa<tosa::MulOp>(def) &&
+               getNumElementsOf(m->first) == getNumElementsOf(cur)) {
+      scale *= m->second;
+      chain.push_back(def);
+      cur = m->first;
+    } else {
+      break;
+    }
+  }
+  Layout layout;
+  layout.base = cur;
+  layout.scale = scale;
+  for (int64_t d : cast<RankedTensorType>(cur.getType()).getShape()) {
+    SmallVector<int> atoms;
+    if (d != 1) {
+      atoms.push_back(layout.atomSize.size());
+      layout.atomSize.push_back(d);
+    }
+    layout.baseAtoms.push_back(atoms);
+    layout.dims.push_back(atoms);
+  }
+  for (Operation *op : llvm::reverse(chain)) {
+    if (auto r = dyn_cast<tosa::ReshapeOp>(op)) {
+      if (failed(layout.reshape(r.getType().getShape())))
+        return std::nullopt;
+    } else if (auto t = dyn_cast<tosa::TransposeOp>(op)) {
+      layout.transpose(t.getPerms());
+    }
+  }
+  return layout;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear: reshape(matmul(reshape(x), reshape(W))) (+ bias), W a parameter.
+//===----------------------------------------------------------------------===//
+
+/// Returns `v` if it is a parameter loaded from an ml_program global, looking
+/// through reshapes that only add unit dims.
+Value getParameter(Value v) {
+  while (auto r = v.getDefiningOp<tosa::ReshapeOp>())
+    v = r.getInput1();
+  if (v.getDefiningOp<ml_program::GlobalLoadOp>() ||
+      v.getDefiningOp<ml_program::GlobalLoadConstOp>())
+    return v;
+  return Value();
+}
+
+struct RaiseLinear : OpRewritePattern<tosa::ReshapeOp> {
+  RaiseLinear(MLIRContext *ctx, llvm::Statistic &count)
+      : OpRewritePattern(ctx), count(count) {}
+
+  LogicalResult matchAndRewrite(tosa::ReshapeOp root,
+                                PatternRewriter &rewriter) const override {
+    auto mm = root.getInput1().getDefiningOp<tosa::MatMulOp>();
+    if (!mm || mm.getType().getDimSize(0) != 1 || !mm->hasOneUse())
+      return failure();
+    Value w = getParameter(mm.getB());
+    auto xr = mm.getA().getDefiningOp<tosa::ReshapeOp>();
+    if (!w || !xr || shapeOf(w).size() != 2)
+      return failure();
+    Value x = xr.getInput1();
+    ArrayRef<int64_t> xs = shapeOf(x), out = root.getType().getShape();
+    if (xs.empty() || xs.back() != shapeOf(w)[0] || out.size() != xs.size() ||
+        out.drop_back() != xs.drop_back() || out.back() != shapeOf(w)[1])
+      return failure();
+    rewriter.replaceOpWithNewOp<gt::LinearOp>(root, x, w, Value());
+    ++count;
+    return success();
+  }
+  llvm::Statistic &count;
+};
+
+/// Folds a parameter bias added after gt.linear into it.
+struct FoldLinearBias : OpRewritePattern<tosa::AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tosa::AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [lin, other] : {std::pair{add.getInput1(), add.getInput2()},
+                              std::pair{add.getInput2(), add.getInput1()}}) {
+      auto linear = lin.getDefiningOp<gt::LinearOp>();
+      if (!linear || linear.getBias() || !linear->hasOneUse() ||
+          linear.getType() != add.getType())
+        continue;
+      Value bias = getParameter(other);
+      int64_t n = shapeOf(linear.getWeight())[1];
+      if (!bias || shapeOf(bias) != ArrayRef<int64_t>{n})
+        continue;
+      rewriter.replaceOpWithNewOp<gt::LinearOp>(add, linear.getInput(),
+                                                linear.getWeight(), bias);
+      rewriter.eraseOp(linear);
+      return success();
+    }
+    return failure();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Embeddings: tosa.gather on a parameter table.
+//===----------------------------------------------------------------------===//
+
+/// Matches `reshape(gather(reshape(table), reshape(cast(ids))))` with a
+/// [V, D] parameter table; returns (ids, table) and the reshape result.
+struct EmbeddingMatch {
+  Value ids, table;
+  tosa::ReshapeOp out;
+};
+
+std::optional<EmbeddingMatch> matchEmbedding(Value v) {
+  auto out = v.getDefiningOp<tosa::ReshapeOp>();
+  if (!out)
+    return std::nullopt;
+  auto gather = out.getInput1().getDefiningOp<tosa::GatherOp>();
+  if (!gather || !gather->hasOneUse())
+    return std::nullopt;
+  Value table = getParameter(gather.getValues());
+  if (!table || shapeOf(table).size() != 2)
+    return std::nullopt;
+  Value ids = gather.getIndices();
+  while (auto r = ids.getDefiningOp<tosa::ReshapeOp>())
+    ids = r.getInput1();
+  if (auto c = ids.getDefiningOp<tosa::CastOp>())
+    ids = c.getInput();
+  SmallVector<int64_t> expect(shapeOf(ids));
+  expect.push_back(shapeOf(table)[1]);
+  if (out.getType().getShape() != ArrayRef<int64_t>(expect))
+    return std::nullopt;
+  return EmbeddingMatch{ids, table, out};
+}
+
+/// transpose(embedding(ids [.., Sq, Sk])) moving the head dim before the
+/// node pair -> gt.spatial_bias.
+struct RaiseSpatialBias : OpRewritePattern<tosa::TransposeOp> {
+  RaiseSpatialBias(MLIRContext *ctx, llvm::Statistic &count)
+      : OpRewritePattern(ctx, /*benefit=*/2), count(count) {}
+  LogicalResult matchAndRewrite(tosa::TransposeOp t,
+                                PatternRewriter &rewriter) const override {
+    std::optional<EmbeddingMatch> m = matchEmbedding(t.getInput1());
+    if (!m || !m->out->hasOneUse())
+      return failure();
+    int64_t rank = shapeOf(m->ids).size();
+    if (rank != 2 && rank != 3)
+      return failure();
+    SmallVector<int32_t> expect;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      expect.push_back(d);
+    expect.append({static_cast<int32_t>(rank), static_cast<int32_t>(rank - 2),
+                   static_cast<int32_t>(rank - 1)});
+    if (t.getPerms() != ArrayRef<int32_t>(expect))
+      return failure();
+    rewriter.replaceOpWithNewOp<gt::SpatialBiasOp>(t, m->ids, m->table);
+    ++count;
+    return success();
+  }
+  llvm::Statistic &count;
+};
+
+/// Embedding lookups (optionally summed over a feature dim) ->
+/// gt.node_embedding.
+struct RaiseNodeEmbedding : OpRewritePattern<tosa::ReshapeOp> {
+  RaiseNodeEmbedding(MLIRContext *ctx, llvm::Statistic &count)
+      : OpRewritePattern(ctx), count(count) {}
+  LogicalResult matchAndRewrite(tosa::ReshapeOp root,
+                                PatternRewriter &rewriter) const override {
+    std::optional<EmbeddingMatch> m = matchEmbedding(root.getResult());
+    if (!m)
+      return failure();
+    // Leave transposed gathers to the spatial-bias pattern.
+    if (llvm::any_of(root->getUsers(),
+                     [](Operation *u) { return isa<tosa::TransposeOp>(u); }))
+      return failure();
+    int64_t rank = shapeOf(m->ids).size();
+    // reduce_sum over the feature axis + reshape dropping it.
+    if (root->hasOneUse() && rank >= 1) {
+      auto sum = dyn_cast<tosa::ReduceSumOp>(*root->getUsers().begin());
+      if (sum && sum.getAxis() == rank - 1 && sum->hasOneUse())
+        if (auto drop =
+                dyn_cast<tosa::ReshapeOp>(*sum->getUsers().begin())) {
+          SmallVector<int64_t> expect(shapeOf(m->ids).drop_back());
+          expect.push_back(shapeOf(m->table)[1]);
+          if (drop.getType().getShape() == ArrayRef<int64_t>(expect)) {
+            auto emb = gt::NodeEmbeddingOp::create(
+                rewriter, root.getLoc(), m->ids, m->table,
+                /*sum_features=*/true);
+            rewriter.replaceOp(drop, emb.getResult());
+            ++count;
+            return success();
+          }
+        }
+    }
+    rewriter.replaceOpWithNewOp<gt::NodeEmbeddingOp>(root, m->ids, m->table,
+                                                     /*sum_features=*/false);
+    ++count;
+    return success();
+  }
+  llvm::Statistic &count;
+};
+
+/// x + node_embedding(degree [.., S], table [M, D]) -> gt.degree_embedding.
+struct RaiseDegreeEmbedding : OpRewritePattern<tosa::AddOp> {
+  RaiseDegreeEmbedding(MLIRContext *ctx, llvm::Statistic &count)
+      : OpRewritePattern(ctx), count(count) {}
+  LogicalResult matchAndRewrite(tosa::AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [x, e] : {std::pair{add.getInput1(), add.getInput2()},
+                        std::pair{add.getInput2(), add.getInput1()}}) {
+      auto emb = e.getDefiningOp<gt::NodeEmbeddingOp>();
+      if (!emb || emb.getSumFeatures() || !emb->hasOneUse() ||
+          x.getType() != add.getType() || emb.getType() != add.getType())
+        continue;
+      rewriter.replaceOpWithNewOp<gt::DegreeEmbeddingOp>(add, x, emb.getIds(),
+                                                         emb.getTable());
+      rewriter.eraseOp(emb);
+      ++count;
+      return success();
+    }
+    return failure();
+  }
+  llvm::Statistic &count;
+};
+
+//===----------------------------------------------------------------------===//
+// Attention: softmax(scale * Q K^T + bias) V with heads split by reshape and
+// transpose chains, in any of the layouts PyTorch exports (batch-first
+// [B, H, S, d], nn.MultiheadAttention's [B*H, S, d] from seq-first
+// projections, scaling of q or of the scores).
+//===----------------------------------------------------------------------===//
+
+Value buildReshape(PatternRewriter &rewriter, Location loc, Value v,
+                   ArrayRef<int64_t> shape) {
+  if (shapeOf(v) == shape)
+    return v;
+  Value s = tosa::getTosaConstShape(rewriter, loc, shape);
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(v.getType()).getElementType());
+  return tosa::ReshapeOp::create(rewriter, loc, type, v, s);
+}
+
+Value buildTranspose(PatternRewriter &rewriter, Location loc, Value v,
+                     ArrayRef<int32_t> perm) {
+  bool identity = true;
+  SmallVector<int64_t> shape;
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    identity &= static_cast<int32_t>(i) == p;
+    shape.push_back(shapeOf(v)[p]);
+  }
+  if (identity)
+    return v;
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(v.getType()).getElementType());
+  return tosa::TransposeOp::create(rewriter, loc, type, v,
+                                   rewriter.getDenseI32ArrayAttr(perm));
+}
+
+/// Materializes the base of `layout` with its atoms reordered as `order`
+/// and grouped into `shape`. Fails unless `order` uses every atom once.
+Value rearrange(PatternRewriter &rewriter, Location loc, const Layout &layout,
+                ArrayRef<int> order, ArrayRef<int64_t> shape) {
+  SmallVector<int> flat;
+  SmallVector<int64_t> atomShape;
+  for (const SmallVector<int> &d : layout.baseAtoms)
+    for (int a : d) {
+      flat.push_back(a);
+      atomShape.push_back(layout.atomSize[a]);
+    }
+  if (flat.size() != order.size())
+    return Value();
+  SmallVector<int32_t> perm;
+  for (int a : order) {
+    auto it = llvm::find(flat, a);
+    if (it == flat.end())
+      return Value();
+    perm.push_back(it - flat.begin());
+  }
+  Value v = buildReshape(rewriter, loc, layout.base, atomShape);
+  v = buildTranspose(rewriter, loc, v, perm);
+  return buildReshape(rewriter, loc, v, shape);
+}
+
+/// Roles of one attention operand: which atoms are batch, sequence, head
+/// and per-head feature.
+struct OperandRoles {
+  SmallVector<int> batch, seq, head, feature;
+  /// For each group position, whether it is a head atom.
+  SmallVector<bool> groupIsHead;
+};
+
+/// Splits the group atoms of `groupAtoms` into batch and head atoms: head
+/// atoms live in the same base dimension as the feature atoms.
+std::optional<OperandRoles> classify(const Layout &l, ArrayRef<int> group,
+                                     ArrayRef<int> seq,
+                                     ArrayRef<int> feature) {
+  if (feature.empty() || seq.empty())
+    return std::nullopt;
+  int featDim = l.baseDimOf(feature.front());
+  for (int a : feature)
+    if (l.baseDimOf(a) != featDim)
+      return std::nullopt;
+  OperandRoles r;
+  r.seq.assign(seq.begin(), seq.end());
+  r.feature.assign(feature.begin(), feature.end());
+  for (int a : group) {
+    bool isHead = l.baseDimOf(a) == featDim;
+    r.groupIsHead.push_back(isHead);
+    (isHead ? r.head : r.batch).push_back(a);
+  }
+  return r;
+}
+
+struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
+  RaiseAttention(MLIRContext *ctx, llvm::Statistic &count)
+      : OpRewritePattern(ctx), count(count) {}
+
+  LogicalResult matchAndRewrite(linalg::SoftmaxOp softmax,
+                                PatternRewriter &rewriter) const override {
+    Location loc = softmax.getLoc();
+    Value z = softmax.getInput();
+    int64_t rank = shapeOf(z).size();
+    if ((rank != 3 && rank != 4) ||
+        softmax.getDimension() != static_cast<uint64_t>(rank - 1) ||
+        !z.hasOneUse())
+      return rewriter.notifyMatchFailure(softmax, "not a last-dim softmax");
+
+    // 1. Additive terms of the softmax input: one is the Q K^T product
+    //    (possibly scaled), the others form the bias.
+    SmallVector<Value> terms, worklist = {z};
+    while (!worklist.empty()) {
+      Value t = worklist.pop_back_val();
+      auto add = t.getDefiningOp<tosa::AddOp>();
+      if (add && (t == z || t.hasOneUse())) {
+        worklist.push_back(add.getInput1());
+        worklist.push_back(add.getInput2());
+      } else {
+        terms.push_back(t);
+      }
+    }
+    tosa::MatMulOp scores;
+    double scale = 1.0;
+    SmallVector<Value> biasTerms;
+    for (Value t : terms) {
+      double s = 1.0;
+      Value cur = t;
+      while (true) {
+        if (auto m = matchScaled(cur);
+            m && getNumElementsOf(m->first) == getNumElementsOf(cur)) {
+          s *= m->second;
+          cur = m->first;
+        } else if (auto r = cur.getDefiningOp<tosa::ReshapeOp>()) {
+          cur = r.getInput1();
+        } else {
+          break;
+        }
+      }
+      auto mm = cur.getDefiningOp<tosa::MatMulOp>();
+      if (mm && !scores && getNumElementsOf(mm) == getNumElementsOf(z)) {
+        scores = mm;
+        scale *= s;
+      } else {
+        biasTerms.push_back(t);
+      }
+    }
+    if (!scores)
+      return rewriter.notifyMatchFailure(softmax, "no Q K^T product");
+
+    // 2. Layouts of Q and K^T relative to their projections.
+    std::optional<Layout> lq = traceLayout(scores.getA());
+    std::optional<Layout> lk = traceLayout(scores.getB());
+    if (!lq || !lk || lq->dims.size() != 3 || lk->dims.size() != 3)
+      return rewriter.notifyMatchFailure(softmax, "untraceable Q/K layout");
+    std::optional<OperandRoles> rq =
+        classify(*lq, lq->dims[0], lq->dims[1], lq->dims[2]);
+    std::optional<OperandRoles> rk =
+        classify(*lk, lk->dims[0], lk->dims[2], lk->dims[1]);
+    if (!rq || !rk || rq->groupIsHead != rk->groupIsHead)
+      return rewriter.notifyMatchFailure(softmax, "no head split found");
+    scale *= lq->scale * lk->scale;
+
+    // 3. P V and the layout of its result.
+    Value p = softmax.getResult()[0];
+    if (!p.hasOneUse())
+      return rewriter.notifyMatchFailure(softmax, "softmax has many users");
+    Operation *user = *p.getUsers().begin();
+    Value pv3 = p;
+    while (auto r = dyn_cast<tosa::ReshapeOp>(user)) {
+      if (!r->hasOneUse())
+        return failure();
+      pv3 = r.getResult();
+      user = *r->getUsers().begin();
+    }
+    auto pv = dyn_cast<tosa::MatMulOp>(user);
+    if (!pv || pv.getA() != pv3)
+      return rewriter.notifyMatchFailure(softmax, "no P V product");
+    std::optional<Layout> lv = traceLayout(pv.getB());
+    if (!lv || lv->dims.size() != 3 || lv->scale != 1.0)
+      return rewriter.notifyMatchFailure(softmax, "untraceable V layout");
+    std::optional<OperandRoles> rv =
+        classify(*lv, lv->dims[0], lv->dims[1], lv->dims[2]);
+    if (!rv || rv->groupIsHead != rq->groupIsHead)
+      return rewriter.notifyMatchFailure(softmax, "V heads differ");
+
+    int64_t batch = lq->size(rq->batch), heads = lq->size(rq->head);
+    int64_t sq = lq->size(rq->seq), sk = lk->size(rk->seq);
+    int64_t dh = lq->size(rq->feature), dv = lv->size(rv->feature);
+    if (lk->size(rk->batch) != batch || lv->size(rv->batch) != batch ||
+        lk->size(rk->head) != heads || lv->size(rv->head) != heads ||
+        lv->size(rv->seq) != sk || lk->size(rk->feature) != dh)
+      return rewriter.notifyMatchFailure(softmax, "inconsistent sizes");
+
+    // 4. The bias in [B|1, H|1, Sq, Sk]: the scores tensor z is a view of
+    //    the [G, Sq, Sk] product; bias terms have z's shape (or broadcast).
+    Value bias;
+    SmallVector<int64_t> groupSizes;
+    for (int a : lq->dims[0])
+      groupSizes.push_back(lq->atomSize[a]);
+    for (Value t : biasTerms) {
+      Value b;
+      ArrayRef<int64_t> ts = shapeOf(t);
+      if (rank == 4 && shapeOf(z) == ArrayRef<int64_t>{batch, heads, sq, sk} &&
+          ts.size() == 4 && (ts[0] == 1 || ts[0] == batch) &&
+          (ts[1] == 1 || ts[1] == heads) && ts[2] == sq && ts[3] == sk &&
+          rq->groupIsHead == SmallVector<bool>{false, true}) {
+        b = t;
+      } else if (getNumElementsOf(t) == sq * sk) {
+        b = buildReshape(rewriter, loc, t, {1, 1, sq, sk});
+      } else if (shapeOf(t) == shapeOf(z)) {
+        // Regroup [G.., Sq, Sk] (group atoms in Q order) to [B, H, Sq, Sk].
+        SmallVector<int64_t> atomShape(groupSizes);
+        atomShape.append({sq, sk});
+        Value v = buildReshape(rewriter, loc, t, atomShape);
+        SmallVector<int32_t> perm;
+        for (bool wantHead : {false, true})
+          for (auto [i, isHead] : llvm::enumerate(rq->groupIsHead))
+            if (isHead == wantHead)
+              perm.push_back(i);
+        perm.append({static_cast<int32_t>(groupSizes.size()),
+                     static_cast<int32_t>(groupSizes.size() + 1)});
+        v = buildTranspose(rewriter, loc, v, perm);
+        b = buildReshape(rewriter, loc, v, {batch, heads, sq, sk});
+      } else {
+        return rewriter.notifyMatchFailure(softmax, "bias of unknown layout");
+      }
+      if (!bias) {
+        bias = b;
+      } else {
+        SmallVector<int64_t> shape;
+        for (auto [x, y] : llvm::zip(shapeOf(bias), shapeOf(b)))
+          shape.push_back(std::max(x, y));
+        bias = tosa::AddOp::create(
+            rewriter, loc,
+            RankedTensorType::get(shape, elemOf(bias)), bias, b);
+      }
+    }
+
+    // 5. The output view: follow single-use reshapes/transposes after P V.
+    Layout lo;
+    lo.base = pv.getResult();
+    SmallVector<int> groupIds;
+    for (int64_t g : groupSizes) {
+      groupIds.push_back(lo.atomSize.size());
+      lo.atomSize.push_back(g);
+    }
+    int sqId = lo.atomSize.size(), dvId = sqId + 1;
+    lo.atomSize.append({sq, dv});
+    lo.dims = {groupIds, {sqId}, {dvId}};
+    Value outView = pv.getResult();
+    while (outView.hasOneUse()) {
+      Operation *next = *outView.getUsers().begin();
+      Layout trial = lo;
+      if (auto r = dyn_cast<tosa::ReshapeOp>(next)) {
+        if (failed(trial.reshape(r.getType().getShape())))
+          break;
+      } else if (auto t = dyn_cast<tosa::TransposeOp>(next)) {
+        trial.transpose(t.getPerms());
+      } else {
+        break;
+      }
+      lo = std::move(trial);
+      outView = next->getResult(0);
+    }
+
+    // 6. Build gt.attention on [B, S, H*d] operands and re-view its result.
+    auto stdOperand = [&](const Layout &l, const OperandRoles &r, int64_t s,
+                          int64_t d) {
+      SmallVector<int> order(r.batch);
+      order.append(r.seq);
+      order.append(r.head);
+      order.append(r.feature);
+      return rearrange(rewriter, loc, l, order, {batch, s, heads * d});
+    };
+    Value q = stdOperand(*lq, *rq, sq, dh);
+    Value k = stdOperand(*lk, *rk, sk, dh);
+    Value v = stdOperand(*lv, *rv, sk, dv);
+    if (!q || !k || !v)
+      return rewriter.notifyMatchFailure(softmax, "operands use extra atoms");
+    if (elemOf(q) != elemOf(k) || elemOf(q) != elemOf(v))
+      return failure();
+    auto attn = gt::AttentionOp::create(
+        rewriter, loc, q, k, v, bias, Value(), static_cast<uint64_t>(heads),
+        rewriter.getF32FloatAttr(static_cast<float>(scale)));
+    // The attention result as a layout: atoms (batch.., seq, head.., dv)
+    // mapped to the output view's atoms.
+    Layout la;
+    la.base = attn.getResult();
+    SmallVector<int> batchIds, headIds;
+    for (auto [i, id] : llvm::enumerate(groupIds))
+      (rq->groupIsHead[i] ? headIds : batchIds).push_back(id);
+    la.atomSize = lo.atomSize;
+    SmallVector<int> featureIds(headIds);
+    // dv may have been split by the output view; its pieces follow heads.
+    SmallVector<int> seqIds, dvIds;
+    for (const SmallVector<int> &d : lo.dims)
+      for (int a : d)
+        if (!llvm::is_contained(groupIds, a)) {
+          // Atoms derived from sq come before those from dv in creation
+          // order only for unsplit atoms; require unsplit ones.
+          if (a == sqId)
+            seqIds.push_back(a);
+          else if (a == dvId)
+            dvIds.push_back(a);
+          else
+            return rewriter.notifyMatchFailure(softmax, "split output atom");
+        }
+    featureIds.append(dvIds);
+    la.baseAtoms = {batchIds, seqIds, featureIds};
+    SmallVector<int> order;
+    for (const SmallVector<int> &d : lo.dims)
+      order.append(d.begin(), d.end());
+    Value replacement = rearrange(rewriter, loc, la, order, shapeOf(outView));
+    if (!replacement)
+      return rewriter.notifyMatchFailure(softmax, "output view mismatch");
+    rewriter.replaceAllUsesWith(outView, replacement);
+    ++count;
+    return success();
+  }
+  llvm::Statistic &count;
+};
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -139,6 +796,11 @@ struct GTRaisePass : megagraph::impl::GTRaiseBase<GTRaisePass> {
     RewritePatternSet patterns(ctx);
     // 1. Elementwise building blocks.
     patterns.add<RaiseGelu>(ctx, numGelu);
+    patterns.add<RaiseLinear>(ctx, numLinear);
+    patterns.add<FoldLinearBias>(ctx);
+    patterns.add<RaiseSpatialBias>(ctx, numBias);
+    patterns.add<RaiseNodeEmbedding, RaiseDegreeEmbedding>(ctx, numEmbedding);
+    patterns.add<RaiseAttention>(ctx, numAttention);
     // 2. Run to a fixpoint; constants fold on the way, which exposes splats
     //    hidden behind reshapes.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -45,28 +45,28 @@ module attributes {gt.plan = #gt.plan<cp = 2, cp_mode = "Ring">} {}
 // -----
 
 // expected-error@+1 {{stages lists 3 stage boundaries but pp = 2}}
-module attributes {gt.plan = #gt.plan<pp = 2, stages = 0, 3, 6>} {}
+module attributes {gt.plan = #gt.plan<pp = 2, stages = [0, 3, 6]>} {}
 
 // -----
 
 // With the default pp = 1, more than one stage is an error.
 // expected-error@+1 {{stages lists 2 stage boundaries but pp = 1}}
-module attributes {gt.plan = #gt.plan<stages = 0, 4>} {}
+module attributes {gt.plan = #gt.plan<stages = [0, 4]>} {}
 
 // -----
 
 // expected-error@+1 {{the first stage must start at layer 0, got 1}}
-module attributes {gt.plan = #gt.plan<pp = 2, stages = 1, 3>} {}
+module attributes {gt.plan = #gt.plan<pp = 2, stages = [1, 3]>} {}
 
 // -----
 
 // expected-error@+1 {{stage boundaries must be strictly increasing, got 4 then 4}}
-module attributes {gt.plan = #gt.plan<pp = 3, stages = 0, 4, 4>} {}
+module attributes {gt.plan = #gt.plan<pp = 3, stages = [0, 4, 4]>} {}
 
 // -----
 
 // expected-error@+1 {{stage boundaries must be strictly increasing, got 5 then 2}}
-module attributes {gt.plan = #gt.plan<pp = 3, stages = 0, 5, 2>} {}
+module attributes {gt.plan = #gt.plan<pp = 3, stages = [0, 5, 2]>} {}
 
 // -----
 

@@ -3,9 +3,7 @@
 
 // Round trip of the #gt.plan attribute. Parameters equal to their defaults
 // (1, 1, 1, 1, 0, false, "allgather", []) are elided when printed.
-//
-// Note: `stages` currently uses the default ArrayRef field syntax, an
-// unbracketed comma-separated list, so it can only be written last.
+// `stages` is a bracketed list and may appear in any position.
 
 // CHECK-LABEL: module @defaults attributes {gt.plan = #gt.plan<>}
 module @defaults attributes {gt.plan = #gt.plan<>} {}
@@ -23,25 +21,25 @@ module @data_parallel attributes {gt.plan = #gt.plan<dp = 8, zero = 2>} {}
 module @reordered attributes {gt.plan = #gt.plan<cp_mode = "ulysses", zero = 3,
     cp = 4, dp = 2>} {}
 
-// CHECK-LABEL: module @all_params attributes {gt.plan = #gt.plan<dp = 2, pp = 2, cp = 2, micro_batches = 4, zero = 1, recompute = true, cp_mode = "ring", stages = 0, 5>}
+// CHECK-LABEL: module @all_params attributes {gt.plan = #gt.plan<dp = 2, pp = 2, cp = 2, micro_batches = 4, zero = 1, recompute = true, cp_mode = "ring", stages = [0, 5]>}
 module @all_params attributes {gt.plan = #gt.plan<dp = 2, pp = 2, cp = 2,
     micro_batches = 4, zero = 1, recompute = true, cp_mode = "ring",
-    stages = 0, 5>} {}
+    stages = [0, 5]>} {}
 
-// CHECK-LABEL: module @stages attributes {gt.plan = #gt.plan<pp = 4, micro_batches = 8, stages = 0, 3, 7, 12>}
+// CHECK-LABEL: module @stages attributes {gt.plan = #gt.plan<pp = 4, micro_batches = 8, stages = [0, 3, 7, 12]>}
 module @stages attributes {gt.plan = #gt.plan<pp = 4, micro_batches = 8,
-    stages = 0, 3, 7, 12>} {}
+    stages = [0, 3, 7, 12]>} {}
 
 // A single stage starting at layer 0 is valid with the default pp = 1.
-// CHECK-LABEL: module @one_stage attributes {gt.plan = #gt.plan<recompute = true, stages = 0>}
-module @one_stage attributes {gt.plan = #gt.plan<recompute = true, stages = 0>} {}
+// CHECK-LABEL: module @one_stage attributes {gt.plan = #gt.plan<recompute = true, stages = [0]>}
+module @one_stage attributes {gt.plan = #gt.plan<recompute = true, stages = [0]>} {}
 
 // The plan next to other module attributes and the ops it applies to.
-// CHECK-LABEL: module @with_layers attributes {gt.plan = #gt.plan<pp = 2, stages = 0, 1>, gt.version = 1 : i64}
+// CHECK-LABEL: module @with_layers attributes {gt.plan = #gt.plan<pp = 2, stages = [0, 1]>, gt.version = 1 : i64}
 // CHECK: gt.layer index = 0 kind = "embedding" {
 // CHECK: gt.layer index = 1 kind = "head" {
 module @with_layers attributes {gt.version = 1 : i64,
-                                gt.plan = #gt.plan<pp = 2, stages = 0, 1>} {
+                                gt.plan = #gt.plan<pp = 2, stages = [0, 1]>} {
   func.func @f() {
     gt.layer index = 0 kind = "embedding" {
       gt.yield
@@ -58,3 +56,6 @@ module @with_layers attributes {gt.version = 1 : i64,
 func.func @plan_on_func() attributes {plan = #gt.plan<cp = 2, cp_mode = "ring">} {
   return
 }
+
+// CHECK-LABEL: module @stages_first attributes {gt.plan = #gt.plan<pp = 2, stages = [0, 3]>}
+module @stages_first attributes {gt.plan = #gt.plan<stages = [0, 3], pp = 2>} {}

@@ -11,6 +11,12 @@
 include "megagraph/Dialect/GT/GTDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 
+/// A bracketed list of integers, `[0, 5]`; empty when absent.
+def GT_I64ListParameter : OptionalArrayRefParameter<"int64_t"> {
+  let parser = [{ ::megagraph::gt::parseI64List($_parser) }];
+  let printer = [{ ::megagraph::gt::printI64List($_printer, $_self) }];
+}
+
 class GT_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<GT_Dialect, name, traits> {
   let mnemonic = attrMnemonic;
@@ -27,7 +33,8 @@ def GT_PlanAttr : GT_Attr<"Plan", "plan"> {
     * `micro_batches`: micro-batches per dp replica and step (pipelining).
     * `zero`: ZeRO stage 0-3 of the data-parallel group.
     * `recompute`: recompute each stage's forward during its backward.
-    * `cp_mode`: how K/V move in context parallelism, `allgather` or `ring`.
+    * `cp_mode`: how K/V move in context parallelism: `allgather`, `ring`,
+      or `ulysses` (all-to-all from rows to heads, for comparison).
     * `stages`: the first `gt.layer` index of each pipeline stage; empty
       means "let the cost model choose". When given, it has `pp` strictly
       increasing entries starting at 0.
@@ -50,7 +57,7 @@ def GT_PlanAttr : GT_Attr<"Plan", "plan"> {
     DefaultValuedParameter<"int64_t", "0">:$zero,
     DefaultValuedParameter<"bool", "false">:$recompute,
     StringRefParameter<"how K/V move under cp", "\"allgather\"">:$cp_mode,
-    OptionalArrayRefParameter<"int64_t">:$stages
+    GT_I64ListParameter:$stages
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

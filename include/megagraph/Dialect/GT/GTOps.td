@@ -56,7 +56,7 @@ def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
       `[B|1, H|1, Sq, Sk]`. Under context parallelism `Sq` is a row block of
       the `Sk` keys: each rank holds only its rows of the bias.
     * `mask` (optional, `i1`) broadcasts to `[B, H, Sq, Sk]` from the right
-      (`[Sq, Sk]`, `[B|1, Sq, Sk]` or `[B|1, H|1, Sq, Sk]`); `true` keeps a
+      (`[Sq, Sk]`, `[H|1, Sq, Sk]` or `[B|1, H|1, Sq, Sk]`); `true` keeps a
       score, `false` removes it (a row with no kept score yields zeros).
     * `scale` defaults to `1/sqrt(head_dim)`.
 
