@@ -14,17 +14,18 @@
 using namespace mlir;
 using namespace megagraph::gt;
 
-FailureOr<SmallVector<int64_t>>
-megagraph::gt::parseI64List(AsmParser &parser) {
+FailureOr<SmallVector<int64_t>> megagraph::gt::parseI64List(AsmParser &parser) {
   SmallVector<int64_t> values;
-  if (failed(parser.parseCommaSeparatedList(
-          AsmParser::Delimiter::Square,
-          [&]() { return parser.parseInteger(values.emplace_back()); })))
+  if (failed(
+          parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+            return parser.parseInteger(values.emplace_back());
+          })))
     return failure();
   return values;
 }
 
-void megagraph::gt::printI64List(AsmPrinter &printer, ArrayRef<int64_t> values) {
+void megagraph::gt::printI64List(AsmPrinter &printer,
+                                 ArrayRef<int64_t> values) {
   printer << '[';
   llvm::interleaveComma(values, printer);
   printer << ']';

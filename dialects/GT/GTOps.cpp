@@ -31,14 +31,11 @@ bool dimsAgree(int64_t a, int64_t b) {
 }
 
 /// `a` broadcasts to `b` when equal, 1, or dynamic.
-bool dimBroadcasts(int64_t a, int64_t b) {
-  return a == 1 || dimsAgree(a, b);
-}
+bool dimBroadcasts(int64_t a, int64_t b) { return a == 1 || dimsAgree(a, b); }
 
 /// Two shapes agree dimension by dimension.
 bool shapesAgree(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  return a.size() == b.size() &&
-         llvm::all_of(llvm::zip(a, b), [](auto pair) {
+  return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
            return dimsAgree(std::get<0>(pair), std::get<1>(pair));
          });
 }
@@ -133,7 +130,8 @@ double AttentionOp::getScaleOrDefault() {
   return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
 }
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
   auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
@@ -166,15 +164,14 @@ LogicalResult AttentionOp::verify() {
                          << v.getDimSize(0);
   if (!dimsAgree(q.getDimSize(2), k.getDimSize(2)))
     return emitOpError() << "query hidden size " << q.getDimSize(2)
-                         << " differs from key hidden size "
-                         << k.getDimSize(2);
+                         << " differs from key hidden size " << k.getDimSize(2);
   if (!dimsAgree(k.getDimSize(1), v.getDimSize(1)))
     return emitOpError() << "key length " << k.getDimSize(1)
                          << " differs from value length " << v.getDimSize(1);
   auto heads = static_cast<int64_t>(getNumHeads());
-  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"hidden size",
-                                                          q.getDimSize(2)},
-                           {"value hidden size", v.getDimSize(2)}})
+  for (auto [name, dim] :
+       {std::pair<StringRef, int64_t>{"hidden size", q.getDimSize(2)},
+        {"value hidden size", v.getDimSize(2)}})
     if (!ShapedType::isDynamic(dim) && dim % heads != 0)
       return emitOpError() << "num_heads (" << heads << ") must divide the "
                            << name << " (" << dim << ")";
@@ -191,8 +188,7 @@ LogicalResult AttentionOp::verify() {
     if (!ok)
       return emitOpError() << "bias must be [H, Sq, Sk] = "
                            << shapeStr({heads, sq, sk})
-                           << " or [B|1, H|1, Sq, Sk], got "
-                           << shapeStr(b);
+                           << " or [B|1, H|1, Sq, Sk], got " << shapeStr(b);
   }
   if (Value mask = getMask()) {
     ArrayRef<int64_t> m = tensorOf(mask).getShape();
@@ -206,15 +202,14 @@ LogicalResult AttentionOp::verify() {
                            << shapeStr(full);
   }
   return verifyResultType(
-      *this, RankedTensorType::get({batch, sq, v.getDimSize(2)},
-                                   q.getElementType()));
+      *this,
+      RankedTensorType::get({batch, sq, v.getDimSize(2)}, q.getElementType()));
 }
 
 int64_t AttentionOp::getFlops() {
   RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
                    v = tensorOf(getValue());
-  int64_t scores = mulCosts({q.getDimSize(0), q.getDimSize(1),
-                             k.getDimSize(1),
+  int64_t scores = mulCosts({q.getDimSize(0), q.getDimSize(1), k.getDimSize(1),
                              static_cast<int64_t>(getNumHeads())});
   // Q K^T and P V (2 FLOPs per multiply-add) plus scale, bias, mask and the
   // online softmax (about 5 per score).
@@ -234,8 +229,7 @@ int64_t AttentionOp::getActivationBytes() {
   RankedTensorType q = tensorOf(getQuery());
   int64_t lse = mulCosts({q.getDimSize(0), q.getDimSize(1),
                           static_cast<int64_t>(getNumHeads()), 4});
-  int64_t bytes = addCosts(getTypeBytes(q),
-                           getTypeBytes(getKey().getType()));
+  int64_t bytes = addCosts(getTypeBytes(q), getTypeBytes(getKey().getType()));
   bytes = addCosts(bytes, getTypeBytes(getValue().getType()));
   bytes = addCosts(bytes, getTypeBytes(getResult().getType()));
   return addCosts(bytes, lse);
@@ -247,17 +241,18 @@ int64_t AttentionOp::getTransientBytes() {
   int64_t rows = std::min<int64_t>(64, q.getDimSize(1));
   if (ShapedType::isDynamic(q.getDimSize(1)))
     rows = 64;
-  return mulCosts({rows, k.getDimSize(1),
-                   static_cast<int64_t>(getNumHeads()), 4});
+  return mulCosts(
+      {rows, k.getDimSize(1), static_cast<int64_t>(getNumHeads()), 4});
 }
 
 //===----------------------------------------------------------------------===//
 // SparseAttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult SparseAttentionOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, Adaptor adaptor,
-    SmallVectorImpl<Type> &types) {
+LogicalResult
+SparseAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
   auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
   auto v = cast<RankedTensorType>(adaptor.getValue().getType());
   if (q.getRank() != 2 || v.getRank() != 2)
@@ -284,8 +279,7 @@ LogicalResult SparseAttentionOp::verify() {
     return failure();
   if (!dimsAgree(q.getDimSize(1), k.getDimSize(1)))
     return emitOpError() << "query hidden size " << q.getDimSize(1)
-                         << " differs from key hidden size "
-                         << k.getDimSize(1);
+                         << " differs from key hidden size " << k.getDimSize(1);
   if (!dimsAgree(k.getDimSize(0), v.getDimSize(0)))
     return emitOpError() << "key count " << k.getDimSize(0)
                          << " differs from value count " << v.getDimSize(0);
@@ -297,8 +291,7 @@ LogicalResult SparseAttentionOp::verify() {
   if (rp.getRank() != 1 || ci.getRank() != 1)
     return emitOpError() << "row_ptr and col_idx must have rank 1 (CSR)";
   int64_t n = q.getDimSize(0);
-  if (!ShapedType::isDynamic(n) &&
-      !dimsAgree(rp.getDimSize(0), n + 1))
+  if (!ShapedType::isDynamic(n) && !dimsAgree(rp.getDimSize(0), n + 1))
     return emitOpError() << "row_ptr must have N + 1 = " << n + 1
                          << " entries, got " << rp.getDimSize(0);
   if (Value eb = getEdgeBias()) {
@@ -309,9 +302,8 @@ LogicalResult SparseAttentionOp::verify() {
                            << shapeStr({ci.getDimSize(0), heads}) << ", got "
                            << shapeStr(e);
   }
-  return verifyResultType(*this,
-                          RankedTensorType::get({n, v.getDimSize(1)},
-                                                q.getElementType()));
+  return verifyResultType(
+      *this, RankedTensorType::get({n, v.getDimSize(1)}, q.getElementType()));
 }
 
 int64_t SparseAttentionOp::getFlops() {
@@ -362,9 +354,9 @@ LogicalResult SpmmOp::verify() {
     return failure();
   int64_t n = rp.getDimSize(0);
   return verifyResultType(
-      *this, RankedTensorType::get({ShapedType::isDynamic(n) ? n : n - 1,
-                                    x.getDimSize(1)},
-                                   x.getElementType()));
+      *this, RankedTensorType::get(
+                 {ShapedType::isDynamic(n) ? n : n - 1, x.getDimSize(1)},
+                 x.getElementType()));
 }
 
 int64_t SpmmOp::getFlops() {
@@ -384,8 +376,7 @@ LogicalResult SpatialBiasOp::inferReturnTypes(MLIRContext *,
   auto t = cast<RankedTensorType>(adaptor.getTable().getType());
   if (d.getRank() < 2 || t.getRank() != 2)
     return failure();
-  types.push_back(
-      biasType(d.getShape(), t.getDimSize(1), t.getElementType()));
+  types.push_back(biasType(d.getShape(), t.getDimSize(1), t.getElementType()));
   return success();
 }
 
@@ -416,8 +407,7 @@ LogicalResult EdgeBiasOp::inferReturnTypes(MLIRContext *,
   auto t = cast<RankedTensorType>(adaptor.getTable().getType());
   if (d.getRank() < 2 || t.getRank() != 2)
     return failure();
-  types.push_back(
-      biasType(d.getShape(), t.getDimSize(1), t.getElementType()));
+  types.push_back(biasType(d.getShape(), t.getDimSize(1), t.getElementType()));
   return success();
 }
 
@@ -446,8 +436,8 @@ LogicalResult EdgeBiasOp::verify() {
   if (failed(verifySameElementType(
           *this, {{"table", getTable()}, {"hop_weights", getHopWeights()}})))
     return failure();
-  return verifyResultType(
-      *this, biasType(d.getShape(), heads, t.getElementType()));
+  return verifyResultType(*this,
+                          biasType(d.getShape(), heads, t.getElementType()));
 }
 
 int64_t EdgeBiasOp::getFlops() {
@@ -460,9 +450,10 @@ int64_t EdgeBiasOp::getFlops() {
 // DegreeEmbeddingOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult DegreeEmbeddingOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, Adaptor adaptor,
-    SmallVectorImpl<Type> &types) {
+LogicalResult
+DegreeEmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
   types.push_back(adaptor.getInput().getType());
   return success();
 }
@@ -497,9 +488,10 @@ int64_t DegreeEmbeddingOp::getFlops() {
 // NodeEmbeddingOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult NodeEmbeddingOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, Adaptor adaptor,
-    SmallVectorImpl<Type> &types) {
+LogicalResult NodeEmbeddingOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location>,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
   auto ids = cast<RankedTensorType>(adaptor.getIds().getType());
   auto t = cast<RankedTensorType>(adaptor.getTable().getType());
   if (t.getRank() != 2 || (adaptor.getSumFeatures() && ids.getRank() < 1))
@@ -549,8 +541,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
 LogicalResult LayerNormOp::verify() {
   RankedTensorType x = tensorOf(getInput()), g = tensorOf(getScale());
   if (g.getRank() < 1 || g.getRank() > x.getRank())
-    return emitOpError() << "scale rank " << g.getRank()
-                         << " must be in [1, " << x.getRank()
+    return emitOpError() << "scale rank " << g.getRank() << " must be in [1, "
+                         << x.getRank()
                          << "] (the normalized trailing dimensions)";
   ArrayRef<int64_t> trailing = x.getShape().take_back(g.getRank());
   if (!shapesAgree(g.getShape(), trailing))
@@ -581,8 +573,7 @@ int64_t LayerNormOp::getFlops() {
 // LinearOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location>,
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   auto x = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -698,8 +689,7 @@ LogicalResult LayerOp::verify() {
 }
 
 /// Sums a cost method over the ops nested in the layer that implement it.
-template <typename Fn>
-static int64_t sumNested(LayerOp layer, Fn fn) {
+template <typename Fn> static int64_t sumNested(LayerOp layer, Fn fn) {
   int64_t total = 0;
   layer.getBody().walk([&](CostOpInterface op) {
     if (op.getOperation() != layer.getOperation())

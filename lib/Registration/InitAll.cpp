@@ -36,14 +36,14 @@
 #include "mlir/Transforms/Passes.h"
 
 void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<gt::GTDialect, mlir::arith::ArithDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::DLTIDialect, mlir::func::FuncDialect,
-                  mlir::linalg::LinalgDialect, mlir::LLVM::LLVMDialect,
-                  mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::ml_program::MLProgramDialect, mlir::scf::SCFDialect,
-                  mlir::shard::ShardDialect, mlir::tensor::TensorDialect,
-                  mlir::tosa::TosaDialect>();
+  registry
+      .insert<gt::GTDialect, mlir::arith::ArithDialect,
+              mlir::bufferization::BufferizationDialect, mlir::DLTIDialect,
+              mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+              mlir::LLVM::LLVMDialect, mlir::math::MathDialect,
+              mlir::memref::MemRefDialect, mlir::ml_program::MLProgramDialect,
+              mlir::scf::SCFDialect, mlir::shard::ShardDialect,
+              mlir::tensor::TensorDialect, mlir::tosa::TosaDialect>();
   // Upstream sharding rules, so sharding-propagation covers what the
   // importer produces.
   mlir::arith::registerShardingInterfaceExternalModels(registry);

@@ -156,9 +156,9 @@ struct RaiseGelu : OpRewritePattern<tosa::MulOp> {
 struct Layout {
   Value base;
   double scale = 1.0;
-  SmallVector<int64_t> atomSize;                 // by atom id
-  SmallVector<SmallVector<int>> baseAtoms;       // per base dim
-  SmallVector<SmallVector<int>> dims;            // per dim of the tensor
+  SmallVector<int64_t> atomSize;           // by atom id
+  SmallVector<SmallVector<int>> baseAtoms; // per base dim
+  SmallVector<SmallVector<int>> dims;      // per dim of the tensor
 
   /// Splits atom `a` into (major `outer`, minor rest) everywhere.
   int split(int a, int64_t outer) {
@@ -423,14 +423,13 @@ struct RaiseNodeEmbedding : OpRewritePattern<tosa::ReshapeOp> {
     if (root->hasOneUse() && rank >= 1) {
       auto sum = dyn_cast<tosa::ReduceSumOp>(*root->getUsers().begin());
       if (sum && sum.getAxis() == rank - 1 && sum->hasOneUse())
-        if (auto drop =
-                dyn_cast<tosa::ReshapeOp>(*sum->getUsers().begin())) {
+        if (auto drop = dyn_cast<tosa::ReshapeOp>(*sum->getUsers().begin())) {
           SmallVector<int64_t> expect(shapeOf(m->ids).drop_back());
           expect.push_back(shapeOf(m->table)[1]);
           if (drop.getType().getShape() == ArrayRef<int64_t>(expect)) {
-            auto emb = gt::NodeEmbeddingOp::create(
-                rewriter, root.getLoc(), m->ids, m->table,
-                /*sum_features=*/true);
+            auto emb = gt::NodeEmbeddingOp::create(rewriter, root.getLoc(),
+                                                   m->ids, m->table,
+                                                   /*sum_features=*/true);
             rewriter.replaceOp(drop, emb.getResult());
             ++count;
             return success();
@@ -537,8 +536,7 @@ struct OperandRoles {
 /// Splits the group atoms of `groupAtoms` into batch and head atoms: head
 /// atoms live in the same base dimension as the feature atoms.
 std::optional<OperandRoles> classify(const Layout &l, ArrayRef<int> group,
-                                     ArrayRef<int> seq,
-                                     ArrayRef<int> feature) {
+                                     ArrayRef<int> seq, ArrayRef<int> feature) {
   if (feature.empty() || seq.empty())
     return std::nullopt;
   int featDim = l.baseDimOf(feature.front());
@@ -695,8 +693,7 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
         for (auto [x, y] : llvm::zip(shapeOf(bias), shapeOf(b)))
           shape.push_back(std::max(x, y));
         bias = tosa::AddOp::create(
-            rewriter, loc,
-            RankedTensorType::get(shape, elemOf(bias)), bias, b);
+            rewriter, loc, RankedTensorType::get(shape, elemOf(bias)), bias, b);
       }
     }
 

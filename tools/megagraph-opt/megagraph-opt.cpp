@@ -15,6 +15,6 @@ int main(int argc, char **argv) {
   megagraph::registerAllPasses();
   mlir::DialectRegistry registry;
   megagraph::registerAllDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "MegaGraph optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "MegaGraph optimizer driver\n", registry));
 }

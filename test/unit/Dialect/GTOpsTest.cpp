@@ -53,9 +53,8 @@ protected:
 };
 
 TEST_F(GTOpsTest, AttentionInfersResultFromQueryAndValue) {
-  ValueRange args = makeFunc(
-      {f32({2, 128, 64}), f32({2, 256, 64}), f32({2, 256, 32}),
-       f32({8, 128, 256})});
+  ValueRange args = makeFunc({f32({2, 128, 64}), f32({2, 256, 64}),
+                              f32({2, 256, 32}), f32({8, 128, 256})});
   auto op = gt::AttentionOp::create(builder, builder.getUnknownLoc(), args[0],
                                     args[1], args[2], args[3], Value(),
                                     /*num_heads=*/8, FloatAttr());
@@ -99,9 +98,9 @@ TEST_F(GTOpsTest, AttentionCostCountsScoresNotStored) {
 }
 
 TEST_F(GTOpsTest, SpatialBiasAndEmbeddingsInferShapes) {
-  ValueRange args = makeFunc({i64({2, 16, 16}), f32({32, 4}),
-                              i64({16, 9}), f32({100, 64}), f32({2, 16, 64}),
-                              i64({2, 16}), f32({8, 64})});
+  ValueRange args =
+      makeFunc({i64({2, 16, 16}), f32({32, 4}), i64({16, 9}), f32({100, 64}),
+                f32({2, 16, 64}), i64({2, 16}), f32({8, 64})});
   Location loc = builder.getUnknownLoc();
   auto bias = gt::SpatialBiasOp::create(builder, loc, args[0], args[1]);
   EXPECT_EQ(bias.getType(), f32({2, 4, 16, 16}));
@@ -111,8 +110,8 @@ TEST_F(GTOpsTest, SpatialBiasAndEmbeddingsInferShapes) {
   auto plain = gt::NodeEmbeddingOp::create(builder, loc, args[2], args[3],
                                            /*sum_features=*/false);
   EXPECT_EQ(plain.getType(), f32({16, 9, 64}));
-  auto deg = gt::DegreeEmbeddingOp::create(builder, loc, args[4], args[5],
-                                           args[6]);
+  auto deg =
+      gt::DegreeEmbeddingOp::create(builder, loc, args[4], args[5], args[6]);
   EXPECT_EQ(deg.getType(), f32({2, 16, 64}));
   EXPECT_TRUE(succeeded(verify(*module)));
 }
