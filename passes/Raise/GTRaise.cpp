@@ -111,28 +111,38 @@ struct RaiseGelu : OpRewritePattern<tosa::MulOp> {
     collectFactors(root.getResult(), /*isRoot=*/true, leaves);
     if (leaves.size() != 3)
       return failure();
-    Value half, onePlusErf, x;
-    for (Value leaf : leaves) {
-      if (!half && isSplat(leaf, 0.5))
-        half = leaf;
-      else if (auto add = leaf.getDefiningOp<tosa::AddOp>(); add && !onePlusErf)
-        onePlusErf = leaf;
-      else
-        x = leaf;
+    // Find the 0.5 factor and the `1 + erf(x / sqrt 2)` factor; the last
+    // leaf must be that same x.
+    auto erfArgument = [](Value leaf) -> Value {
+      auto add = leaf.getDefiningOp<tosa::AddOp>();
+      if (!add)
+        return Value();
+      Value erfVal = isSplat(add.getInput1(), 1.0)   ? add.getInput2()
+                     : isSplat(add.getInput2(), 1.0) ? add.getInput1()
+                                                     : Value();
+      auto erf = erfVal ? erfVal.getDefiningOp<tosa::ErfOp>() : nullptr;
+      if (!erf)
+        return Value();
+      std::optional<std::pair<Value, double>> scaled =
+          matchScaled(erf.getInput());
+      if (!scaled || std::abs(scaled->second - M_SQRT1_2) > 1e-5)
+        return Value();
+      return scaled->first;
+    };
+    int halfIdx = -1, erfIdx = -1;
+    Value erfX;
+    for (auto [i, leaf] : llvm::enumerate(leaves)) {
+      if (halfIdx < 0 && isSplat(leaf, 0.5))
+        halfIdx = i;
+      else if (Value arg = erfArgument(leaf); arg && erfIdx < 0) {
+        erfIdx = i;
+        erfX = arg;
+      }
     }
-    if (!half || !onePlusErf || !x)
+    if (halfIdx < 0 || erfIdx < 0)
       return failure();
-    auto add = onePlusErf.getDefiningOp<tosa::AddOp>();
-    Value erfVal = isSplat(add.getInput1(), 1.0)   ? add.getInput2()
-                   : isSplat(add.getInput2(), 1.0) ? add.getInput1()
-                                                   : Value();
-    auto erf = erfVal ? erfVal.getDefiningOp<tosa::ErfOp>() : nullptr;
-    if (!erf)
-      return failure();
-    std::optional<std::pair<Value, double>> scaled =
-        matchScaled(erf.getInput());
-    if (!scaled || scaled->first != x ||
-        std::abs(scaled->second - M_SQRT1_2) > 1e-5)
+    Value x = leaves[3 - halfIdx - erfIdx];
+    if (x != erfX)
       return failure();
     if (x.getType() != root.getType())
       return failure();
@@ -333,7 +343,13 @@ struct FoldLinearBias : OpRewritePattern<tosa::AddOp> {
         continue;
       Value bias = getParameter(other);
       int64_t n = shapeOf(linear.getWeight())[1];
-      if (!bias || shapeOf(bias) != ArrayRef<int64_t>{n})
+      // The added operand must broadcast along the output features only:
+      // [1, ..., 1, N].
+      ArrayRef<int64_t> os = shapeOf(other);
+      bool featureOnly =
+          !os.empty() && os.back() == n &&
+          llvm::all_of(os.drop_back(), [](int64_t d) { return d == 1; });
+      if (!bias || !featureOnly || shapeOf(bias) != ArrayRef<int64_t>{n})
         continue;
       rewriter.replaceOpWithNewOp<gt::LinearOp>(add, linear.getInput(),
                                                 linear.getWeight(), bias);
@@ -368,6 +384,16 @@ std::optional<EmbeddingMatch> matchEmbedding(Value v) {
   Value ids = gather.getIndices();
   while (auto r = ids.getDefiningOp<tosa::ReshapeOp>())
     ids = r.getInput1();
+  // The importer wraps negative indices: select(0 > i, i + K, i). gt
+  // embeddings clamp instead; both agree on valid (non-negative) ids.
+  if (auto sel = ids.getDefiningOp<tosa::SelectOp>()) {
+    auto add = sel.getInput2().getDefiningOp<tosa::AddOp>();
+    auto gt = sel.getInput1().getDefiningOp<tosa::GreaterOp>();
+    Value i = sel.getInput3();
+    if (add && gt && gt.getInput2() == i &&
+        (add.getInput1() == i || add.getInput2() == i))
+      ids = i;
+  }
   if (auto c = ids.getDefiningOp<tosa::CastOp>())
     ids = c.getInput();
   SmallVector<int64_t> expect(shapeOf(ids));
@@ -500,10 +526,11 @@ Value buildTranspose(PatternRewriter &rewriter, Location loc, Value v,
                                    rewriter.getDenseI32ArrayAttr(perm));
 }
 
-/// Materializes the base of `layout` with its atoms reordered as `order`
-/// and grouped into `shape`. Fails unless `order` uses every atom once.
-Value rearrange(PatternRewriter &rewriter, Location loc, const Layout &layout,
-                ArrayRef<int> order, ArrayRef<int64_t> shape) {
+/// Plans how to materialize the base of `layout` with its atoms reordered
+/// as `order`: the base's atom shape and the transpose permutation. Fails
+/// unless `order` uses every atom of the base exactly once.
+std::optional<std::pair<SmallVector<int64_t>, SmallVector<int32_t>>>
+planRearrange(const Layout &layout, ArrayRef<int> order) {
   SmallVector<int> flat;
   SmallVector<int64_t> atomShape;
   for (const SmallVector<int> &d : layout.baseAtoms)
@@ -512,16 +539,24 @@ Value rearrange(PatternRewriter &rewriter, Location loc, const Layout &layout,
       atomShape.push_back(layout.atomSize[a]);
     }
   if (flat.size() != order.size())
-    return Value();
+    return std::nullopt;
   SmallVector<int32_t> perm;
   for (int a : order) {
     auto it = llvm::find(flat, a);
-    if (it == flat.end())
-      return Value();
+    if (it == flat.end() || llvm::is_contained(perm, it - flat.begin()))
+      return std::nullopt;
     perm.push_back(it - flat.begin());
   }
-  Value v = buildReshape(rewriter, loc, layout.base, atomShape);
-  v = buildTranspose(rewriter, loc, v, perm);
+  return std::pair{atomShape, perm};
+}
+
+/// Builds the rearrangement planned by planRearrange, grouped into `shape`.
+Value rearrange(PatternRewriter &rewriter, Location loc, const Layout &layout,
+                ArrayRef<int> order, ArrayRef<int64_t> shape) {
+  auto plan = planRearrange(layout, order);
+  assert(plan && "rearrange must be planned before building");
+  Value v = buildReshape(rewriter, loc, layout.base, plan->first);
+  v = buildTranspose(rewriter, loc, v, plan->second);
   return buildReshape(rewriter, loc, v, shape);
 }
 
@@ -653,48 +688,41 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
         lv->size(rv->seq) != sk || lk->size(rk->feature) != dh)
       return rewriter.notifyMatchFailure(softmax, "inconsistent sizes");
 
-    // 4. The bias in [B|1, H|1, Sq, Sk]: the scores tensor z is a view of
-    //    the [G, Sq, Sk] product; bias terms have z's shape (or broadcast).
-    Value bias;
+    ArrayRef<int64_t> zs = shapeOf(z);
+    if (zs[rank - 1] != sk || zs[rank - 2] != sq)
+      return rewriter.notifyMatchFailure(softmax, "softmax is not over keys");
+
+    // Everything below is checked before the first op is built, so a
+    // failed match leaves the IR untouched.
+
+    // 4. Classify the bias terms: [B|1, H|1, Sq, Sk] as is (batch-first
+    //    scores), [1.., Sq, Sk] broadcast rows, or z's own [G.., Sq, Sk]
+    //    layout to regroup.
     SmallVector<int64_t> groupSizes;
     for (int a : lq->dims[0])
       groupSizes.push_back(lq->atomSize[a]);
+    enum class BiasKind { Direct, Pair, Regroup };
+    SmallVector<BiasKind> kinds;
+    bool batchFirst = rank == 4 &&
+                      zs == ArrayRef<int64_t>{batch, heads, sq, sk} &&
+                      rq->groupIsHead == SmallVector<bool>{false, true};
     for (Value t : biasTerms) {
-      Value b;
       ArrayRef<int64_t> ts = shapeOf(t);
-      if (rank == 4 && shapeOf(z) == ArrayRef<int64_t>{batch, heads, sq, sk} &&
-          ts.size() == 4 && (ts[0] == 1 || ts[0] == batch) &&
-          (ts[1] == 1 || ts[1] == heads) && ts[2] == sq && ts[3] == sk &&
-          rq->groupIsHead == SmallVector<bool>{false, true}) {
-        b = t;
-      } else if (getNumElementsOf(t) == sq * sk) {
-        b = buildReshape(rewriter, loc, t, {1, 1, sq, sk});
-      } else if (shapeOf(t) == shapeOf(z)) {
-        // Regroup [G.., Sq, Sk] (group atoms in Q order) to [B, H, Sq, Sk].
-        SmallVector<int64_t> atomShape(groupSizes);
-        atomShape.append({sq, sk});
-        Value v = buildReshape(rewriter, loc, t, atomShape);
-        SmallVector<int32_t> perm;
-        for (bool wantHead : {false, true})
-          for (auto [i, isHead] : llvm::enumerate(rq->groupIsHead))
-            if (isHead == wantHead)
-              perm.push_back(i);
-        perm.append({static_cast<int32_t>(groupSizes.size()),
-                     static_cast<int32_t>(groupSizes.size() + 1)});
-        v = buildTranspose(rewriter, loc, v, perm);
-        b = buildReshape(rewriter, loc, v, {batch, heads, sq, sk});
-      } else {
+      if (elemOf(t) != elemOf(z))
+        return rewriter.notifyMatchFailure(softmax, "bias element type");
+      bool pairOnly =
+          ts.size() >= 2 && ts[ts.size() - 1] == sk &&
+          ts[ts.size() - 2] == sq &&
+          llvm::all_of(ts.drop_back(2), [](int64_t d) { return d == 1; });
+      if (batchFirst && ts.size() == 4 && (ts[0] == 1 || ts[0] == batch) &&
+          (ts[1] == 1 || ts[1] == heads) && ts[2] == sq && ts[3] == sk)
+        kinds.push_back(BiasKind::Direct);
+      else if (pairOnly)
+        kinds.push_back(BiasKind::Pair);
+      else if (ts == zs)
+        kinds.push_back(BiasKind::Regroup);
+      else
         return rewriter.notifyMatchFailure(softmax, "bias of unknown layout");
-      }
-      if (!bias) {
-        bias = b;
-      } else {
-        SmallVector<int64_t> shape;
-        for (auto [x, y] : llvm::zip(shapeOf(bias), shapeOf(b)))
-          shape.push_back(std::max(x, y));
-        bias = tosa::AddOp::create(
-            rewriter, loc, RankedTensorType::get(shape, elemOf(bias)), bias, b);
-      }
     }
 
     // 5. The output view: follow single-use reshapes/transposes after P V.
@@ -720,60 +748,84 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
       } else {
         break;
       }
+      // Stop before a view that splits the sequence or feature atoms.
+      if (trial.atomSize.size() != lo.atomSize.size())
+        break;
       lo = std::move(trial);
       outView = next->getResult(0);
     }
+    // The attention result [B, Sq, H*dv] as a layout over the same atoms.
+    Layout la;
+    la.atomSize = lo.atomSize;
+    SmallVector<int> batchIds, headIds;
+    for (auto [i, id] : llvm::enumerate(groupIds))
+      (rq->groupIsHead[i] ? headIds : batchIds).push_back(id);
+    SmallVector<int> featureIds(headIds);
+    featureIds.push_back(dvId);
+    la.baseAtoms = {batchIds, {sqId}, featureIds};
+    SmallVector<int> outOrder;
+    for (const SmallVector<int> &d : lo.dims)
+      outOrder.append(d.begin(), d.end());
 
-    // 6. Build gt.attention on [B, S, H*d] operands and re-view its result.
-    auto stdOperand = [&](const Layout &l, const OperandRoles &r, int64_t s,
-                          int64_t d) {
+    // 6. Operand rearrangements must be possible.
+    auto stdOrder = [](const OperandRoles &r) {
       SmallVector<int> order(r.batch);
       order.append(r.seq);
       order.append(r.head);
       order.append(r.feature);
-      return rearrange(rewriter, loc, l, order, {batch, s, heads * d});
+      return order;
     };
-    Value q = stdOperand(*lq, *rq, sq, dh);
-    Value k = stdOperand(*lk, *rk, sk, dh);
-    Value v = stdOperand(*lv, *rv, sk, dv);
-    if (!q || !k || !v)
+    if (!planRearrange(*lq, stdOrder(*rq)) ||
+        !planRearrange(*lk, stdOrder(*rk)) ||
+        !planRearrange(*lv, stdOrder(*rv)) || !planRearrange(la, outOrder))
       return rewriter.notifyMatchFailure(softmax, "operands use extra atoms");
-    if (elemOf(q) != elemOf(k) || elemOf(q) != elemOf(v))
-      return failure();
+    if (elemOf(scores.getA()) != elemOf(pv.getB()))
+      return rewriter.notifyMatchFailure(softmax, "element types differ");
+
+    // 7. Build: the bias, the [B, S, H*d] operands, gt.attention, and the
+    //    re-view of its result that replaces the old output view.
+    Value bias;
+    for (auto [t, kind] : llvm::zip(biasTerms, kinds)) {
+      Value b = t;
+      if (kind == BiasKind::Pair) {
+        b = buildReshape(rewriter, loc, t, {1, 1, sq, sk});
+      } else if (kind == BiasKind::Regroup) {
+        SmallVector<int64_t> atomShape(groupSizes);
+        atomShape.append({sq, sk});
+        Value v = buildReshape(rewriter, loc, t, atomShape);
+        SmallVector<int32_t> perm;
+        for (bool wantHead : {false, true})
+          for (auto [i, isHead] : llvm::enumerate(rq->groupIsHead))
+            if (isHead == wantHead)
+              perm.push_back(i);
+        perm.append({static_cast<int32_t>(groupSizes.size()),
+                     static_cast<int32_t>(groupSizes.size() + 1)});
+        v = buildTranspose(rewriter, loc, v, perm);
+        b = buildReshape(rewriter, loc, v, {batch, heads, sq, sk});
+      }
+      if (!bias) {
+        bias = b;
+        continue;
+      }
+      // Every kind above yields a rank-4 [B|1, H|1, Sq, Sk] term.
+      SmallVector<int64_t> shape;
+      for (auto [x, y] : llvm::zip(shapeOf(bias), shapeOf(b)))
+        shape.push_back(std::max(x, y));
+      bias = tosa::AddOp::create(
+          rewriter, loc, RankedTensorType::get(shape, elemOf(bias)), bias, b);
+    }
+    Value q =
+        rearrange(rewriter, loc, *lq, stdOrder(*rq), {batch, sq, heads * dh});
+    Value k =
+        rearrange(rewriter, loc, *lk, stdOrder(*rk), {batch, sk, heads * dh});
+    Value v =
+        rearrange(rewriter, loc, *lv, stdOrder(*rv), {batch, sk, heads * dv});
     auto attn = gt::AttentionOp::create(
         rewriter, loc, q, k, v, bias, Value(), static_cast<uint64_t>(heads),
         rewriter.getF32FloatAttr(static_cast<float>(scale)));
-    // The attention result as a layout: atoms (batch.., seq, head.., dv)
-    // mapped to the output view's atoms.
-    Layout la;
     la.base = attn.getResult();
-    SmallVector<int> batchIds, headIds;
-    for (auto [i, id] : llvm::enumerate(groupIds))
-      (rq->groupIsHead[i] ? headIds : batchIds).push_back(id);
-    la.atomSize = lo.atomSize;
-    SmallVector<int> featureIds(headIds);
-    // dv may have been split by the output view; its pieces follow heads.
-    SmallVector<int> seqIds, dvIds;
-    for (const SmallVector<int> &d : lo.dims)
-      for (int a : d)
-        if (!llvm::is_contained(groupIds, a)) {
-          // Atoms derived from sq come before those from dv in creation
-          // order only for unsplit atoms; require unsplit ones.
-          if (a == sqId)
-            seqIds.push_back(a);
-          else if (a == dvId)
-            dvIds.push_back(a);
-          else
-            return rewriter.notifyMatchFailure(softmax, "split output atom");
-        }
-    featureIds.append(dvIds);
-    la.baseAtoms = {batchIds, seqIds, featureIds};
-    SmallVector<int> order;
-    for (const SmallVector<int> &d : lo.dims)
-      order.append(d.begin(), d.end());
-    Value replacement = rearrange(rewriter, loc, la, order, shapeOf(outView));
-    if (!replacement)
-      return rewriter.notifyMatchFailure(softmax, "output view mismatch");
+    Value replacement =
+        rearrange(rewriter, loc, la, outOrder, shapeOf(outView));
     rewriter.replaceAllUsesWith(outView, replacement);
     ++count;
     return success();

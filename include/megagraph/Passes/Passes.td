@@ -22,16 +22,27 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
     * scaled dot-product attention, in the forms PyTorch exports
       (hand-written `matmul / sqrt(d) (+ bias) -> softmax -> matmul` with
       heads split by reshape/transpose, `nn.MultiheadAttention`,
-      `nn.TransformerEncoderLayer`) -> `gt.attention` with the bias and mask
-      attached and the head count recovered from the reshape pattern;
+      `nn.TransformerEncoderLayer`) -> `gt.attention`. Q, K and V are traced
+      back through reshape/transpose chains to their projections, so the
+      head count and the batch-first or seq-first layout are recovered;
+      scale factors on Q or on the scores fold into `scale`; additive terms
+      of the scores (spatial bias, float masks) become the `bias` operand.
+      Boolean masks applied with `Where` are not attached yet (the
+      attention then stays unraised);
     * an embedding gather indexed by a shortest-path-distance matrix and
       transposed to `[.., H, S, S]` -> `gt.spatial_bias`;
-    * an embedding gather indexed by degrees and added to node features ->
-      `gt.degree_embedding`; other embedding gathers -> `gt.node_embedding`;
-    * decomposed layer normalization (opset < 17) -> `gt.layer_norm`;
+    * an embedding gather added to node features ->
+      `gt.degree_embedding`; other embedding gathers (optionally summed over
+      a feature axis) -> `gt.node_embedding`;
     * the erf form of GELU -> `gt.gelu`;
-    * `matmul` with a parameter weight (+ bias) -> `gt.linear`.
+    * `matmul` with a parameter weight (+ a parameter bias over the output
+      features) -> `gt.linear`.
 
+    ONNX `LayerNormalization` (opset 17) is imported as `gt.layer_norm`
+    directly; the decomposed form of older opsets is not raised yet.
+
+    Embedding ops clamp indices where ONNX wraps negative ones; PyTorch
+    embeddings reject negative indices, so exported models agree.
     Anything not matched stays as it was; raising never changes results.
 
     Example:
@@ -51,7 +62,6 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
     Statistic<"numAttention", "attention", "gt.attention ops formed">,
     Statistic<"numBias", "biases", "bias encoders formed">,
     Statistic<"numEmbedding", "embeddings", "embedding ops formed">,
-    Statistic<"numLayerNorm", "layer-norms", "gt.layer_norm ops formed">,
     Statistic<"numGelu", "gelus", "gt.gelu ops formed">,
     Statistic<"numLinear", "linears", "gt.linear ops formed">,
   ];
