@@ -7,7 +7,11 @@
 //   mlir  the imported module (TOSA + linalg.softmax + gt + ml_program)
 //   gt    after gt-raise: attention, biases, embeddings as gt ops
 //
-// Later stages (plan, llvm, obj, exe) are reported as not yet available.
+// Later stages (plan, llvm, obj, exe) are reported as not yet available
+// (exit code 2). Errors are one line each: `FILE:LINE:COL: error: ...` for
+// problems of the model (node errors name the node, op type and opset), and
+// `megagraph-compile: error: ...` for problems of the command line; the exit
+// code is 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +20,7 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -46,53 +51,113 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
 cl::opt<Emit> emit(
     "emit", cl::desc("Stage to stop at and print"), cl::init(Emit::Gt),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "the imported module"),
-               clEnumValN(Emit::Gt, "gt", "after raising to the gt dialect "
-                                          "(default)"),
+               clEnumValN(Emit::Gt, "gt",
+                          "after raising to the gt dialect (default)"),
                clEnumValN(Emit::Plan, "plan", "the parallel plan (planned)"),
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR (planned)"),
                clEnumValN(Emit::Obj, "obj", "an object file (planned)"),
                clEnumValN(Emit::Exe, "exe", "an executable (planned)")),
     cl::cat(category));
-cl::list<std::string> inputShapes(
-    "input-shape",
-    cl::desc("Static shape of a graph input with dynamic dims, "
-             "NAME=D0xD1x... (repeatable)"),
-    cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
+cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Static shape of a graph input with dynamic dims, "
+                         "NAME=D0xD1x... (repeatable)"),
+                cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
 cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and exit"),
                       cl::cat(category));
 
-/// Reads the whole input, with a clear error for a missing file.
-std::unique_ptr<MemoryBuffer> readInput(StringRef path) {
+/// Prints a command-line level error (no file involved).
+int toolError(const Twine &message, int exitCode = 1) {
+  errs() << "megagraph-compile: error: " << message << "\n";
+  return exitCode;
+}
+
+/// Prints diagnostics as `FILE:LINE:COL: error: MESSAGE`, one line each.
+/// Locations without a file (node names, unknown) use the input file at
+/// 0:0, so every diagnostic of an ONNX import has the same form.
+class OneLineDiagnosticHandler : public ScopedDiagnosticHandler {
+public:
+  OneLineDiagnosticHandler(MLIRContext *context, std::string fallbackFile)
+      : ScopedDiagnosticHandler(context),
+        fallbackFile(std::move(fallbackFile)) {
+    setHandler([this](Diagnostic &diag) {
+      print(diag);
+      for (Diagnostic &note : diag.getNotes())
+        print(note);
+      return success();
+    });
+  }
+
+private:
+  void print(Diagnostic &diag) {
+    std::string file = fallbackFile;
+    unsigned line = 0, column = 0;
+    diag.getLocation()->walk([&](Location loc) {
+      if (auto flc = dyn_cast<FileLineColRange>(loc)) {
+        file = flc.getFilename().str();
+        line = flc.getStartLine();
+        column = flc.getStartColumn();
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    const char *severity = "error";
+    switch (diag.getSeverity()) {
+    case DiagnosticSeverity::Note:
+      severity = "note";
+      break;
+    case DiagnosticSeverity::Warning:
+      severity = "warning";
+      break;
+    case DiagnosticSeverity::Remark:
+      severity = "remark";
+      break;
+    case DiagnosticSeverity::Error:
+      break;
+    }
+    errs() << file << ":" << line << ":" << column << ": " << severity << ": "
+           << diag.str() << "\n";
+  }
+
+  std::string fallbackFile;
+};
+
+int run(MLIRContext &context) {
+  StringRef path = inputFile;
+  std::string displayName = path == "-" ? "<stdin>" : path.str();
+  bool isMlir = path.ends_with(".mlir");
+  if (isMlir && !inputShapes.empty())
+    return toolError("--input-shape applies to ONNX models only, not to '" +
+                     path + "'");
+  // Parse the flags before reading anything, so that a typo is reported
+  // as such.
+  megagraph::OnnxImportOptions options;
+  options.fileName = displayName;
+  for (const std::string &spec : inputShapes) {
+    std::string error;
+    if (failed(megagraph::parseInputShape(spec, options, error)))
+      return toolError(error);
+  }
+
   std::string error;
   std::unique_ptr<MemoryBuffer> buffer = openInputFile(path, &error);
   if (!buffer)
-    errs() << "megagraph-compile: error: cannot read '" << path
-           << "': " << error << "\n";
-  return buffer;
-}
+    return toolError(error); // "cannot open input file 'X': REASON"
 
-int run(MLIRContext &context) {
-  std::unique_ptr<MemoryBuffer> buffer = readInput(inputFile);
-  if (!buffer)
-    return 1;
-  StringRef path = inputFile;
   OwningOpRef<ModuleOp> module;
-  if (path.ends_with(".mlir")) {
-    llvm::SourceMgr sourceMgr;
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<SourceMgrDiagnosticHandler> mlirDiagnostics;
+  std::unique_ptr<OneLineDiagnosticHandler> onnxDiagnostics;
+  if (isMlir) {
     sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
+    mlirDiagnostics =
+        std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &context);
     context.loadAllAvailableDialects();
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   } else {
-    megagraph::OnnxImportOptions options;
-    options.fileName = path == "-" ? "<stdin>" : path.str();
-    for (const std::string &spec : inputShapes) {
-      std::string error;
-      if (failed(megagraph::parseInputShape(spec, options, error))) {
-        errs() << "megagraph-compile: error: " << error << "\n";
-        return 1;
-      }
-    }
+    onnxDiagnostics =
+        std::make_unique<OneLineDiagnosticHandler>(&context, displayName);
     if (path.ends_with(".onnxtxt") || path.ends_with(".onnxtext"))
       module = megagraph::importOnnxText(context, buffer->getBuffer(), options);
     else
@@ -111,19 +176,11 @@ int run(MLIRContext &context) {
     pm.addPass(createCSEPass());
     if (failed(pm.run(*module)))
       return 1;
-  } else if (emit != Emit::Mlir) {
-    static const char *names[] = {"mlir", "gt", "plan", "llvm", "obj", "exe"};
-    errs() << "megagraph-compile: error: --emit="
-           << names[static_cast<int>(emit.getValue())] << ": this stage is not implemented yet (available: mlir, gt)\n";
-    return 2;
   }
 
-  std::string error;
   std::unique_ptr<ToolOutputFile> output = openOutputFile(outputFile, &error);
-  if (!output) {
-    errs() << "megagraph-compile: error: " << error << "\n";
-    return 1;
-  }
+  if (!output)
+    return toolError(error);
   module->print(output->os());
   output->os() << "\n";
   output->keep();
@@ -141,20 +198,41 @@ int main(int argc, char **argv) {
     os << "megagraph-compile " MEGAGRAPH_VERSION " (MegaGraph, LLVM/MLIR "
        << LLVM_VERSION_STRING << ")\n";
   });
+  // --help lists this tool's options only; the hundreds of LLVM/MLIR ones
+  // (backends, --mlir-print-ir-after-all, --mlir-timing, ...) still work and
+  // are listed by --help-hidden.
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    StringRef name = entry.first;
+    if (!llvm::is_contained(option->Categories, &category) && name != "help" &&
+        name != "help-hidden" && name != "version" &&
+        option->getOptionHiddenFlag() == cl::NotHidden)
+      option->setHiddenFlag(cl::Hidden);
+  }
   cl::ParseCommandLineOptions(
       argc, argv,
       "MegaGraph: compile a Graph Transformer exported from PyTorch (ONNX) "
       "into a parallel training program\n\n"
-      "  megagraph-compile model.onnx --emit=gt [--input-shape x=2x16x8]\n");
+      "  megagraph-compile model.onnx --emit=gt [--input-shape x=2x16x8]\n\n"
+      "  MLIR debugging flags (--mlir-print-ir-after-all, --mlir-timing, ...)\n"
+      "  are accepted too; --help-hidden lists them.\n");
 
   if (listOps) {
     for (StringRef op : megagraph::getSupportedOnnxOps())
       outs() << op << "\n";
     return 0;
   }
-  if (inputFile.empty()) {
-    errs() << "megagraph-compile: error: no input file (see --help)\n";
-    return 1;
+  if (inputFile.empty())
+    return toolError("no input file; usage: megagraph-compile "
+                     "model.onnx|model.onnxtxt|model.mlir --emit=mlir|gt "
+                     "[-o out] [--input-shape NAME=D0xD1x...] (see --help)");
+  if (emit != Emit::Mlir && emit != Emit::Gt) {
+    static const char *names[] = {"mlir", "gt", "plan", "llvm", "obj", "exe"};
+    return toolError(Twine("--emit=") +
+                         names[static_cast<int>(emit.getValue())] +
+                         " is not implemented yet; available stages: "
+                         "--emit=mlir, --emit=gt",
+                     /*exitCode=*/2);
   }
 
   DialectRegistry registry;

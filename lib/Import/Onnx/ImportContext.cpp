@@ -9,6 +9,7 @@
 
 #include "ImportContext.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,6 +21,10 @@
 using namespace mlir;
 
 namespace megagraph::onnx_import {
+
+static bool hasNoElements(ArrayRef<int64_t> shape) {
+  return llvm::is_contained(shape, 0);
+}
 
 //===----------------------------------------------------------------------===//
 // ConstTensor
@@ -52,12 +57,23 @@ ConstTensor ConstTensor::zeros(Type elementType, ArrayRef<int64_t> shape) {
 }
 
 void ConstTensor::set(int64_t i, double value) {
-  if (isFloat()) {
-    floats[i] = value;
+  if (auto ft = dyn_cast<FloatType>(elementType)) {
+    // Round to the element type so later folds see what the tensor holds.
+    APFloat f(value);
+    bool lost;
+    f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    floats[i] = f.convertToDouble();
   } else if (elementType.isInteger(1)) {
     ints[i] = value != 0.0;
   } else {
-    ints[i] = static_cast<int64_t>(value);
+    // Truncate toward zero, then wrap to the integer width.
+    int64_t v = std::isfinite(value) && std::abs(value) < 9.2e18
+                    ? static_cast<int64_t>(value)
+                    : 0;
+    unsigned width = elementType.getIntOrFloatBitWidth();
+    if (width < 64)
+      v = llvm::SignExtend64(static_cast<uint64_t>(v), width);
+    ints[i] = v;
   }
 }
 
@@ -313,6 +329,8 @@ void ImportContext::setOutputConst(int i, ConstTensor c) {
 }
 
 Value ImportContext::materialize(const ConstTensor &c) {
+  if (c.numElements() == 0)
+    return emptyTensor(c.shape, c.elementType);
   DenseElementsAttr attr = c.toAttr();
   return tosa::ConstOp::create(b, loc(), attr.getType(), attr);
 }
@@ -372,15 +390,25 @@ FailureOr<int64_t> ImportContext::normAxis(int64_t axis, int64_t rank) {
 //===----------------------------------------------------------------------===//
 
 Value ImportContext::splat(Type elem, double value, ArrayRef<int64_t> shape) {
-  ConstTensor c = ConstTensor::zeros(elem, shape);
-  for (int64_t i = 0, e = c.numElements(); i < e; ++i)
-    c.set(i, value);
-  return materialize(c);
+  if (llvm::is_contained(shape, 0))
+    return emptyTensor(shape, elem);
+  ConstTensor one = ConstTensor::zeros(elem, {});
+  one.set(0, value);
+  auto type = tensorType(shape, elem);
+  auto attr = DenseElementsAttr::get(
+      type, one.toAttr().getSplatValue<Attribute>());
+  return tosa::ConstOp::create(b, loc(), type, attr);
+}
+
+Value ImportContext::emptyTensor(ArrayRef<int64_t> shape, Type elem) {
+  return tensor::EmptyOp::create(b, loc(), shape, elem);
 }
 
 Value ImportContext::reshape(Value v, ArrayRef<int64_t> shape) {
   if (shapeOf(v) == shape)
     return v;
+  if (hasNoElements(shape) || hasNoElements(shapeOf(v)))
+    return emptyTensor(shape, elemOf(v));
   ImplicitLocOpBuilder ib(loc(), b);
   Value shapeValue = tosa::getTosaConstShape(ib, shape);
   return tosa::ReshapeOp::create(b, loc(), tensorType(shape, elemOf(v)), v,
@@ -399,6 +427,8 @@ Value ImportContext::transpose(Value v, ArrayRef<int64_t> perm) {
     shape.push_back(shapeOf(v)[p]);
     perms.push_back(static_cast<int32_t>(p));
   }
+  if (hasNoElements(shape))
+    return emptyTensor(shape, elemOf(v));
   return tosa::TransposeOp::create(b, loc(), tensorType(shape, elemOf(v)), v,
                                    b.getDenseI32ArrayAttr(perms));
 }
@@ -406,6 +436,21 @@ Value ImportContext::transpose(Value v, ArrayRef<int64_t> perm) {
 Value ImportContext::cast(Value v, Type elem) {
   if (elemOf(v) == elem)
     return v;
+  if (hasNoElements(shapeOf(v)))
+    return emptyTensor(shapeOf(v), elem);
+  Type from = elemOf(v);
+  if (isa<FloatType>(from) && isa<IntegerType>(elem) && !elem.isInteger(1)) {
+    // ONNX (like C and numpy) truncates toward zero; tosa.cast rounds to
+    // nearest. trunc(x) = x < 0 ? ceil(x) : floor(x).
+    Location l = loc();
+    Type type = v.getType();
+    Value zero = splat(from, 0.0, SmallVector<int64_t>(shapeOf(v).size(), 1));
+    Value neg = tosa::GreaterOp::create(
+        b, l, tensorType(shapeOf(v), b.getI1Type()), zero, v);
+    v = tosa::SelectOp::create(b, l, type, neg,
+                               tosa::CeilOp::create(b, l, type, v),
+                               tosa::FloorOp::create(b, l, type, v));
+  }
   return tosa::CastOp::create(b, loc(), tensorType(shapeOf(v), elem), v);
 }
 
@@ -444,10 +489,15 @@ FailureOr<Value> ImportContext::binary(StringRef kind, Value a, Value c) {
   c = expandRank(c, rank);
   Type elem = elemOf(a);
   if (elemOf(c) != elem)
-    return fail("operand element types differ (" + llvm::Twine(0) + ")");
+    return fail("operand element types differ");
   Location l = loc();
   RankedTensorType type = tensorType(*shape, elem);
   RankedTensorType boolType = tensorType(*shape, b.getI1Type());
+  if (hasNoElements(*shape)) {
+    bool isBool = kind == "equal" || kind.starts_with("greater") ||
+                  kind.starts_with("less");
+    return emptyTensor(*shape, isBool ? b.getI1Type() : elem);
+  }
   if (kind == "add")
     return Value(tosa::AddOp::create(b, l, type, a, c));
   if (kind == "sub")
@@ -463,7 +513,8 @@ FailureOr<Value> ImportContext::binary(StringRef kind, Value a, Value c) {
       Value shift = splat(b.getI8Type(), 0, {1});
       return Value(tosa::MulOp::create(b, l, type, a, rec, shift));
     }
-    if (!elem.isInteger(32)) {
+    if (elem.getIntOrFloatBitWidth() < 32) {
+      // Narrow integers divide in i32 (exact); i32 and i64 natively.
       Type i32 = b.getI32Type();
       Value q = tosa::IntDivOp::create(b, l, tensorType(*shape, i32),
                                        cast(a, i32), cast(c, i32));
@@ -500,6 +551,8 @@ Value ImportContext::unary(StringRef kind, Value v) {
   Location l = loc();
   Type type = v.getType();
   Type elem = elemOf(v);
+  if (hasNoElements(shapeOf(v)))
+    return v;
   if (kind == "exp")
     return tosa::ExpOp::create(b, l, type, v);
   if (kind == "log")
@@ -531,7 +584,7 @@ Value ImportContext::unary(StringRef kind, Value v) {
     return tosa::NegateOp::create(b, l, type, v, zp, zp);
   }
   if (kind == "sqrt") {
-    Value half = expandRank(splat(elem, 0.5), shapeOf(v).size());
+    Value half = splat(elem, 0.5, SmallVector<int64_t>(shapeOf(v).size(), 1));
     return tosa::PowOp::create(b, l, type, v, half);
   }
   if (kind == "relu") {
@@ -554,12 +607,45 @@ Value ImportContext::unary(StringRef kind, Value v) {
 Value ImportContext::reduce(StringRef kind, Value v, ArrayRef<int64_t> axes,
                             bool keepDims) {
   Location l = loc();
+  Type elem = elemOf(v);
   SmallVector<int64_t> shape(shapeOf(v));
   int64_t count = 1;
   for (int64_t axis : axes) {
     count *= shape[axis];
     shape[axis] = 1;
-    RankedTensorType type = tensorType(shape, elemOf(v));
+  }
+  SmallVector<int64_t> outShape;
+  for (auto [i, d] : llvm::enumerate(shape))
+    if (keepDims || !llvm::is_contained(axes, static_cast<int64_t>(i)))
+      outShape.push_back(d);
+  if (hasNoElements(outShape))
+    return emptyTensor(outShape, elem);
+  if (hasNoElements(shapeOf(v))) {
+    // Reducing an empty set: the identity of the reduction (numpy/ONNX).
+    double identity = 0.0;
+    if (kind == "prod")
+      identity = 1.0;
+    else if (kind == "mean")
+      identity = std::nan("");
+    else if (kind == "max" || kind == "min") {
+      bool isMax = kind == "max";
+      if (auto ft = dyn_cast<FloatType>(elem))
+        identity = isMax ? -INFINITY : INFINITY;
+      else if (elem.isInteger(1))
+        identity = isMax ? 0.0 : 1.0;
+      else {
+        unsigned w = elem.getIntOrFloatBitWidth();
+        identity = static_cast<double>(
+            isMax ? APInt::getSignedMinValue(w).getSExtValue()
+                  : APInt::getSignedMaxValue(w).getSExtValue());
+      }
+    }
+    return splat(elem, identity, outShape);
+  }
+  shape.assign(shapeOf(v).begin(), shapeOf(v).end());
+  for (int64_t axis : axes) {
+    shape[axis] = 1;
+    RankedTensorType type = tensorType(shape, elem);
     IntegerAttr ax = b.getI32IntegerAttr(axis);
     if (kind == "sum" || kind == "mean")
       v = tosa::ReduceSumOp::create(b, l, type, v, ax);
@@ -570,19 +656,15 @@ Value ImportContext::reduce(StringRef kind, Value v, ArrayRef<int64_t> axes,
     else if (kind == "prod")
       v = tosa::ReduceProductOp::create(b, l, type, v, ax);
   }
-  if (kind == "mean") {
-    Value scale = expandRank(splat(elemOf(v), 1.0 / count), shape.size());
-    Value shift = splat(b.getI8Type(), 0, {1});
-    v = tosa::MulOp::create(b, l, v.getType(), v, scale, shift);
+  if (kind == "mean" && count != 1) {
+    // Floats multiply by 1/n; integers divide (truncating, like numpy's
+    // mean cast back to the integer type).
+    SmallVector<int64_t> ones(shape.size(), 1);
+    bool isFloat = isa<FloatType>(elem);
+    Value n = splat(elem, isFloat ? 1.0 / count : double(count), ones);
+    v = *binary(isFloat ? "mul" : "div", v, n);
   }
-  if (!keepDims) {
-    SmallVector<int64_t> kept;
-    for (auto [i, d] : llvm::enumerate(shapeOf(v)))
-      if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
-        kept.push_back(d);
-    v = reshape(v, kept);
-  }
-  return v;
+  return reshape(v, outShape);
 }
 
 Value ImportContext::broadcastTo(Value v, ArrayRef<int64_t> shape) {
@@ -595,6 +677,8 @@ Value ImportContext::broadcastTo(Value v, ArrayRef<int64_t> shape) {
   }
   if (!needed)
     return v;
+  if (hasNoElements(shape))
+    return emptyTensor(shape, elemOf(v));
   ImplicitLocOpBuilder ib(loc(), b);
   Value m = tosa::getTosaConstShape(ib, multiples);
   return tosa::TileOp::create(b, loc(), tensorType(shape, elemOf(v)), v, m);
@@ -623,6 +707,15 @@ FailureOr<Value> ImportContext::matmul(Value a, Value c) {
   int64_t batchCount = 1;
   for (int64_t d : *batch)
     batchCount *= d;
+  SmallVector<int64_t> outShape(*batch);
+  if (!vecA)
+    outShape.push_back(m);
+  if (!vecC)
+    outShape.push_back(n);
+  if (hasNoElements(outShape))
+    return emptyTensor(outShape, elem);
+  if (k == 0)
+    return splat(elem, 0.0, outShape);
   a = reshape(a, sa);
   c = reshape(c, sc);
   bool cShared = llvm::all_of(batchC, [](int64_t d) { return d == 1; });
@@ -646,11 +739,6 @@ FailureOr<Value> ImportContext::matmul(Value a, Value c) {
   Value zp = splat(elem, 0, {1});
   Value out = tosa::MatMulOp::create(
       b, loc(), tensorType({groups, rows, n}, elem), a3, c3, zp, zp);
-  SmallVector<int64_t> outShape(*batch);
-  if (!vecA)
-    outShape.push_back(m);
-  if (!vecC)
-    outShape.push_back(n);
   return reshape(out, outShape);
 }
 
@@ -658,6 +746,8 @@ Value ImportContext::slice(Value v, ArrayRef<int64_t> start,
                            ArrayRef<int64_t> size) {
   if (ArrayRef<int64_t>(size) == shapeOf(v))
     return v;
+  if (hasNoElements(size))
+    return emptyTensor(size, elemOf(v));
   ImplicitLocOpBuilder ib(loc(), b);
   Value s0 = tosa::getTosaConstShape(ib, start);
   Value s1 = tosa::getTosaConstShape(ib, size);
@@ -666,14 +756,79 @@ Value ImportContext::slice(Value v, ArrayRef<int64_t> start,
 }
 
 Value ImportContext::concat(ValueRange vs, int64_t axis) {
-  if (vs.size() == 1)
-    return vs.front();
   SmallVector<int64_t> shape(shapeOf(vs.front()));
   shape[axis] = 0;
   for (Value v : vs)
     shape[axis] += shapeOf(v)[axis];
+  if (hasNoElements(shape))
+    return emptyTensor(shape, elemOf(vs.front()));
+  // Pieces without elements contribute nothing.
+  SmallVector<Value> parts;
+  for (Value v : vs)
+    if (!hasNoElements(shapeOf(v)))
+      parts.push_back(v);
+  if (parts.size() == 1)
+    return parts.front();
   return tosa::ConcatOp::create(b, loc(), tensorType(shape, elemOf(vs.front())),
-                                vs, b.getI32IntegerAttr(axis));
+                                parts, b.getI32IntegerAttr(axis));
+}
+
+Value ImportContext::reverse(Value v, int64_t axis) {
+  if (shapeOf(v)[axis] <= 1 || hasNoElements(shapeOf(v)))
+    return v;
+  return tosa::ReverseOp::create(b, loc(), v.getType(), v,
+                                 b.getI32IntegerAttr(axis));
+}
+
+Value ImportContext::gather(Value v, int64_t axis, Value indices) {
+  ArrayRef<int64_t> shape = shapeOf(v);
+  ArrayRef<int64_t> idxShape = shapeOf(indices);
+  int64_t rank = shape.size(), idxRank = idxShape.size();
+  SmallVector<int64_t> outShape(shape.take_front(axis));
+  outShape.append(idxShape.begin(), idxShape.end());
+  outShape.append(shape.begin() + axis + 1, shape.end());
+  if (hasNoElements(outShape))
+    return emptyTensor(outShape, elemOf(v));
+  // Move the gathered axis first, flatten the rest into channels,
+  // tosa.gather, and move the leading dims back.
+  SmallVector<int64_t> perm = {axis};
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  Value moved = transpose(v, perm);
+  int64_t k = shape[axis], channels = 1, count = 1;
+  for (int64_t d : shapeOf(moved).drop_front())
+    channels *= d;
+  for (int64_t d : idxShape)
+    count *= d;
+  Value values = reshape(moved, {1, k, channels});
+  Value idx = reshape(cast(indices, b.getI32Type()), {1, count});
+  Value gathered = tosa::GatherOp::create(
+      b, loc(), tensorType({1, count, channels}, elemOf(v)), values, idx);
+  // gathered = idx dims + shape[:axis] + shape[axis+1:]; bring shape[:axis]
+  // to the front.
+  SmallVector<int64_t> midShape(idxShape);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      midShape.push_back(shape[d]);
+  Value out = reshape(gathered, midShape);
+  SmallVector<int64_t> back;
+  for (int64_t d = 0; d < axis; ++d)
+    back.push_back(idxRank + d);
+  for (int64_t d = 0; d < idxRank; ++d)
+    back.push_back(d);
+  for (int64_t d = idxRank + axis; d < static_cast<int64_t>(midShape.size());
+       ++d)
+    back.push_back(d);
+  return transpose(out, back);
+}
+
+Value ImportContext::gather(Value v, int64_t axis, ArrayRef<int64_t> indices) {
+  ConstTensor idx =
+      ConstTensor::zeros(b.getI32Type(), {static_cast<int64_t>(indices.size())});
+  for (auto [i, j] : llvm::enumerate(indices))
+    idx.set(i, static_cast<double>(j));
+  return gather(v, axis, materialize(idx));
 }
 
 Value ImportContext::select(Value pred, Value onTrue, Value onFalse) {
@@ -685,6 +840,14 @@ Value ImportContext::select(Value pred, Value onTrue, Value onFalse) {
   if (failed(shape))
     return Value();
   int64_t rank = shape->size();
+  if (elemOf(onTrue) != elemOf(onFalse)) {
+    (void)fail("the two branches have different element types");
+    return Value();
+  }
+  if (hasNoElements(*shape))
+    return emptyTensor(*shape, elemOf(onTrue));
+  if (!elemOf(pred).isInteger(1))
+    pred = cast(pred, b.getI1Type());
   return tosa::SelectOp::create(b, loc(), tensorType(*shape, elemOf(onTrue)),
                                 expandRank(pred, rank),
                                 expandRank(onTrue, rank),

@@ -151,8 +151,14 @@ public:
   }
   mlir::Value splat(mlir::Type elem, double value,
                     llvm::ArrayRef<int64_t> shape = {});
+  /// A tensor with no elements (some dimension is 0). TOSA types must have
+  /// elements, so such values are `tensor.empty`: the shape is all there is.
+  mlir::Value emptyTensor(llvm::ArrayRef<int64_t> shape, mlir::Type elem);
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
   mlir::Value transpose(mlir::Value v, llvm::ArrayRef<int64_t> perm);
+  /// Converts the element type with ONNX Cast semantics: float to integer
+  /// truncates toward zero (TOSA's cast rounds, so a floor/ceil comes
+  /// first), anything to bool is `!= 0`.
   mlir::Value cast(mlir::Value v, mlir::Type elem);
   /// Reshapes `v` to `rank` by prepending unit dims (numpy broadcasting).
   mlir::Value expandRank(mlir::Value v, int64_t rank);
@@ -175,6 +181,16 @@ public:
   mlir::Value slice(mlir::Value v, llvm::ArrayRef<int64_t> start,
                     llvm::ArrayRef<int64_t> size);
   mlir::Value concat(mlir::ValueRange vs, int64_t axis);
+  /// Reverses `v` along `axis`.
+  mlir::Value reverse(mlir::Value v, int64_t axis);
+  /// Gathers along `axis` with integer `indices` (a value of any shape,
+  /// already in [0, dim)): the result is
+  /// shape[:axis] + indices.shape + shape[axis+1:] (ONNX Gather).
+  mlir::Value gather(mlir::Value v, int64_t axis, mlir::Value indices);
+  /// Gathers along `axis` with compile-time indices in [0, dim); the rank
+  /// is kept (used by strided slices and diagonals).
+  mlir::Value gather(mlir::Value v, int64_t axis,
+                     llvm::ArrayRef<int64_t> indices);
   mlir::Value select(mlir::Value pred, mlir::Value onTrue, mlir::Value onFalse);
 };
 

@@ -8,6 +8,8 @@
 
 #include "ImportContext.h"
 
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -132,7 +134,6 @@ double foldDiv(double a, double b, bool isFloat) {
     return a / b;
   return b == 0 ? 0 : std::trunc(a / b);
 }
-double foldPow(double a, double b, bool) { return std::pow(a, b); }
 double foldEqual(double a, double b, bool) { return a == b; }
 double foldGreater(double a, double b, bool) { return a > b; }
 double foldLess(double a, double b, bool) { return a < b; }
@@ -141,6 +142,59 @@ double foldLessEq(double a, double b, bool) { return a <= b; }
 double foldAnd(double a, double b, bool) { return (a != 0) && (b != 0); }
 double foldOr(double a, double b, bool) { return (a != 0) || (b != 0); }
 double foldXor(double a, double b, bool) { return (a != 0) != (b != 0); }
+
+/// Pow(X: T, Y: T1) -> T. The exponent may have another type than the base
+/// (PyTorch exports x ** 2 with an integer or float exponent). tosa.pow is
+/// float-only, so integer bases are computed in floating point (f64 for
+/// 32/64-bit integers, whose powers f32 cannot hold exactly) and converted
+/// back: rounded for an integer exponent (the exact result), truncated for
+/// a float one (numpy's power(...).astype(T)).
+LogicalResult importPow(ImportContext &ic, const onnx::NodeProto &) {
+  SmallVector<const ConstTensor *> cs;
+  if (allConst(ic, cs) && cs.size() == 2) {
+    if (auto r = foldBroadcast(ic, cs, cs[0]->elementType,
+                               [](ArrayRef<double> a) {
+                                 return std::pow(a[0], a[1]);
+                               })) {
+      ic.setOutputConst(0, std::move(*r));
+      return success();
+    }
+  }
+  Value x = ic.input(0), y = ic.input(1);
+  if (!x || !y)
+    return failure();
+  Type elem = elemOf(x), expElem = elemOf(y);
+  if (elem.isInteger(1) || expElem.isInteger(1))
+    return ic.fail("Pow does not take bool tensors");
+  if (isa<FloatType>(elem)) {
+    FailureOr<Value> r = ic.binary("pow", x, ic.cast(y, elem));
+    if (failed(r))
+      return failure();
+    ic.setOutput(0, *r);
+    return success();
+  }
+  Type calc = elem.getIntOrFloatBitWidth() >= 32 ? Type(ic.b.getF64Type())
+                                                 : Type(ic.b.getF32Type());
+  FailureOr<Value> r = ic.binary("pow", ic.cast(x, calc), ic.cast(y, calc));
+  if (failed(r))
+    return failure();
+  Value p = *r;
+  if (!isa<FloatType>(expElem)) {
+    // Round: floor(p + 0.5).
+    FailureOr<Value> shifted =
+        ic.binary("add", p, ic.splat(calc, 0.5, SmallVector<int64_t>(
+                                                     shapeOf(p).size(), 1)));
+    if (failed(shifted))
+      return failure();
+    // Already integral: a plain conversion.
+    p = ic.unary("floor", *shifted);
+    ic.setOutput(0, tosa::CastOp::create(ic.b, ic.loc(),
+                                         ic.tensorType(shapeOf(p), elem), p));
+    return success();
+  }
+  ic.setOutput(0, ic.cast(p, elem));
+  return success();
+}
 
 LogicalResult importWhere(ImportContext &ic, const onnx::NodeProto &) {
   SmallVector<const ConstTensor *> cs;
@@ -180,16 +234,22 @@ LogicalResult importCast(ImportContext &ic, const onnx::NodeProto &) {
   Value v = ic.input(0);
   if (!v)
     return failure();
-  if (to.isInteger(1) && !elemOf(v).isInteger(1)) {
-    // ONNX: nonzero -> true. tosa.cast to i1 has the same meaning.
-  }
+  // ic.cast has ONNX semantics: float -> int truncates, x -> bool is x != 0.
   ic.setOutput(0, ic.cast(v, to));
   return success();
 }
 
 /// Identity, and Dropout in inference (its optional mask output is all
-/// true).
+/// true). Training-mode Dropout (a training_mode input that is not a
+/// constant false) is random and is rejected.
 LogicalResult importIdentity(ImportContext &ic, const onnx::NodeProto &node) {
+  if (node.op_type() == "Dropout" && ic.hasInput(2)) {
+    const ConstTensor *mode = ic.inputConst(2);
+    if (!mode || mode->numElements() != 1 || mode->getInt(0) != 0)
+      return ic.fail("training-mode Dropout (training_mode is " +
+                     llvm::Twine(mode ? "true" : "not a compile-time constant") +
+                     ") is not supported; export the model in eval() mode");
+  }
   if (const ConstTensor *c = ic.inputConst(0)) {
     ic.setOutputConst(0, *c);
   } else {
@@ -216,6 +276,8 @@ OpHandler variadicOp(StringRef kind) {
     Value acc = ic.input(0);
     if (!acc)
       return failure();
+    if (k == "mean" && !isa<FloatType>(elemOf(acc)))
+      return ic.fail("Mean expects floating-point inputs");
     for (int i = 1; i < node.input_size(); ++i) {
       Value v = ic.input(i);
       if (!v)
@@ -227,7 +289,8 @@ OpHandler variadicOp(StringRef kind) {
       acc = *r;
     }
     if (k == "mean" && node.input_size() > 1) {
-      Value scale = ic.splat(elemOf(acc), 1.0 / node.input_size());
+      Value scale = ic.splat(elemOf(acc), 1.0 / node.input_size(),
+                             SmallVector<int64_t>(shapeOf(acc).size(), 1));
       acc = *ic.binary("mul", acc, scale);
     }
     ic.setOutput(0, acc);
@@ -264,7 +327,7 @@ void registerElementwiseOps(llvm::StringMap<OpHandler> &h) {
   h["Sub"] = binaryOp("sub", false, foldSub);
   h["Mul"] = binaryOp("mul", false, foldMul);
   h["Div"] = binaryOp("div", false, foldDiv);
-  h["Pow"] = binaryOp("pow", false, foldPow);
+  h["Pow"] = importPow;
   h["Equal"] = binaryOp("equal", true, foldEqual);
   h["Greater"] = binaryOp("greater", true, foldGreater);
   h["Less"] = binaryOp("less", true, foldLess);

@@ -24,6 +24,12 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "onnx/defs/parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <exception>
+#include <limits>
 
 using namespace mlir;
 using namespace megagraph;
@@ -42,12 +48,64 @@ std::string shapeToString(ArrayRef<int64_t> shape) {
   return s.empty() ? "scalar" : s;
 }
 
+/// The ONNX name of an element type code ("FLOAT", "STRING", ...).
+std::string elemTypeName(int32_t code) {
+  if (onnx::TensorProto_DataType_IsValid(code))
+    return onnx::TensorProto_DataType_Name(
+        static_cast<onnx::TensorProto_DataType>(code));
+  return "code " + std::to_string(code);
+}
+
+/// `D0xD1x...` for a model input shape, with `<param>` for symbolic dims and
+/// `<dimI>` for unnamed ones: the template a user fills into --input-shape.
+std::string shapeTemplate(const onnx::TensorShapeProto &shape) {
+  std::string s;
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto &dim = shape.dim(i);
+    s += i ? "x" : "";
+    if (dim.has_dim_value() && dim.dim_value() >= 0)
+      s += std::to_string(dim.dim_value());
+    else if (dim.has_dim_param() && !dim.dim_param().empty())
+      s += "<" + dim.dim_param() + ">";
+    else
+      s += "<dim" + std::to_string(i) + ">";
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+/// True if every dimension of `shape` is a known, non-negative size.
+bool isStatic(const onnx::TensorShapeProto &shape) {
+  return llvm::all_of(shape.dim(), [](const auto &dim) {
+    return dim.has_dim_value() && dim.dim_value() >= 0;
+  });
+}
+
+/// Largest number of elements accepted for a tensor (keeps size arithmetic
+/// in the importer and later passes far from int64 overflow).
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+/// The element count of `shape`, or nullopt if a dim is negative or the
+/// count exceeds kMaxElements.
+std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    if (d != 0 && n > kMaxElements / d)
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
 class ModelImporter {
 public:
   ModelImporter(MLIRContext &ctx, const OnnxImportOptions &options)
       : ctx(ctx), options(options), builder(&ctx) {}
 
-  OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
+  /// Imports `model`. Unnamed nodes are given the name `#INDEX` so that
+  /// diagnostics can point at them.
+  OwningOpRef<ModuleOp> run(onnx::ModelProto &model);
 
 private:
   LogicalResult error(const Twine &message) {
@@ -59,13 +117,19 @@ private:
   }
   FailureOr<int64_t> checkOpset(const onnx::ModelProto &model);
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  LogicalResult checkInputShapeOptions(const onnx::GraphProto &graph,
+                                       const llvm::StringSet<> &initNames);
   LogicalResult importInitializer(const onnx::TensorProto &init,
                                   ImportContext &ic, ModuleOp module,
                                   OpBuilder &moduleBuilder);
+  LogicalResult verifyModule(ModuleOp module, const onnx::GraphProto &graph,
+                             int64_t opset);
 
   MLIRContext &ctx;
   const OnnxImportOptions &options;
   OpBuilder builder;
+  /// Graph inputs with dynamic dims and no --input-shape, for diagnostics.
+  std::vector<std::string> needShapes;
 };
 
 FailureOr<int64_t> ModelImporter::checkOpset(const onnx::ModelProto &model) {
@@ -87,58 +151,118 @@ FailureOr<int64_t> ModelImporter::checkOpset(const onnx::ModelProto &model) {
 
 FailureOr<RankedTensorType>
 ModelImporter::inputType(const onnx::ValueInfoProto &info) {
+  const std::string &name = info.name();
   if (!info.type().has_tensor_type())
-    return error("graph input '" + info.name() +
-                 "' is not a tensor (sequences and maps are not supported)");
+    return error("graph input '" + name +
+                 "' is not a tensor (sequences, maps and optionals are not "
+                 "supported)");
   const onnx::TypeProto_Tensor &tt = info.type().tensor_type();
   Type elem = convertElementType(&ctx, tt.elem_type());
   if (!elem)
-    return error("graph input '" + info.name() +
-                 "' has unsupported element type " + Twine(tt.elem_type()));
-  auto it = options.inputShapes.find(info.name());
+    return error("graph input '" + name + "' has unsupported element type " +
+                 elemTypeName(tt.elem_type()));
+  SmallVector<int64_t> shape;
+  auto it = options.inputShapes.find(name);
   if (it != options.inputShapes.end()) {
     const SmallVector<int64_t> &given = it->second;
+    std::string flag = "--input-shape " + name + "=" + shapeToString(given);
     if (tt.has_shape() && tt.shape().dim_size() != (int)given.size())
-      return error("--input-shape " + info.name() + "=" +
-                   shapeToString(given) + " has rank " + Twine(given.size()) +
-                   " but the model's input has rank " +
-                   Twine(tt.shape().dim_size()));
+      return error(flag + " has rank " + Twine(given.size()) +
+                   ", but graph input '" + name + "' has rank " +
+                   Twine(tt.shape().dim_size()) + " (" +
+                   shapeTemplate(tt.shape()) + ")");
     for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i) {
       const auto &dim = tt.shape().dim(i);
-      if (dim.has_dim_value() && dim.dim_value() != given[i])
-        return error("--input-shape " + info.name() + "=" +
-                     shapeToString(given) + " contradicts the model's static "
-                     "dimension " + Twine(i) + " = " + Twine(dim.dim_value()));
+      if (dim.has_dim_value() && dim.dim_value() >= 0 &&
+          dim.dim_value() != given[i])
+        return error(flag + " contradicts graph input '" + name + "' (" +
+                     shapeTemplate(tt.shape()) + "): dimension " + Twine(i) +
+                     " is " + Twine(dim.dim_value()) + " in the model");
     }
-    return RankedTensorType::get(given, elem);
-  }
-  if (!tt.has_shape())
-    return error("graph input '" + info.name() +
-                 "' has no shape; pass --input-shape " + info.name() +
+    shape.assign(given.begin(), given.end());
+  } else if (!tt.has_shape()) {
+    return error("graph input '" + name + "' has no shape in the model; " +
+                 "pass its static shape with --input-shape " + name +
                  "=D0xD1x...");
-  SmallVector<int64_t> shape;
-  for (int i = 0; i < tt.shape().dim_size(); ++i) {
-    const auto &dim = tt.shape().dim(i);
-    if (!dim.has_dim_value() || dim.dim_value() < 0) {
-      std::string sym = dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
-                                            : std::string();
-      return error("graph input '" + info.name() + "' has a dynamic dimension " +
-                   Twine(i) + sym + "; pass --input-shape " + info.name() +
-                   "=D0xD1x... with its static shape");
-    }
-    shape.push_back(dim.dim_value());
+  } else if (!isStatic(tt.shape())) {
+    std::string tmpl = shapeTemplate(tt.shape());
+    std::string others;
+    unsigned numOthers = 0;
+    for (const std::string &other : needShapes)
+      if (other != name) {
+        others += (others.empty() ? "'" : ", '") + other + "'";
+        ++numOthers;
+      }
+    return error("graph input '" + name + "' has a dynamic shape (" + tmpl +
+                 "); pass --input-shape " + name + "=" + tmpl +
+                 " with each <...> replaced by a size" +
+                 (numOthers == 0   ? std::string()
+                  : numOthers == 1 ? " (input " + others + " needs one too)"
+                                   : " (inputs " + others + " need one too)"));
+  } else {
+    for (const auto &dim : tt.shape().dim())
+      shape.push_back(dim.dim_value());
   }
+  if (!checkedNumElements(shape))
+    return error("graph input '" + name + "' is too large (" +
+                 shapeToString(shape) + ")");
   return RankedTensorType::get(shape, elem);
+}
+
+LogicalResult
+ModelImporter::checkInputShapeOptions(const onnx::GraphProto &graph,
+                                      const llvm::StringSet<> &initNames) {
+  std::string names;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (!initNames.contains(in.name()))
+      names += (names.empty() ? "'" : ", '") + in.name() + "'";
+  // StringMap iteration order is unspecified: sort for a deterministic
+  // diagnostic.
+  SmallVector<StringRef> given;
+  for (const auto &entry : options.inputShapes)
+    given.push_back(entry.getKey());
+  llvm::sort(given);
+  for (StringRef name : given) {
+    bool isInput = llvm::any_of(graph.input(), [&](const auto &in) {
+      return in.name() == name && !initNames.contains(in.name());
+    });
+    if (isInput)
+      continue;
+    if (initNames.contains(name))
+      return error("--input-shape names '" + name +
+                   "', which is an initializer (a weight), not a graph "
+                   "input; graph inputs: " +
+                   (names.empty() ? std::string("none") : names));
+    return error("--input-shape names '" + name +
+                 "', which is not a graph input; graph inputs: " +
+                 (names.empty() ? std::string("none") : names));
+  }
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (!initNames.contains(in.name()) &&
+        !options.inputShapes.count(in.name()) && in.type().has_tensor_type() &&
+        in.type().tensor_type().has_shape() &&
+        !isStatic(in.type().tensor_type().shape()))
+      needShapes.push_back(in.name());
+  return success();
 }
 
 LogicalResult ModelImporter::importInitializer(const onnx::TensorProto &init,
                                                ImportContext &ic,
                                                ModuleOp module,
                                                OpBuilder &moduleBuilder) {
+  SmallVector<int64_t> dims(init.dims().begin(), init.dims().end());
+  if (!checkedNumElements(dims)) {
+    SmallVector<std::string> dimStrings;
+    for (int64_t d : dims)
+      dimStrings.push_back(std::to_string(d));
+    return error("initializer tensor '" + init.name() +
+                 "' has an invalid shape [" + llvm::join(dimStrings, ", ") +
+                 "] (negative or too large dimensions; file corrupt?)");
+  }
   std::string err;
   FailureOr<ConstTensor> c = readTensorProto(&ctx, init, err);
   if (failed(c))
-    return error("initializer: " + err);
+    return error("initializer " + err);
   if (!c->isFloat()) {
     // Integer initializers are shapes, indices and axes: keep them as
     // compile-time constants so shape arithmetic folds.
@@ -161,11 +285,59 @@ LogicalResult ModelImporter::importInitializer(const onnx::TensorProto &init,
   return success();
 }
 
-OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
+LogicalResult ModelImporter::verifyModule(ModuleOp module,
+                                          const onnx::GraphProto &graph,
+                                          int64_t opset) {
+  // Keep the verifier's first message, but as one diagnostic that names the
+  // node whose ops are invalid and says this is an importer bug rather than
+  // a problem of the model.
+  std::string message, where;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+      if (diag.getSeverity() != DiagnosticSeverity::Error || !message.empty())
+        return success();
+      message = diag.str();
+      if (auto name = dyn_cast<NameLoc>(diag.getLocation())) {
+        StringRef nodeName = name.getName().getValue();
+        where = "at '" + nodeName.str() + "'";
+        for (const onnx::NodeProto &node : graph.node())
+          if (node.name() == nodeName) {
+            where = "node '" + node.name() + "' (" + node.op_type() +
+                    ", opset " + std::to_string(opset) + ")";
+            break;
+          }
+      }
+      return success();
+    });
+    result = verify(module);
+  }
+  if (failed(result))
+    return error((where.empty() ? std::string() : where + ": ") +
+                 "internal error: the imported ops do not verify (" + message +
+                 "); please report this model");
+  return success();
+}
+
+OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
   FailureOr<int64_t> opset = checkOpset(model);
   if (failed(opset))
     return nullptr;
-  const onnx::GraphProto &graph = model.graph();
+  onnx::GraphProto &graph = *model.mutable_graph();
+  if (graph.output_size() == 0) {
+    (void)error("the graph has no outputs; there is nothing to compile");
+    return nullptr;
+  }
+  if (graph.sparse_initializer_size() > 0) {
+    (void)error("initializer '" + graph.sparse_initializer(0).values().name() +
+                "' is sparse; sparse initializers are not supported "
+                "(re-export with dense weights)");
+    return nullptr;
+  }
+  for (auto [i, node] : llvm::enumerate(*graph.mutable_node()))
+    if (node.name().empty())
+      node.set_name("#" + std::to_string(i));
+
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
   (*module)->setAttr("gt.source", builder.getStringAttr(options.fileName));
   (*module)->setAttr("gt.onnx_opset", builder.getI64IntegerAttr(*opset));
@@ -177,20 +349,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   llvm::StringSet<> initNames;
   for (const onnx::TensorProto &init : graph.initializer())
     initNames.insert(init.name());
-  for (const auto &[name, shape] : options.inputShapes) {
-    bool found = llvm::any_of(graph.input(), [&](const auto &in) {
-      return in.name() == name.str();
-    });
-    if (!found) {
-      std::string names;
-      for (const auto &in : graph.input())
-        if (!initNames.contains(in.name()))
-          names += (names.empty() ? "" : ", ") + in.name();
-      (void)error("--input-shape names '" + name + "', which is not a graph input "
-            "(inputs: " + names + ")");
-      return nullptr;
-    }
-  }
+  if (failed(checkInputShapeOptions(graph, initNames)))
+    return nullptr;
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   for (const onnx::ValueInfoProto &in : graph.input()) {
@@ -219,28 +379,45 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
     if (failed(importInitializer(init, ic, *module, moduleBuilder)))
       return nullptr;
 
-  // 3. Nodes, in graph order.
+  // 3. Nodes, in graph order. A handler reports its own failure; keep only
+  //    its first error (a failing input lookup followed by the handler's own
+  //    message would otherwise print two), and make sure there is one.
+  unsigned numErrors = 0;
+  ScopedDiagnosticHandler firstErrorOnly(&ctx, [&](Diagnostic &diag) {
+    // Returning failure passes the diagnostic on to the driver's handler:
+    // do so for notes and warnings and for the first error; drop the rest.
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    return success(numErrors++ > 0);
+  });
   llvm::StringMap<OpHandler> &handlers = getOpHandlers();
   for (const onnx::NodeProto &node : graph.node()) {
     ic.node = &node;
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
-      (void)ic.fail("custom domain '" + node.domain() +
-                    "' is not supported; export with standard ONNX ops");
+      (void)ic.fail("op '" + node.op_type() + "' of custom domain '" +
+                    node.domain() +
+                    "' is not supported; export the model with standard "
+                    "ONNX (ai.onnx) ops only");
       return nullptr;
     }
     auto it = handlers.find(node.op_type());
     if (it == handlers.end()) {
-      (void)ic.fail("unsupported ONNX op '" + node.op_type() +
-                    "'; see the supported-op list in README.md, or rewrite "
-                    "the model with supported ops");
+      (void)ic.fail("this op is not supported (megagraph-compile "
+                    "--list-onnx-ops lists the supported ones); rewrite that "
+                    "part of the model with supported ops");
       return nullptr;
     }
-    if (failed(it->second(ic, node)))
+    if (failed(it->second(ic, node))) {
+      if (numErrors == 0)
+        (void)ic.fail("could not be imported (internal error: no diagnostic "
+                      "was given); please report this model");
       return nullptr;
+    }
     for (const std::string &out : node.output())
       if (!out.empty() && !ic.tensors.count(out)) {
-        (void)ic.fail("output '" + out + "' is not produced by this importer "
-                      "(unsupported optional output)");
+        (void)ic.fail("output '" + out +
+                      "' is not produced by this importer (unsupported "
+                      "optional output)");
         return nullptr;
       }
   }
@@ -252,7 +429,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   for (const onnx::ValueInfoProto &out : graph.output()) {
     auto it = ic.tensors.find(out.name());
     if (it == ic.tensors.end()) {
-      (void)error("graph output '" + out.name() + "' is not produced by any node");
+      (void)error("graph output '" + out.name() +
+                  "' is not produced by any node, graph input or "
+                  "initializer");
       return nullptr;
     }
     if (!it->second.value)
@@ -265,11 +444,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "gt.name", builder.getStringAttr(out.name()));
 
-  if (failed(verify(*module))) {
-    (void)error("internal error: the imported module does not verify; please "
-          "report this model");
+  if (failed(verifyModule(*module, graph, *opset)))
     return nullptr;
-  }
   return module;
 }
 
@@ -283,8 +459,11 @@ LogicalResult megagraph::parseInputShape(StringRef spec,
                                          OnnxImportOptions &options,
                                          std::string &error) {
   auto [name, dims] = spec.split('=');
-  if (name.empty() || dims.empty()) {
-    error = "--input-shape expects NAME=D0xD1x..., got '" + spec.str() + "'";
+  name = name.trim();
+  dims = dims.trim();
+  if (name.empty() || dims.empty() || !spec.contains('=')) {
+    error = "--input-shape expects NAME=D0xD1x... (e.g. x=4096x128), got '" +
+            spec.str() + "'";
     return failure();
   }
   SmallVector<int64_t> shape;
@@ -292,16 +471,22 @@ LogicalResult megagraph::parseInputShape(StringRef spec,
     SmallVector<StringRef> parts;
     dims.split(parts, 'x');
     for (StringRef p : parts) {
-      int64_t d;
-      if (p.getAsInteger(10, d) || d < 0) {
-        error = "--input-shape " + spec.str() + ": '" + p.str() +
-                "' is not a non-negative dimension";
+      uint64_t d;
+      if (p.getAsInteger(10, d) || d == 0 || d > (uint64_t(1) << 40)) {
+        error = "--input-shape " + spec.str() + ": " +
+                (p.empty() ? std::string("empty dimension")
+                           : "'" + p.str() + "' is not a dimension size") +
+                " (expected positive integers: NAME=D0xD1x..., e.g. "
+                "x=4096x128)";
         return failure();
       }
-      shape.push_back(d);
+      shape.push_back(static_cast<int64_t>(d));
     }
   }
-  options.inputShapes[name] = shape;
+  if (!options.inputShapes.try_emplace(name, shape).second) {
+    error = "--input-shape is given twice for '" + name.str() + "'";
+    return failure();
+  }
   return success();
 }
 
@@ -311,33 +496,156 @@ void megagraph::loadOnnxImportDialects(MLIRContext &context) {
                       tosa::TosaDialect>();
 }
 
-OwningOpRef<ModuleOp> megagraph::importOnnxModel(MLIRContext &context,
-                                                 StringRef bytes,
-                                                 const OnnxImportOptions &options) {
+OwningOpRef<ModuleOp>
+megagraph::importOnnxModel(MLIRContext &context, StringRef bytes,
+                           const OnnxImportOptions &options) {
   loadOnnxImportDialects(context);
+  Location fileLoc = FileLineColLoc::get(&context, options.fileName, 0, 0);
+  if (bytes.empty()) {
+    emitError(fileLoc) << "not a valid ONNX model: the file is empty";
+    return nullptr;
+  }
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    emitError(fileLoc) << "not a valid ONNX model: the file is larger than "
+                          "2 GiB, which protobuf cannot read";
+    return nullptr;
+  }
   onnx::ModelProto model;
-  if (bytes.empty() ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
       !model.has_graph()) {
-    emitError(FileLineColLoc::get(&context, options.fileName, 0, 0))
-        << "not a valid ONNX model: the protobuf could not be parsed (file "
-           "empty, truncated, or not ONNX)";
+    emitError(fileLoc)
+        << "not a valid ONNX model: the protobuf could not be parsed (the "
+           "file is truncated, corrupt, or not ONNX; ONNX text files must "
+           "end in .onnxtxt)";
     return nullptr;
   }
   return ModelImporter(context, options).run(model);
 }
 
-OwningOpRef<ModuleOp> megagraph::importOnnxText(MLIRContext &context,
-                                                StringRef text,
-                                                const OnnxImportOptions &options) {
+namespace {
+
+/// The ONNX text parser with access to where it stopped, for diagnostics.
+class TextParser : public onnx::OnnxParser {
+public:
+  explicit TextParser(const char *text) : onnx::OnnxParser(text) {}
+
+  const char *begin() const { return start_; }
+  const char *position() const { return next_; }
+  /// 1-based line and column of `p`.
+  std::pair<unsigned, unsigned> lineColumn(const char *p) const {
+    unsigned line = 1, column = 1;
+    for (const char *c = start_; c < p && c < end_; ++c) {
+      if (*c == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    return {line, column};
+  }
+  /// The text of the line containing `p`, trimmed and shortened.
+  std::string lineAt(const char *p) const {
+    if (p > end_)
+      p = end_;
+    const char *b = p, *e = p;
+    while (b > start_ && b[-1] != '\n')
+      --b;
+    while (e < end_ && *e != '\n')
+      ++e;
+    std::string line = StringRef(b, e - b).trim().str();
+    if (line.size() > 60)
+      line = line.substr(0, 57) + "...";
+    return line;
+  }
+};
+
+/// The text parse in progress, for the terminate handler below.
+struct ActiveTextParse {
+  MLIRContext *context;
+  const std::string *fileName;
+  const TextParser *parser;
+};
+ActiveTextParse *activeTextParse = nullptr;
+
+/// onnx::OnnxParser (ONNX 1.12) converts numeric literals with std::stoll /
+/// std::stof, which throw on a lone '-' or an out-of-range value. This file
+/// is built without exceptions, so nothing can catch them: report the
+/// position as a normal diagnostic and exit instead of aborting.
+[[noreturn]] void onTextParserException() {
+  ActiveTextParse *active = activeTextParse;
+  if (!active) {
+    llvm::errs() << "error: unexpected C++ exception\n";
+    std::_Exit(70);
+  }
+  const TextParser &parser = *active->parser;
+  // The literal just read ends at the parser's position.
+  const char *end = parser.position();
+  const char *begin = end;
+  while (begin > parser.begin() &&
+         StringRef("0123456789.+-eE").contains(begin[-1]))
+    --begin;
+  auto [line, column] = parser.lineColumn(begin);
+  std::string literal(begin, end - begin);
+  emitError(
+      FileLineColLoc::get(active->context, *active->fileName, line, column))
+      << "not a valid ONNX text model: "
+      << (literal.empty()
+              ? std::string("a number was expected")
+              : "malformed or out-of-range number '" + literal + "'")
+      << " (in '" << parser.lineAt(begin) << "')";
+  llvm::errs().flush();
+  std::_Exit(1);
+}
+
+/// True if `text` holds nothing but whitespace and '#' comments.
+bool isBlankText(StringRef text) {
+  while (true) {
+    text = text.ltrim();
+    if (!text.starts_with("#"))
+      return text.empty();
+    text = text.drop_until([](char c) { return c == '\n'; });
+  }
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp>
+megagraph::importOnnxText(MLIRContext &context, StringRef text,
+                          const OnnxImportOptions &options) {
   loadOnnxImportDialects(context);
+  if (isBlankText(text)) {
+    emitError(FileLineColLoc::get(&context, options.fileName, 0, 0))
+        << "not a valid ONNX text model: the file is empty";
+    return nullptr;
+  }
   onnx::ModelProto model;
   std::string buffer = text.str();
-  onnx::Common::Status status =
-      onnx::OnnxParser::Parse(model, buffer.c_str());
+  TextParser parser(buffer.c_str());
+  ActiveTextParse active{&context, &options.fileName, &parser};
+  activeTextParse = &active;
+  std::terminate_handler previous = std::set_terminate(onTextParserException);
+  onnx::Common::Status status = parser.Parse(model);
+  std::set_terminate(previous);
+  activeTextParse = nullptr;
   if (!status.IsOK()) {
-    emitError(FileLineColLoc::get(&context, options.fileName, 0, 0))
-        << "not a valid ONNX text model: " << status.ErrorMessage();
+    // The message is "[ParseError at position (...)]\nError context: ...\n
+    // MESSAGE"; keep MESSAGE, and give the position as the location.
+    StringRef message = StringRef(status.ErrorMessage()).rsplit('\n').second;
+    message = message.trim().rtrim('.');
+    std::string what = message.str();
+    if (!what.empty())
+      what[0] = llvm::toLower(what[0]);
+    auto [line, column] = parser.lineColumn(parser.position());
+    std::string near = parser.lineAt(parser.position());
+    InFlightDiagnostic diag =
+        emitError(FileLineColLoc::get(&context, options.fileName, line, column))
+        << "not a valid ONNX text model: ";
+    if (isBlankText(StringRef(parser.position())))
+      diag << "unexpected end of file (" << what << "; is a '}' or '>' "
+           << "missing?)";
+    else
+      diag << what << (near.empty() ? std::string() : " (in '" + near + "')");
     return nullptr;
   }
   return ModelImporter(context, options).run(model);

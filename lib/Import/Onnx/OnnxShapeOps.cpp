@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace megagraph::onnx_import {
@@ -228,6 +230,8 @@ LogicalResult importUnsqueeze(ImportContext &ic, const onnx::NodeProto &) {
     FailureOr<int64_t> axis = ic.normAxis(a, outRank);
     if (failed(axis))
       return failure();
+    if (isNew[*axis])
+      return ic.fail("axis " + llvm::Twine(a) + " is repeated");
     isNew[*axis] = true;
   }
   SmallVector<int64_t> shape;
@@ -252,9 +256,12 @@ LogicalResult importTranspose(ImportContext &ic, const onnx::NodeProto &) {
     return ic.fail("perm has " + llvm::Twine(perm.size()) +
                    " entries for rank " + llvm::Twine(rank));
   SmallVector<int64_t> shape;
+  SmallVector<bool> seen(rank, false);
   for (int64_t p : perm) {
-    if (p < 0 || p >= rank)
-      return ic.fail("perm entry out of range");
+    if (p < 0 || p >= rank || seen[p])
+      return ic.fail("perm is not a permutation of 0.." +
+                     llvm::Twine(rank - 1));
+    seen[p] = true;
     shape.push_back(t.getDimSize(p));
   }
   if (const ConstTensor *c = ic.inputConst(0)) {
@@ -319,6 +326,10 @@ LogicalResult importConcat(ImportContext &ic, const onnx::NodeProto &node) {
                         flatten(src, types[k].getShape())));
     }
     ic.setOutputConst(0, std::move(out));
+    return success();
+  }
+  if (product(shape) == 0) {
+    ic.setOutput(0, ic.emptyTensor(shape, first.getElementType()));
     return success();
   }
   SmallVector<Value> values;
@@ -413,13 +424,36 @@ LogicalResult importSlice(ImportContext &ic, const onnx::NodeProto &) {
                       }));
     return success();
   }
-  if (!unitSteps)
-    return ic.fail("slices with a step other than 1 are only supported on "
-                   "compile-time constants");
   Value v = ic.input(0);
   if (!v)
     return failure();
-  ic.setOutput(0, ic.slice(v, start, shape));
+  if (unitSteps || llvm::is_contained(shape, 0)) {
+    ic.setOutput(0, ic.slice(v, start, shape));
+    return success();
+  }
+  // Other steps: slice the bounding box of the selected elements, then
+  // reverse (step -1) or gather every |step|-th element along each strided
+  // axis.
+  SmallVector<int64_t> boxStart, boxSize;
+  for (auto [d, r] : llvm::enumerate(ranges)) {
+    int64_t span = (shape[d] - 1) * r.step;
+    boxStart.push_back(r.step > 0 ? r.start : r.start + span);
+    boxSize.push_back(std::abs(span) + 1);
+  }
+  v = ic.slice(v, boxStart, boxSize);
+  for (auto [d, r] : llvm::enumerate(ranges)) {
+    if (r.step == 1 || shape[d] == 1)
+      continue;
+    if (r.step == -1) {
+      v = ic.reverse(v, d);
+      continue;
+    }
+    SmallVector<int64_t> indices;
+    for (int64_t i = 0; i < shape[d]; ++i)
+      indices.push_back(r.step > 0 ? i * r.step : boxSize[d] - 1 + i * r.step);
+    v = ic.gather(v, d, indices);
+  }
+  ic.setOutput(0, v);
   return success();
 }
 
@@ -511,20 +545,10 @@ LogicalResult importGather(ImportContext &ic, const onnx::NodeProto &) {
     ic.setOutput(0, ic.reshape(ic.slice(v, start, size), outShape));
     return success();
   }
-  // General case: move the gathered axis first, flatten the rest into
-  // channels, tosa.gather, and move the leading dims back.
-  SmallVector<int64_t> perm = {axis};
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis)
-      perm.push_back(d);
-  Value moved = ic.transpose(v, perm);
-  int64_t channels = product(shapeOf(moved).drop_front());
-  int64_t count = product(idxShape);
-  Value values = ic.reshape(moved, {1, k, channels});
   Value indices;
   if (idx) {
-    ConstTensor fixed = ConstTensor::zeros(ic.b.getI32Type(), {1, count});
-    for (int64_t i = 0; i < count; ++i) {
+    ConstTensor fixed = ConstTensor::zeros(ic.b.getI32Type(), idxShape);
+    for (int64_t i = 0, e = fixed.numElements(); i < e; ++i) {
       int64_t j = idx->getInt(i);
       fixed.set(i, static_cast<double>(j < 0 ? j + k : j));
     }
@@ -533,30 +557,20 @@ LogicalResult importGather(ImportContext &ic, const onnx::NodeProto &) {
     Value raw = ic.input(1);
     if (!raw)
       return failure();
-    if (!isa<IntegerType>(elemOf(raw)))
+    if (!isa<IntegerType>(elemOf(raw)) || elemOf(raw).isInteger(1))
       return ic.fail("indices must be integers");
-    indices = ic.reshape(ic.cast(raw, ic.b.getI32Type()), {1, count});
+    // Negative indices count from the end: j < 0 ? j + k : j.
+    indices = ic.cast(raw, ic.b.getI32Type());
+    SmallVector<int64_t> ones(idxShape.size(), 1);
+    Value zero = ic.splat(ic.b.getI32Type(), 0, ones);
+    Value dim = ic.splat(ic.b.getI32Type(), static_cast<double>(k), ones);
+    FailureOr<Value> isNeg = ic.binary("less", indices, zero);
+    FailureOr<Value> wrapped = ic.binary("add", indices, dim);
+    if (failed(isNeg) || failed(wrapped))
+      return failure();
+    indices = ic.select(*isNeg, *wrapped, indices);
   }
-  Value gathered = tosa::GatherOp::create(
-      ic.b, ic.loc(), ic.tensorType({1, count, channels}, elemOf(v)), values,
-      indices);
-  SmallVector<int64_t> midShape(idxShape);
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis)
-      midShape.push_back(dataType.getDimSize(d));
-  Value out = ic.reshape(gathered, midShape);
-  // midShape = idx dims + data[:axis] + data[axis+1:]; bring data[:axis]
-  // to the front.
-  int64_t idxRank = idxShape.size();
-  SmallVector<int64_t> back;
-  for (int64_t d = 0; d < axis; ++d)
-    back.push_back(idxRank + d);
-  for (int64_t d = 0; d < idxRank; ++d)
-    back.push_back(d);
-  for (int64_t d = idxRank + axis; d < static_cast<int64_t>(midShape.size());
-       ++d)
-    back.push_back(d);
-  ic.setOutput(0, ic.transpose(out, back));
+  ic.setOutput(0, ic.gather(v, axis, indices));
   return success();
 }
 
@@ -565,6 +579,8 @@ LogicalResult importConstantOfShape(ImportContext &ic,
   FailureOr<SmallVector<int64_t>> shape = ic.inputInts(0, "shape");
   if (failed(shape))
     return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return ic.fail("shape has a negative dimension");
   MLIRContext *ctx = ic.b.getContext();
   Type elem = Float32Type::get(ctx);
   double value = 0;
@@ -594,6 +610,8 @@ LogicalResult importExpand(ImportContext &ic, const onnx::NodeProto &) {
   FailureOr<SmallVector<int64_t>> target = ic.inputInts(1, "shape");
   if (failed(target))
     return failure();
+  if (llvm::any_of(*target, [](int64_t d) { return d < 0; }))
+    return ic.fail("shape has a negative dimension");
   FailureOr<SmallVector<int64_t>> shape =
       ic.broadcastShape(t.getShape(), *target);
   if (failed(shape))
@@ -632,9 +650,20 @@ LogicalResult importTile(ImportContext &ic, const onnx::NodeProto &) {
   SmallVector<int64_t> shape;
   for (auto [d, r] : llvm::zip(t.getShape(), *repeats))
     shape.push_back(d * r);
+  for (int64_t r : *repeats)
+    if (r < 0)
+      return ic.fail("repeats must not be negative");
   Value v = ic.input(0);
   if (!v)
     return failure();
+  if (product(shape) == 0) {
+    ic.setOutput(0, ic.emptyTensor(shape, elemOf(v)));
+    return success();
+  }
+  if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; })) {
+    ic.setOutput(0, v);
+    return success();
+  }
   ImplicitLocOpBuilder ib(ic.loc(), ic.b);
   Value m = tosa::getTosaConstShape(ib, *repeats);
   ic.setOutput(0, tosa::TileOp::create(ic.b, ic.loc(),
@@ -652,7 +681,11 @@ LogicalResult importRange(ImportContext &ic, const onnx::NodeProto &) {
          d = delta->getDouble(0);
   if (d == 0)
     return ic.fail("delta must not be 0");
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  double count = std::ceil((l - s) / d);
+  if (!std::isfinite(count) || count > double(1 << 24))
+    return ic.fail("Range of " + std::to_string(count) +
+                   " elements is too large to materialize as a constant");
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   ConstTensor c = ConstTensor::zeros(start->elementType, {n});
   for (int64_t i = 0; i < n; ++i)
     c.set(i, s + i * d);
