@@ -379,7 +379,7 @@ LogicalResult ImportContext::fail(const llvm::Twine &message) {
 
 FailureOr<int64_t> ImportContext::normAxis(int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max<int64_t>(rank, 1))
+  if (a < 0 || a >= rank)
     return fail("axis " + llvm::Twine(axis) + " is out of range for rank " +
                 llvm::Twine(rank));
   return a;
