@@ -6,18 +6,22 @@
 //
 //   mlir  the imported module (TOSA + linalg.softmax + gt + ml_program)
 //   gt    after gt-raise: attention, biases, embeddings as gt ops
+//   llvm  LLVM IR for the host CPU (after gt-decompose, bufferization, ...)
+//   obj   an object file
+//   exe   an executable linked with libmegagraph_rt (run it with
+//         `--mode infer --input NAME=FILE.npy ... --output-dir DIR`)
 //
-// Later stages (plan, llvm, obj, exe) are reported as not yet available
-// (exit code 2). Errors are one line each: `FILE:LINE:COL: error: ...` for
-// problems of the model (node errors name the node, op type and opset), and
-// `megagraph-compile: error: ...` for problems of the command line; the exit
-// code is 1.
+// The plan stage is reported as not yet available (exit code 2). Errors are one
+// line each: `FILE:LINE:COL: error: ...` for problems of the model (node errors
+// name the node, op type and opset), and `megagraph-compile: error: ...` for
+// problems of the command line; the exit code is 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Import/OnnxImporter.h"
 #include "megagraph/InitAllMegaGraph.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Target/CpuCompiler.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -27,8 +31,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -50,19 +59,31 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::cat(category));
 cl::opt<Emit> emit(
     "emit", cl::desc("Stage to stop at and print"), cl::init(Emit::Gt),
-    cl::values(clEnumValN(Emit::Mlir, "mlir", "the imported module"),
-               clEnumValN(Emit::Gt, "gt",
-                          "after raising to the gt dialect (default)"),
-               clEnumValN(Emit::Plan, "plan", "the parallel plan (planned)"),
-               clEnumValN(Emit::Llvm, "llvm", "LLVM IR (planned)"),
-               clEnumValN(Emit::Obj, "obj", "an object file (planned)"),
-               clEnumValN(Emit::Exe, "exe", "an executable (planned)")),
+    cl::values(
+        clEnumValN(Emit::Mlir, "mlir", "the imported module"),
+        clEnumValN(Emit::Gt, "gt", "after raising to the gt dialect (default)"),
+        clEnumValN(Emit::Plan, "plan", "the parallel plan (planned)"),
+        clEnumValN(Emit::Llvm, "llvm", "LLVM IR for the host CPU"),
+        clEnumValN(Emit::Obj, "obj", "an object file"),
+        clEnumValN(Emit::Exe, "exe", "an executable linked with the runtime")),
     cl::cat(category));
 cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape of a graph input with dynamic dims, "
                          "NAME=D0xD1x... (repeatable)"),
                 cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
+cl::opt<bool> referenceAttention(
+    "reference-attention",
+    cl::desc("Lower gt.attention to explicit scores and softmax instead of "
+             "the fused runtime kernel (for testing)"),
+    cl::cat(category));
+cl::opt<std::string> runtimeDir(
+    "runtime-dir",
+    cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
+    cl::value_desc("dir"), cl::init(MEGAGRAPH_RUNTIME_LIB_DIR),
+    cl::cat(category));
+cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
+                           cl::Prefix, cl::init(3), cl::cat(category));
 cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and exit"),
                       cl::cat(category));
@@ -104,16 +125,16 @@ private:
     });
     const char *severity = "error";
     switch (diag.getSeverity()) {
-    case DiagnosticSeverity::Note:
+    case mlir::DiagnosticSeverity::Note:
       severity = "note";
       break;
-    case DiagnosticSeverity::Warning:
+    case mlir::DiagnosticSeverity::Warning:
       severity = "warning";
       break;
-    case DiagnosticSeverity::Remark:
+    case mlir::DiagnosticSeverity::Remark:
       severity = "remark";
       break;
-    case DiagnosticSeverity::Error:
+    case mlir::DiagnosticSeverity::Error:
       break;
     }
     errs() << file << ":" << line << ":" << column << ": " << severity << ": "
@@ -122,6 +143,58 @@ private:
 
   std::string fallbackFile;
 };
+
+/// --emit=llvm|obj|exe: lower, translate, and write or link.
+int compileForCpu(ModuleOp module) {
+  megagraph::CpuCompileOptions options;
+  options.referenceAttention = referenceAttention;
+  options.optLevel = std::min(3u, optLevel.getValue());
+  options.runtimeLibDir = runtimeDir;
+  options.runtimeIncludeDir = MEGAGRAPH_RUNTIME_INCLUDE_DIR;
+  FailureOr<megagraph::ModelSignature> signature =
+      megagraph::getModelSignature(module);
+  if (failed(signature) ||
+      failed(megagraph::lowerToLLVMDialect(module, options)))
+    return 1;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      megagraph::translateToLLVMIR(module, llvmContext, options);
+  if (!llvmModule)
+    return 1;
+  std::string error;
+  if (emit == Emit::Llvm) {
+    std::unique_ptr<ToolOutputFile> output = openOutputFile(outputFile, &error);
+    if (!output)
+      return toolError(error);
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+  if (outputFile == "-")
+    return toolError("--emit=obj and --emit=exe need an output file (-o)");
+  if (emit == Emit::Obj) {
+    if (failed(megagraph::emitObjectFile(*llvmModule, outputFile, error)))
+      return toolError(error);
+    return 0;
+  }
+  // An executable: object file + generated entry shim + runtime.
+  SmallString<128> objPath, shimPath;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("megagraph-model", "o", objPath))
+    return toolError("cannot create a temporary file: " + ec.message());
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("megagraph-entry", "cpp", shimPath))
+    return toolError("cannot create a temporary file: " + ec.message());
+  FileRemover removeObj(objPath), removeShim(shimPath);
+  std::string modelName = sys::path::stem(inputFile).str();
+  if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)) ||
+      failed(
+          megagraph::writeEntryShim(*signature, modelName, shimPath, error)) ||
+      failed(megagraph::linkExecutable(objPath, shimPath, outputFile, options,
+                                       error)))
+    return toolError(error);
+  return 0;
+}
 
 int run(MLIRContext &context) {
   StringRef path = inputFile;
@@ -167,7 +240,7 @@ int run(MLIRContext &context) {
   if (!module)
     return 1;
 
-  if (emit == Emit::Gt) {
+  if (emit != Emit::Mlir) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
@@ -177,6 +250,9 @@ int run(MLIRContext &context) {
     if (failed(pm.run(*module)))
       return 1;
   }
+
+  if (emit == Emit::Llvm || emit == Emit::Obj || emit == Emit::Exe)
+    return compileForCpu(*module);
 
   std::unique_ptr<ToolOutputFile> output = openOutputFile(outputFile, &error);
   if (!output)
@@ -191,6 +267,8 @@ int run(MLIRContext &context) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // The CPU back end builds part of its pipeline from a textual pipeline.
+  megagraph::registerAllPasses();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -223,17 +301,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (inputFile.empty())
-    return toolError("no input file; usage: megagraph-compile "
-                     "model.onnx|model.onnxtxt|model.mlir --emit=mlir|gt "
-                     "[-o out] [--input-shape NAME=D0xD1x...] (see --help)");
-  if (emit != Emit::Mlir && emit != Emit::Gt) {
-    static const char *names[] = {"mlir", "gt", "plan", "llvm", "obj", "exe"};
-    return toolError(Twine("--emit=") +
-                         names[static_cast<int>(emit.getValue())] +
-                         " is not implemented yet; available stages: "
-                         "--emit=mlir, --emit=gt",
+    return toolError(
+        "no input file; usage: megagraph-compile "
+        "model.onnx|model.onnxtxt|model.mlir --emit=mlir|gt|llvm|obj|exe "
+        "[-o out] [--input-shape NAME=D0xD1x...] (see --help)");
+  if (emit == Emit::Plan)
+    return toolError("--emit=plan is not implemented yet; available stages: "
+                     "--emit=mlir, gt, llvm, obj, exe",
                      /*exitCode=*/2);
-  }
 
   DialectRegistry registry;
   megagraph::registerAllDialects(registry);

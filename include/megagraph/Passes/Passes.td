@@ -67,4 +67,41 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTDecompose : Pass<"gt-decompose", "::mlir::ModuleOp"> {
+  let summary = "Lower gt ops to TOSA for code generation";
+  let description = [{
+    Rewrites the gt ops that have a generated-code lowering into TOSA, and
+    decomposes `linalg.softmax`, so that the upstream `tosa-to-linalg`
+    path, bufferization and the LLVM lowering handle them:
+
+    * `gt.linear` -> `tosa.matmul` (+ `tosa.add`);
+    * `gt.layer_norm` -> reductions, `tosa.rsqrt`, scale and shift;
+    * `gt.gelu` -> the erf (or tanh) formula;
+    * `gt.node_embedding`, `gt.degree_embedding`, `gt.spatial_bias` ->
+      `tosa.gather` on clamped indices (+ sum, add or transpose);
+    * `gt.attention` stays (it bufferizes into the fused runtime kernel)
+      unless `keep-attention=false`, which decomposes it into explicit
+      scores, softmax and products: the reference path.
+
+    A gt op without a CPU lowering (edge_bias, sparse_attention, spmm,
+    cross_entropy, layer) is reported as an error.
+
+    Example:
+
+    ```mlir
+    // before
+    %y = gt.gelu %x : tensor<4xf32>
+    // after
+    %0 = tosa.mul %x, %c0_7071 ...   %1 = tosa.erf %0   ...   tosa.mul
+    ```
+  }];
+  let options = [
+    Option<"keepAttention", "keep-attention", "bool", /*default=*/"true",
+           "Keep gt.attention for the fused runtime kernel">,
+  ];
+  let dependentDialects = ["::mlir::tosa::TosaDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // MEGAGRAPH_PASSES_PASSES_TD

@@ -1,0 +1,89 @@
+//===- CpuCompiler.h - From gt/TOSA modules to CPU executables --*- C++ -*-===//
+//
+// Part of MegaGraph. The back half of megagraph-compile for --target cpu:
+// lower a raised module to the LLVM dialect (gt-decompose, tosa-to-linalg,
+// one-shot bufferization, buffer deallocation, LLVM conversion), translate
+// and optimize it with LLVM, emit an object file, generate the entry shim
+// that tells the runtime driver the model's inputs and outputs, and link
+// everything with libmegagraph_rt into an executable.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_TARGET_CPUCOMPILER_H
+#define MEGAGRAPH_TARGET_CPUCOMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class LLVMContext;
+} // namespace llvm
+
+namespace megagraph {
+
+/// Options of the CPU back end.
+struct CpuCompileOptions {
+  /// Decompose gt.attention into explicit scores instead of calling the
+  /// fused runtime kernel (the reference path).
+  bool referenceAttention = false;
+  /// LLVM optimization level (0-3).
+  unsigned optLevel = 3;
+  /// Where libmegagraph_rt.a and megagraph/Runtime.h are.
+  std::string runtimeLibDir;
+  std::string runtimeIncludeDir;
+  /// The C++ compiler driver used to compile the entry shim and link.
+  std::string cxx = "c++";
+};
+
+/// One graph input or output: its name, runtime dtype enumerator (e.g.
+/// "MGRT_F32") and static shape.
+struct TensorSignature {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
+/// The inputs and outputs of `@main`, in order.
+struct ModelSignature {
+  std::vector<TensorSignature> inputs, outputs;
+};
+
+/// Reads the signature of `@main` (names from `gt.name`). Emits an error
+/// for dynamic shapes or unsupported element types.
+mlir::FailureOr<ModelSignature> getModelSignature(mlir::ModuleOp module);
+
+/// Lowers a module of gt/TOSA/linalg/ml_program ops to the LLVM dialect.
+mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
+                                       const CpuCompileOptions &options);
+
+/// Translates an LLVM-dialect module to LLVM IR and optimizes it for the
+/// host CPU.
+std::unique_ptr<llvm::Module>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                  const CpuCompileOptions &options);
+
+/// Writes an object file for the host.
+mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef path,
+                                   std::string &error);
+
+/// Writes the C++ entry shim: model signature tables and `main()` calling
+/// `mgrt_main` with a function that forwards descriptors to
+/// `_mlir_ciface_main`.
+mlir::LogicalResult writeEntryShim(const ModelSignature &signature,
+                                   llvm::StringRef modelName,
+                                   llvm::StringRef path, std::string &error);
+
+/// Compiles the shim and links it with `objectPath` and the runtime.
+mlir::LogicalResult linkExecutable(llvm::StringRef objectPath,
+                                   llvm::StringRef shimPath,
+                                   llvm::StringRef outputPath,
+                                   const CpuCompileOptions &options,
+                                   std::string &error);
+
+} // namespace megagraph
+
+#endif // MEGAGRAPH_TARGET_CPUCOMPILER_H

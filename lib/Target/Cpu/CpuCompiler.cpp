@@ -1,0 +1,294 @@
+//===- CpuCompiler.cpp - From gt/TOSA modules to CPU executables -*- C++ -*-//
+//
+// Part of MegaGraph. See CpuCompiler.h. The lowering is a fixed upstream
+// pipeline around one MegaGraph pass (gt-decompose); gt.attention bufferizes
+// into the runtime's fused kernel (GTBufferizableOpInterfaceImpl.cpp).
+// Allocations go through `_mlir_memref_to_llvm_alloc/free`, which the runtime
+// routes to its tracked allocator, so peak memory covers every buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Target/CpuCompiler.h"
+
+#include "megagraph/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// Symbol of the model function in the object file (C interface:
+/// `_mlir_ciface_megagraph_model`).
+constexpr const char *kModelSymbol = "megagraph_model";
+
+/// The upstream part of the CPU pipeline, after gt-decompose.
+constexpr const char *kLoweringPipeline =
+    "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
+    "tosa-to-tensor,canonicalize),"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{modify-public-functions "
+    "hoist-static-allocs},"
+    "ownership-based-buffer-deallocation,canonicalize,"
+    "buffer-deallocation-simplification,bufferization-lower-deallocations,"
+    "cse,canonicalize,convert-linalg-to-loops,expand-strided-metadata,"
+    "lower-affine,convert-scf-to-cf,"
+    "finalize-memref-to-llvm{use-generic-functions=true},"
+    "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
+    "reconcile-unrealized-casts";
+
+std::string dtypeOf(Type t) {
+  if (t.isF32())
+    return "MGRT_F32";
+  if (t.isF64())
+    return "MGRT_F64";
+  if (t.isInteger(64))
+    return "MGRT_I64";
+  if (t.isInteger(32))
+    return "MGRT_I32";
+  if (t.isInteger(8))
+    return "MGRT_I8";
+  if (t.isInteger(1))
+    return "MGRT_BOOL";
+  return "";
+}
+
+} // namespace
+
+FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return module.emitError("no func.func @main to compile"), failure();
+  ModelSignature sig;
+  auto describe = [&](Type type, StringAttr name, size_t index,
+                      bool isInput) -> FailureOr<TensorSignature> {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::string what =
+        (isInput ? "input #" : "output #") + std::to_string(index);
+    if (!tensor || !tensor.hasStaticShape())
+      return main.emitError()
+                 << what << " must be a statically shaped tensor, got " << type,
+             failure();
+    TensorSignature t;
+    t.name = name ? name.str()
+                  : (isInput ? "input" : "output") + std::to_string(index);
+    t.dtype = dtypeOf(tensor.getElementType());
+    if (t.dtype.empty())
+      return main.emitError() << what << " has unsupported element type "
+                              << tensor.getElementType(),
+             failure();
+    t.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    return t;
+  };
+  for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
+    FailureOr<TensorSignature> t = describe(
+        type, main.getArgAttrOfType<StringAttr>(i, "gt.name"), i, true);
+    if (failed(t))
+      return failure();
+    sig.inputs.push_back(*t);
+  }
+  for (auto [i, type] : llvm::enumerate(main.getResultTypes())) {
+    FailureOr<TensorSignature> t = describe(
+        type, main.getResultAttrOfType<StringAttr>(i, "gt.name"), i, false);
+    if (failed(t))
+      return failure();
+    sig.outputs.push_back(*t);
+  }
+  return sig;
+}
+
+LogicalResult megagraph::lowerToLLVMDialect(ModuleOp module,
+                                            const CpuCompileOptions &options) {
+  // The runtime calls @main through its C interface; names were read into
+  // the signature already and would only confuse the LLVM lowering.
+  if (auto main = module.lookupSymbol<func::FuncOp>("main")) {
+    // `main` is the executable's C entry point: rename the model function.
+    if (failed(SymbolTable::replaceAllSymbolUses(
+            main, StringAttr::get(module.getContext(), kModelSymbol), module)))
+      return failure();
+    main.setSymName(kModelSymbol);
+    main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+    for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
+      main.removeArgAttr(i, "gt.name");
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+      main.removeResultAttr(i, StringAttr::get(module.getContext(), "gt.name"));
+  }
+  PassManager pm(module.getContext());
+  GTDecomposeOptions decompose;
+  decompose.keepAttention = !options.referenceAttention;
+  pm.addPass(createGTDecompose(decompose));
+  if (failed(parsePassPipeline(kLoweringPipeline, pm))) {
+    module.emitError("internal error: bad lowering pipeline");
+    return failure();
+  }
+  return pm.run(module);
+}
+
+std::unique_ptr<llvm::Module>
+megagraph::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                             const CpuCompileOptions &options) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "megagraph_model");
+  if (!llvmModule)
+    return nullptr;
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  llvmModule->setTargetTriple(llvm::Triple(triple));
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!target) {
+    module.emitError() << "no LLVM target for " << triple << ": " << error;
+    return nullptr;
+  }
+  llvm::SubtargetFeatures features;
+  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(name, enabled);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      llvm::Triple(triple), llvm::sys::getHostCPUName(), features.getString(),
+      llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  auto optimize = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                            machine.get());
+  if (llvm::Error err = optimize(llvmModule.get())) {
+    module.emitError() << "LLVM optimization failed: "
+                       << llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+LogicalResult megagraph::emitObjectFile(llvm::Module &module,
+                                        llvm::StringRef path,
+                                        std::string &error) {
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(module.getTargetTriple(), error);
+  if (!target)
+    return failure();
+  llvm::SubtargetFeatures features;
+  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(name, enabled);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      module.getTargetTriple(), llvm::sys::getHostCPUName(),
+      features.getString(), llvm::TargetOptions(), llvm::Reloc::PIC_));
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return failure();
+  }
+  llvm::legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, out.os(), nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the host target cannot emit object files";
+    return failure();
+  }
+  pm.run(module);
+  out.keep();
+  return success();
+}
+
+LogicalResult megagraph::writeEntryShim(const ModelSignature &sig,
+                                        llvm::StringRef modelName,
+                                        llvm::StringRef path,
+                                        std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return failure();
+  }
+  size_t n = sig.inputs.size() + sig.outputs.size();
+  os << "// Generated by megagraph-compile: the model's entry point.\n"
+     << "#include \"megagraph/Runtime.h\"\n\n"
+     << "extern \"C\" void _mlir_ciface_" << kModelSymbol << "(";
+  for (size_t i = 0; i < n; ++i)
+    os << (i ? ", " : "") << "void *";
+  os << ");\n\nstatic void entry(void **d) {\n  _mlir_ciface_" << kModelSymbol
+     << "(";
+  for (size_t i = 0; i < n; ++i)
+    os << (i ? ", " : "") << "d[" << i << "]";
+  os << ");\n}\n\n";
+  auto table = [&](const char *name, const std::vector<TensorSignature> &ts) {
+    os << "static const mgrt_tensor_info " << name << "[] = {\n";
+    for (const TensorSignature &t : ts) {
+      os << "  {\"";
+      os.write_escaped(t.name);
+      os << "\", " << t.dtype << ", " << t.shape.size() << ", {";
+      for (size_t i = 0; i < t.shape.size(); ++i)
+        os << (i ? ", " : "") << t.shape[i];
+      os << "}},\n";
+    }
+    if (ts.empty())
+      os << "  {\"\", MGRT_F32, 0, {0}},\n";
+    os << "};\n";
+  };
+  table("inputs", sig.inputs);
+  table("outputs", sig.outputs);
+  os << "\nstatic const mgrt_model_info model = {\"";
+  os.write_escaped(modelName);
+  os << "\", " << sig.inputs.size() << ", inputs, " << sig.outputs.size()
+     << ", outputs, entry};\n\n"
+     << "int main(int argc, char **argv) { return mgrt_main(argc, argv, "
+        "&model); }\n";
+  return success();
+}
+
+LogicalResult megagraph::linkExecutable(llvm::StringRef objectPath,
+                                        llvm::StringRef shimPath,
+                                        llvm::StringRef outputPath,
+                                        const CpuCompileOptions &options,
+                                        std::string &error) {
+  llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(options.cxx);
+  if (!cxx) {
+    error = "cannot find the C++ compiler '" + options.cxx +
+            "' to link the executable (install g++)";
+    return failure();
+  }
+  std::string lib = options.runtimeLibDir + "/libmegagraph_rt.a";
+  if (!llvm::sys::fs::exists(lib)) {
+    error = "runtime library not found at " + lib +
+            "; build the megagraph_rt target or pass --runtime-dir";
+    return failure();
+  }
+  std::vector<std::string> args = {*cxx,
+                                   "-O2",
+                                   "-I" + options.runtimeIncludeDir,
+                                   shimPath.str(),
+                                   objectPath.str(),
+                                   lib,
+                                   "-lopenblas",
+                                   "-lpthread",
+                                   "-lm",
+                                   "-o",
+                                   outputPath.str()};
+  SmallVector<StringRef> refs(args.begin(), args.end());
+  std::string message;
+  int rc =
+      llvm::sys::ExecuteAndWait(*cxx, refs, std::nullopt, {}, 0, 0, &message);
+  if (rc != 0) {
+    error = "linking failed (" + options.cxx + " exited with " +
+            std::to_string(rc) + ")" + (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  return success();
+}

@@ -1,0 +1,399 @@
+//===- GTDecompose.cpp - Lower gt ops to TOSA -------------------*- C++ -*-===//
+//
+// Part of MegaGraph. Rewrites gt ops into TOSA so that the upstream
+// tosa-to-linalg path generates their code, and decomposes linalg.softmax.
+// gt.attention is kept by default: it bufferizes into a call to the fused
+// runtime kernel, which never materializes the [H, Sq, Sk] scores. With
+// `keep-attention=false` it is decomposed too (scores materialized), which is
+// the reference path the kernel is tested against.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Passes/Passes.h"
+
+#include "megagraph/Dialect/GT/GTOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTDECOMPOSE
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-decompose"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// TOSA building helpers (static shapes)
+//===----------------------------------------------------------------------===//
+
+/// Builds TOSA ops at one location; every helper returns a static type.
+class TosaBuilder {
+public:
+  TosaBuilder(PatternRewriter &rewriter, Location loc)
+      : r(rewriter), loc(loc) {}
+
+  static ArrayRef<int64_t> shape(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  static Type elem(Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  }
+  RankedTensorType type(ArrayRef<int64_t> s, Type e) {
+    return RankedTensorType::get(s, e);
+  }
+
+  /// A splat constant of `rank` unit dims.
+  Value scalar(Type e, double value, int64_t rank) {
+    SmallVector<int64_t> s(rank, 1);
+    auto t = type(s, e);
+    Attribute a = isa<FloatType>(e)
+                      ? Attribute(r.getFloatAttr(e, value))
+                      : Attribute(r.getIntegerAttr(e, (int64_t)value));
+    return tosa::ConstOp::create(r, loc, t, DenseElementsAttr::get(t, a));
+  }
+  Value reshape(Value v, ArrayRef<int64_t> s) {
+    if (shape(v) == s)
+      return v;
+    return tosa::ReshapeOp::create(r, loc, type(s, elem(v)), v,
+                                   tosa::getTosaConstShape(r, loc, s));
+  }
+  Value transpose(Value v, ArrayRef<int32_t> perm) {
+    SmallVector<int64_t> s;
+    for (int32_t p : perm)
+      s.push_back(shape(v)[p]);
+    return tosa::TransposeOp::create(r, loc, type(s, elem(v)), v,
+                                     r.getDenseI32ArrayAttr(perm));
+  }
+  /// Broadcast shape of two equal-rank shapes.
+  SmallVector<int64_t> bshape(Value a, Value b) {
+    SmallVector<int64_t> s;
+    for (auto [x, y] : llvm::zip(shape(a), shape(b)))
+      s.push_back(x == 1 ? y : x);
+    return s;
+  }
+  Value add(Value a, Value b) {
+    return tosa::AddOp::create(r, loc, type(bshape(a, b), elem(a)), a, b);
+  }
+  Value sub(Value a, Value b) {
+    return tosa::SubOp::create(r, loc, type(bshape(a, b), elem(a)), a, b);
+  }
+  Value mul(Value a, Value b) {
+    Value shift =
+        tosa::ConstOp::create(r, loc, type({1}, r.getI8Type()),
+                              DenseElementsAttr::get(type({1}, r.getI8Type()),
+                                                     r.getI8IntegerAttr(0)));
+    return tosa::MulOp::create(r, loc, type(bshape(a, b), elem(a)), a, b,
+                               shift);
+  }
+  Value reduceSum(Value v, int32_t axis) {
+    SmallVector<int64_t> s(shape(v));
+    s[axis] = 1;
+    return tosa::ReduceSumOp::create(r, loc, type(s, elem(v)), v,
+                                     r.getI32IntegerAttr(axis));
+  }
+  Value reduceMax(Value v, int32_t axis) {
+    SmallVector<int64_t> s(shape(v));
+    s[axis] = 1;
+    return tosa::ReduceMaxOp::create(r, loc, type(s, elem(v)), v,
+                                     r.getI32IntegerAttr(axis));
+  }
+  Value unary(StringRef kind, Value v) {
+    Type t = v.getType();
+    if (kind == "exp")
+      return tosa::ExpOp::create(r, loc, t, v);
+    if (kind == "erf")
+      return tosa::ErfOp::create(r, loc, t, v);
+    if (kind == "tanh")
+      return tosa::TanhOp::create(r, loc, t, v);
+    if (kind == "rsqrt")
+      return tosa::RsqrtOp::create(r, loc, t, v);
+    return tosa::ReciprocalOp::create(r, loc, t, v);
+  }
+  Value matmul(Value a, Value b) {
+    Type e = elem(a);
+    Value zp = tosa::ConstOp::create(
+        r, loc, type({1}, e),
+        DenseElementsAttr::get(type({1}, e), r.getFloatAttr(e, 0.0)));
+    return tosa::MatMulOp::create(
+        r, loc, type({shape(a)[0], shape(a)[1], shape(b)[2]}, e), a, b, zp, zp);
+  }
+  /// Clamps integer indices into [0, size - 1] and casts them to i32.
+  Value clampIndices(Value ids, int64_t size) {
+    Type e = elem(ids);
+    int64_t rank = shape(ids).size();
+    Value lo = scalar(e, 0, rank), hi = scalar(e, size - 1, rank);
+    Value c = tosa::MaximumOp::create(r, loc, ids.getType(), ids, lo);
+    c = tosa::MinimumOp::create(r, loc, ids.getType(), c, hi);
+    if (e.isInteger(32))
+      return c;
+    return tosa::CastOp::create(r, loc, type(shape(ids), r.getI32Type()), c);
+  }
+  /// table[ids]: result shape ids.shape + [D].
+  Value gather(Value table, Value ids) {
+    int64_t v = shape(table)[0], d = shape(table)[1];
+    int64_t n = 1;
+    for (int64_t s : shape(ids))
+      n *= s;
+    Value idx = reshape(clampIndices(ids, v), {1, n});
+    Value values = reshape(table, {1, v, d});
+    Value g = tosa::GatherOp::create(r, loc, type({1, n, d}, elem(table)),
+                                     values, idx);
+    SmallVector<int64_t> out(shape(ids));
+    out.push_back(d);
+    return reshape(g, out);
+  }
+
+  PatternRewriter &r;
+  Location loc;
+};
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+struct DecomposeGelu : OpRewritePattern<gt::GeluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::GeluOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    Value x = op.getInput();
+    Type e = TosaBuilder::elem(x);
+    int64_t rank = TosaBuilder::shape(x).size();
+    Value inner;
+    if (op.getTanh()) {
+      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      Value x3 = b.mul(b.mul(x, x), x);
+      Value poly = b.add(x, b.mul(x3, b.scalar(e, 0.044715, rank)));
+      inner = b.unary("tanh",
+                      b.mul(poly, b.scalar(e, std::sqrt(2.0 / M_PI), rank)));
+    } else {
+      inner = b.unary("erf", b.mul(x, b.scalar(e, M_SQRT1_2, rank)));
+    }
+    Value onePlus = b.add(inner, b.scalar(e, 1.0, rank));
+    rewriter.replaceOp(op, b.mul(b.mul(x, onePlus), b.scalar(e, 0.5, rank)));
+    return success();
+  }
+};
+
+struct DecomposeLinear : OpRewritePattern<gt::LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    Value x = op.getInput(), w = op.getWeight();
+    ArrayRef<int64_t> xs = TosaBuilder::shape(x);
+    int64_t k = xs.back(), n = TosaBuilder::shape(w)[1], rows = 1;
+    for (int64_t d : xs.drop_back())
+      rows *= d;
+    Value y = b.matmul(b.reshape(x, {1, rows, k}), b.reshape(w, {1, k, n}));
+    SmallVector<int64_t> out(xs);
+    out.back() = n;
+    y = b.reshape(y, out);
+    if (Value bias = op.getBias()) {
+      SmallVector<int64_t> bs(out.size(), 1);
+      bs.back() = n;
+      y = b.add(y, b.reshape(bias, bs));
+    }
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct DecomposeLayerNorm : OpRewritePattern<gt::LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    Value x = op.getInput();
+    ArrayRef<int64_t> xs = TosaBuilder::shape(x);
+    int64_t rank = xs.size();
+    int64_t normRank = TosaBuilder::shape(op.getScale()).size();
+    Type e = TosaBuilder::elem(x);
+    int64_t count = 1;
+    for (int64_t d : xs.take_back(normRank))
+      count *= d;
+    auto meanOf = [&](Value v) {
+      for (int64_t a = rank - normRank; a < rank; ++a)
+        v = b.reduceSum(v, a);
+      return b.mul(v, b.scalar(e, 1.0 / count, rank));
+    };
+    Value centered = b.sub(x, meanOf(x));
+    Value var = meanOf(b.mul(centered, centered));
+    Value inv = b.unary(
+        "rsqrt",
+        b.add(var, b.scalar(e, op.getEpsilon().convertToDouble(), rank)));
+    SmallVector<int64_t> ps(rank - normRank, 1);
+    llvm::append_range(ps, xs.take_back(normRank));
+    Value y = b.mul(b.mul(centered, inv), b.reshape(op.getScale(), ps));
+    if (Value beta = op.getBias())
+      y = b.add(y, b.reshape(beta, ps));
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct DecomposeNodeEmbedding : OpRewritePattern<gt::NodeEmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::NodeEmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    Value g = b.gather(op.getTable(), op.getIds());
+    if (op.getSumFeatures()) {
+      int64_t axis = TosaBuilder::shape(op.getIds()).size() - 1;
+      g = b.reshape(b.reduceSum(g, axis), op.getType().getShape());
+    }
+    rewriter.replaceOp(op, g);
+    return success();
+  }
+};
+
+struct DecomposeDegreeEmbedding : OpRewritePattern<gt::DegreeEmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::DegreeEmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    rewriter.replaceOp(
+        op, b.add(op.getInput(), b.gather(op.getTable(), op.getDegree())));
+    return success();
+  }
+};
+
+struct DecomposeSpatialBias : OpRewritePattern<gt::SpatialBiasOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::SpatialBiasOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    Value g = b.gather(op.getTable(), op.getDistance()); // [.., Sq, Sk, H]
+    int32_t rank = TosaBuilder::shape(g).size();
+    SmallVector<int32_t> perm;
+    for (int32_t d = 0; d < rank - 3; ++d)
+      perm.push_back(d);
+    perm.append({rank - 1, rank - 3, rank - 2});
+    rewriter.replaceOp(op, b.transpose(g, perm));
+    return success();
+  }
+};
+
+/// Reference attention: materializes the scores per head.
+struct DecomposeAttention : OpRewritePattern<gt::AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    ArrayRef<int64_t> qs = TosaBuilder::shape(op.getQuery());
+    int64_t batch = qs[0], sq = qs[1], d = qs[2];
+    int64_t sk = TosaBuilder::shape(op.getKey())[1];
+    int64_t dv = TosaBuilder::shape(op.getValue())[2];
+    int64_t h = op.getNumHeads(), dh = d / h, dvh = dv / h;
+    if (ShapedType::isDynamicShape(qs))
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    Type e = TosaBuilder::elem(op.getQuery());
+    auto heads = [&](Value v, int64_t s, int64_t hd, ArrayRef<int32_t> perm,
+                     ArrayRef<int64_t> out) {
+      return b.reshape(b.transpose(b.reshape(v, {batch, s, h, hd}), perm), out);
+    };
+    Value q = heads(op.getQuery(), sq, dh, {0, 2, 1, 3}, {batch * h, sq, dh});
+    Value kt = heads(op.getKey(), sk, dh, {0, 2, 3, 1}, {batch * h, dh, sk});
+    Value v = heads(op.getValue(), sk, dvh, {0, 2, 1, 3}, {batch * h, sk, dvh});
+    Value s = b.reshape(b.matmul(q, kt), {batch, h, sq, sk});
+    s = b.mul(s, b.scalar(e, op.getScaleOrDefault(), 4));
+    if (Value bias = op.getBias())
+      s = b.add(s, bias.getType() == s.getType() ||
+                           TosaBuilder::shape(bias).size() == 4
+                       ? bias
+                       : b.reshape(bias, {1, h, sq, sk}));
+    Value p;
+    if (Value mask = op.getMask()) {
+      SmallVector<int64_t> ms(4 - TosaBuilder::shape(mask).size(), 1);
+      llvm::append_range(ms, TosaBuilder::shape(mask));
+      Value m = b.reshape(mask, ms);
+      Value negInf = b.scalar(e, -INFINITY, 4);
+      auto full = b.type({batch, h, sq, sk}, e);
+      Value masked =
+          tosa::SelectOp::create(rewriter, op.getLoc(), full, m, s, negInf);
+      Value mx = b.reduceMax(masked, 3);
+      auto rowType = b.type({batch, h, sq, 1}, e);
+      auto rowBool = b.type({batch, h, sq, 1}, rewriter.getI1Type());
+      Value empty =
+          tosa::EqualOp::create(rewriter, op.getLoc(), rowBool, mx, negInf);
+      mx = tosa::SelectOp::create(rewriter, op.getLoc(), rowType, empty,
+                                  b.scalar(e, 0, 4), mx);
+      Value ex = b.unary("exp", b.sub(masked, mx));
+      Value sum = b.reduceSum(ex, 3);
+      Value zero = tosa::EqualOp::create(rewriter, op.getLoc(), rowBool, sum,
+                                         b.scalar(e, 0, 4));
+      sum = tosa::SelectOp::create(rewriter, op.getLoc(), rowType, zero,
+                                   b.scalar(e, 1, 4), sum);
+      p = b.mul(ex, b.unary("reciprocal", sum));
+    } else {
+      Value mx = b.reduceMax(s, 3);
+      Value ex = b.unary("exp", b.sub(s, mx));
+      p = b.mul(ex, b.unary("reciprocal", b.reduceSum(ex, 3)));
+    }
+    Value o = b.matmul(b.reshape(p, {batch * h, sq, sk}), v);
+    o = b.reshape(b.transpose(b.reshape(o, {batch, h, sq, dvh}), {0, 2, 1, 3}),
+                  {batch, sq, dv});
+    rewriter.replaceOp(op, o);
+    return success();
+  }
+};
+
+/// linalg.softmax -> its generic decomposition (max, sub, exp, sum, div).
+struct DecomposeSoftmax : OpRewritePattern<linalg::SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::SoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> results =
+        cast<linalg::AggregatedOpInterface>(op.getOperation())
+            .decomposeOperation(rewriter);
+    if (failed(results))
+      return failure();
+    rewriter.replaceOp(op, *results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
+  using GTDecomposeBase::GTDecomposeBase;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    // 1. One pattern per gt op with a TOSA form.
+    RewritePatternSet patterns(ctx);
+    patterns.add<DecomposeGelu, DecomposeLinear, DecomposeLayerNorm,
+                 DecomposeNodeEmbedding, DecomposeDegreeEmbedding,
+                 DecomposeSpatialBias, DecomposeSoftmax>(ctx);
+    if (!keepAttention)
+      patterns.add<DecomposeAttention>(ctx);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // 2. Whatever gt compute op remains has no CPU lowering yet.
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (!isa<gt::GTDialect>(op->getDialect()))
+        return WalkResult::advance();
+      if (keepAttention && isa<gt::AttentionOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("has no CPU lowering yet");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
