@@ -104,4 +104,33 @@ def GTDecompose : Pass<"gt-decompose", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def GTLinalgToRuntime : Pass<"gt-linalg-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's BLAS matmul for zero-initialized batch matmuls";
+  let description = [{
+    Runs after bufferization. An f32 `linalg.batch_matmul` on memrefs whose
+    output buffer was zero-filled by the `linalg.fill` just before it (the
+    form `tosa.matmul` lowers to) becomes a call to the runtime kernel
+    `mgrt_matmul_f32` (OpenBLAS sgemm, multithreaded), and the fill is
+    erased: `fill(0); C += A B` is exactly `C = A B`. Any other matmul is
+    left to generated loops.
+
+    Example:
+
+    ```mlir
+    // before
+    linalg.fill ins(%zero : f32) outs(%c : memref<8x16x16xf32>)
+    linalg.batch_matmul ins(%a, %b : ...) outs(%c : memref<8x16x16xf32>)
+    // after
+    %0 = memref.cast %c : memref<8x16x16xf32> to memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+    ...
+    call @mgrt_matmul_f32(%0, %1, %2) : (...) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numMatmuls", "matmuls", "batch matmuls sent to the runtime">,
+  ];
+}
+
 #endif // MEGAGRAPH_PASSES_PASSES_TD

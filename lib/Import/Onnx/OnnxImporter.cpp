@@ -436,6 +436,32 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
     }
     if (!it->second.value)
       it->second.value = ic.materialize(*it->second.constant);
+    // The model's declared output type, where it states one, must agree
+    // with what the importer computed: a mismatch is an importer bug or a
+    // wrong --input-shape, never something to pass on silently.
+    auto computed = cast<RankedTensorType>(it->second.value.getType());
+    if (out.type().has_tensor_type()) {
+      const onnx::TypeProto_Tensor &tt = out.type().tensor_type();
+      Type declared = convertElementType(&ctx, tt.elem_type());
+      bool mismatch = declared && declared != computed.getElementType();
+      if (tt.has_shape() && tt.shape().dim_size() != computed.getRank())
+        mismatch = true;
+      for (int d = 0; !mismatch && tt.has_shape() && d < tt.shape().dim_size();
+           ++d)
+        if (tt.shape().dim(d).has_dim_value() &&
+            tt.shape().dim(d).dim_value() != computed.getDimSize(d))
+          mismatch = true;
+      if (mismatch) {
+        std::string got;
+        llvm::raw_string_ostream os(got);
+        os << computed;
+        (void)error("graph output '" + out.name() + "' is declared with a "
+                    "different type than the importer computed (" + got +
+                    "); check the --input-shape values, or report this "
+                    "model");
+        return nullptr;
+      }
+    }
     results.push_back(it->second.value);
     resultTypes.push_back(it->second.value.getType());
   }

@@ -46,7 +46,7 @@ constexpr const char *kLoweringPipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{modify-public-functions "
-    "hoist-static-allocs},"
+    "hoist-static-allocs},gt-linalg-to-runtime,"
     "ownership-based-buffer-deallocation,canonicalize,"
     "buffer-deallocation-simplification,bufferization-lower-deallocations,"
     "cse,canonicalize,convert-linalg-to-loops,expand-strided-metadata,"
