@@ -30,29 +30,39 @@ namespace {
 /// Name of the runtime kernel (the C symbol is `_mlir_ciface_` + this).
 constexpr StringLiteral kAttentionKernel = "mgrt_attention_f32";
 
+/// Returns `buffer` with an identity layout, copying it if it is strided.
+Value toIdentity(RewriterBase &rewriter, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getLayout().isIdentity())
+    return buffer;
+  auto identity = MemRefType::get(type.getShape(), type.getElementType());
+  SmallVector<Value> dynSizes;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dynSizes.push_back(memref::DimOp::create(rewriter, loc, buffer, i));
+  Value copy = memref::AllocOp::create(rewriter, loc, identity, dynSizes);
+  memref::CopyOp::create(rewriter, loc, buffer, copy);
+  return copy;
+}
+
 /// Returns `buffer` as an identity-layout memref of fully dynamic shape,
 /// copying it first if its layout is strided.
 Value toDynamicIdentity(RewriterBase &rewriter, Location loc, Value buffer) {
+  buffer = toIdentity(rewriter, loc, buffer);
   auto type = cast<MemRefType>(buffer.getType());
-  if (!type.getLayout().isIdentity()) {
-    auto identity = MemRefType::get(type.getShape(), type.getElementType());
-    SmallVector<Value> dynSizes;
-    for (int64_t i = 0; i < type.getRank(); ++i)
-      if (type.isDynamicDim(i))
-        dynSizes.push_back(memref::DimOp::create(rewriter, loc, buffer, i));
-    Value copy = memref::AllocOp::create(rewriter, loc, identity, dynSizes);
-    memref::CopyOp::create(rewriter, loc, buffer, copy);
-    buffer = copy;
-    type = identity;
-  }
   SmallVector<int64_t> dyn(type.getRank(), ShapedType::kDynamic);
   return memref::CastOp::create(
       rewriter, loc, MemRefType::get(dyn, type.getElementType()), buffer);
 }
 
-/// Gives `buffer` rank 4 by prepending unit dimensions.
+/// Gives `buffer` rank 4 by prepending unit dimensions (after making its
+/// layout the identity, so the expanded type is the identity too).
 Value toRank4(RewriterBase &rewriter, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
+  if (type.getRank() < 4) {
+    buffer = toIdentity(rewriter, loc, buffer);
+    type = cast<MemRefType>(buffer.getType());
+  }
   int64_t missing = 4 - type.getRank();
   if (missing <= 0)
     return buffer;

@@ -373,7 +373,24 @@ struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    // 1. One pattern per gt op with a TOSA form.
+    // 1. The TOSA forms need static shapes.
+    WalkResult dynamic = getOperation()->walk([&](Operation *op) {
+      if (!isa<gt::GTDialect>(op->getDialect()))
+        return WalkResult::advance();
+      auto isStatic = [](Type t) {
+        auto shaped = dyn_cast<ShapedType>(t);
+        return !shaped || shaped.hasStaticShape();
+      };
+      if (llvm::all_of(op->getOperandTypes(), isStatic) &&
+          llvm::all_of(op->getResultTypes(), isStatic))
+        return WalkResult::advance();
+      op->emitOpError("needs static shapes for the CPU lowering (pass "
+                      "--input-shape for dynamic model inputs)");
+      return WalkResult::interrupt();
+    });
+    if (dynamic.wasInterrupted())
+      return signalPassFailure();
+    // 2. One pattern per gt op with a TOSA form.
     RewritePatternSet patterns(ctx);
     patterns.add<DecomposeGelu, DecomposeLinear, DecomposeLayerNorm,
                  DecomposeNodeEmbedding, DecomposeDegreeEmbedding,
@@ -382,15 +399,17 @@ struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
       patterns.add<DecomposeAttention>(ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    // 2. Whatever gt compute op remains has no CPU lowering yet.
-    WalkResult result = getOperation()->walk([&](Operation *op) {
-      if (!isa<gt::GTDialect>(op->getDialect()))
-        return WalkResult::advance();
-      if (keepAttention && isa<gt::AttentionOp>(op))
-        return WalkResult::advance();
-      op->emitOpError("has no CPU lowering yet");
-      return WalkResult::interrupt();
-    });
+    // 3. Whatever gt op remains has no CPU lowering yet (pre-order, so a
+    //    gt.layer is reported rather than its terminator).
+    WalkResult result =
+        getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+          if (!isa<gt::GTDialect>(op->getDialect()))
+            return WalkResult::advance();
+          if (keepAttention && isa<gt::AttentionOp>(op))
+            return WalkResult::advance();
+          op->emitOpError("has no CPU lowering yet");
+          return WalkResult::interrupt();
+        });
     if (result.wasInterrupted())
       signalPassFailure();
   }

@@ -1,0 +1,83 @@
+// RUN: megagraph-opt %s --gt-decompose -split-input-file -verify-diagnostics
+
+// Errors of the gt-decompose pass (passes/Lower/GTDecompose.cpp): a gt
+// compute op without a CPU lowering is reported, not silently kept.
+
+func.func @edge_bias(%path: tensor<4x4x3xi64>, %spd: tensor<4x4xi64>,
+                     %t: tensor<5x2xf32>, %w: tensor<3x2x2xf32>)
+    -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{'gt.edge_bias' op has no CPU lowering yet}}
+  %0 = gt.edge_bias %path, %spd, %t, %w
+      : (tensor<4x4x3xi64>, tensor<4x4xi64>, tensor<5x2xf32>,
+         tensor<3x2x2xf32>) -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @spmm(%rp: tensor<5xi64>, %ci: tensor<8xi64>, %w: tensor<8xf32>,
+                %x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'gt.spmm' op has no CPU lowering yet}}
+  %0 = gt.spmm %rp, %ci, %w, %x
+      : (tensor<5xi64>, tensor<8xi64>, tensor<8xf32>, tensor<4x16xf32>)
+      -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @sparse_attention(%q: tensor<4x16xf32>, %rp: tensor<5xi64>,
+                            %ci: tensor<8xi64>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'gt.sparse_attention' op has no CPU lowering yet}}
+  %0 = gt.sparse_attention %q, %q, %q, %rp, %ci heads = 2
+      : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<5xi64>,
+         tensor<8xi64>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @cross_entropy(%logits: tensor<4x3xf32>, %labels: tensor<4xi64>,
+                         %m: tensor<4xi1>) -> tensor<f32> {
+  // expected-error @+1 {{'gt.cross_entropy' op has no CPU lowering yet}}
+  %0 = gt.cross_entropy %logits, %labels mask(%m)
+      : (tensor<4x3xf32>, tensor<4xi64>, tensor<4xi1>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// The ops around the unsupported one are still lowered (the error comes
+// after the rewrite), and only the unsupported op is reported.
+func.func @mixed(%x: tensor<4x16xf32>, %rp: tensor<5xi64>, %ci: tensor<8xi64>,
+                 %w: tensor<8xf32>) -> tensor<4x16xf32> {
+  %0 = gt.gelu %x : tensor<4x16xf32>
+  // expected-error @+1 {{'gt.spmm' op has no CPU lowering yet}}
+  %1 = gt.spmm %rp, %ci, %w, %0
+      : (tensor<5xi64>, tensor<8xi64>, tensor<8xf32>, tensor<4x16xf32>)
+      -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}
+
+// -----
+
+// Dynamic shapes are rejected before any rewrite (they used to be
+// miscompiled: a layer-norm mean factor of 1/INT64_MIN).
+func.func @dynamic_layer_norm(%x: tensor<2x?xf32>, %g: tensor<?xf32>)
+    -> tensor<2x?xf32> {
+  // expected-error @+1 {{'gt.layer_norm' op needs static shapes for the CPU lowering (pass --input-shape for dynamic model inputs)}}
+  %0 = gt.layer_norm %x, %g epsilon = 1.0e-05
+      : (tensor<2x?xf32>, tensor<?xf32>) -> tensor<2x?xf32>
+  return %0 : tensor<2x?xf32>
+}
+
+// -----
+
+// A gt.layer is reported as such, not through its terminator.
+func.func @layer(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'gt.layer' op has no CPU lowering yet}}
+  %0 = gt.layer index = 0 -> tensor<4xf32> {
+    gt.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
