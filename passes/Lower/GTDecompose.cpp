@@ -13,6 +13,7 @@
 
 #include "megagraph/Dialect/GT/GTOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -269,18 +270,47 @@ struct DecomposeDegreeEmbedding : OpRewritePattern<gt::DegreeEmbeddingOp> {
   }
 };
 
+/// One fused loop nest writes result[.., h, i, j] = table[clamp(d[.., i, j]),
+/// h] straight into the [.., H, Sq, Sk] layout: no gathered [.., Sq, Sk, H]
+/// intermediate, no transpose, no separate clamp and cast passes.
 struct DecomposeSpatialBias : OpRewritePattern<gt::SpatialBiasOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(gt::SpatialBiasOp op,
                                 PatternRewriter &rewriter) const override {
-    TosaBuilder b(rewriter, op.getLoc());
-    Value g = b.gather(op.getTable(), op.getDistance()); // [.., Sq, Sk, H]
-    int32_t rank = TosaBuilder::shape(g).size();
-    SmallVector<int32_t> perm;
-    for (int32_t d = 0; d < rank - 3; ++d)
-      perm.push_back(d);
-    perm.append({rank - 1, rank - 3, rank - 2});
-    rewriter.replaceOp(op, b.transpose(g, perm));
+    Location loc = op.getLoc();
+    Value dist = op.getDistance(), table = op.getTable();
+    auto distType = cast<RankedTensorType>(dist.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank(),
+            numRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
+    MLIRContext *ctx = rewriter.getContext();
+    // (.., h, i, j) -> (.., i, j) for the distance.
+    SmallVector<AffineExpr> distExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != rank - 3)
+        distExprs.push_back(getAffineDimExpr(d, ctx));
+    AffineMap distMap = AffineMap::get(rank, 0, distExprs, ctx);
+    AffineMap outMap = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType());
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Type idxElem = distType.getElementType();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{dist},
+        ValueRange{init}, ArrayRef<AffineMap>{distMap, outMap}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value lo = arith::ConstantIntOp::create(b, l, idxElem, 0);
+          Value hi = arith::ConstantIntOp::create(b, l, idxElem, numRows - 1);
+          Value c = arith::MaxSIOp::create(b, l, args[0], lo);
+          c = arith::MinSIOp::create(b, l, c, hi);
+          Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), c);
+          Value head = linalg::IndexOp::create(b, l, rank - 3);
+          Value v =
+              tensor::ExtractOp::create(b, l, table, ValueRange{row, head});
+          linalg::YieldOp::create(b, l, v);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };

@@ -264,24 +264,22 @@ func.func @degree_embedding(%x: tensor<2x4x8xf32>, %d: tensor<2x4xi64>,
 
 // -----
 
-// Rank-2 distance [Sq=4, Sk=5], table [M=7, H=3]: gather to 4x5x3, then
-// transpose [2, 0, 1] to [H, Sq, Sk].
+// Rank-2 distance [Sq=4, Sk=5], table [M=7, H=3]: one fused loop nest writes
+// [H, Sq, Sk] directly from the clamped distances (no gather + transpose).
 // CHECK-LABEL: func.func @spatial_bias_rank2
 // CHECK-SAME:    (%[[D:[a-zA-Z0-9_]+]]: tensor<4x5xi64>, %[[T:[a-zA-Z0-9_]+]]: tensor<7x3xf32>)
-// CHECK-DAG:     %[[GS:.+]] = tosa.const_shape {values = dense<[4, 5, 3]> : tensor<3xindex>}
-// CHECK-DAG:     %[[TS:.+]] = tosa.const_shape {values = dense<[1, 7, 3]> : tensor<3xindex>}
-// CHECK-DAG:     %[[IS:.+]] = tosa.const_shape {values = dense<[1, 20]> : tensor<2xindex>}
-// CHECK-DAG:     %[[LO:.+]] = "tosa.const"() <{values = dense<0> : tensor<1x1xi64>}>
-// CHECK-DAG:     %[[HI:.+]] = "tosa.const"() <{values = dense<6> : tensor<1x1xi64>}>
-// CHECK:         %[[C1:.+]] = tosa.maximum %[[D]], %[[LO]] : (tensor<4x5xi64>, tensor<1x1xi64>) -> tensor<4x5xi64>
-// CHECK-NEXT:    %[[C2:.+]] = tosa.minimum %[[C1]], %[[HI]] : (tensor<4x5xi64>, tensor<1x1xi64>) -> tensor<4x5xi64>
-// CHECK-NEXT:    %[[I32:.+]] = tosa.cast %[[C2]] : (tensor<4x5xi64>) -> tensor<4x5xi32>
-// CHECK-NEXT:    %[[IDX:.+]] = tosa.reshape %[[I32]], %[[IS]] : (tensor<4x5xi32>, !tosa.shape<2>) -> tensor<1x20xi32>
-// CHECK-NEXT:    %[[TAB:.+]] = tosa.reshape %[[T]], %[[TS]] : (tensor<7x3xf32>, !tosa.shape<3>) -> tensor<1x7x3xf32>
-// CHECK-NEXT:    %[[GA:.+]] = tosa.gather %[[TAB]], %[[IDX]] : (tensor<1x7x3xf32>, tensor<1x20xi32>) -> tensor<1x20x3xf32>
-// CHECK-NEXT:    %[[G3:.+]] = tosa.reshape %[[GA]], %[[GS]] : (tensor<1x20x3xf32>, !tosa.shape<3>) -> tensor<4x5x3xf32>
-// CHECK-NEXT:    %[[R:.+]] = tosa.transpose %[[G3]] {perms = array<i32: 2, 0, 1>} : (tensor<4x5x3xf32>) -> tensor<3x4x5xf32>
-// CHECK-NEXT:    return %[[R]] : tensor<3x4x5xf32>
+// CHECK-DAG:     %[[HI:.+]] = arith.constant 6 : i64
+// CHECK-DAG:     %[[LO:.+]] = arith.constant 0 : i64
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<3x4x5xf32>
+// CHECK:         %[[R:.+]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[D]] : tensor<4x5xi64>) outs(%[[E]] : tensor<3x4x5xf32>)
+// CHECK:           %[[C1:.+]] = arith.maxsi %{{.*}}, %[[LO]] : i64
+// CHECK-NEXT:      %[[C2:.+]] = arith.minsi %[[C1]], %[[HI]] : i64
+// CHECK-NEXT:      %[[ROW:.+]] = arith.index_cast %[[C2]] : i64 to index
+// CHECK-NEXT:      %[[H:.+]] = linalg.index 0 : index
+// CHECK-NEXT:      %[[V:.+]] = tensor.extract %[[T]][%[[ROW]], %[[H]]] : tensor<7x3xf32>
+// CHECK-NEXT:      linalg.yield %[[V]] : f32
+// CHECK:         return %[[R]] : tensor<3x4x5xf32>
+// CHECK-NOT:     tosa.transpose
 func.func @spatial_bias_rank2(%d: tensor<4x5xi64>, %t: tensor<7x3xf32>) -> tensor<3x4x5xf32> {
   %0 = gt.spatial_bias %d, %t : (tensor<4x5xi64>, tensor<7x3xf32>) -> tensor<3x4x5xf32>
   return %0 : tensor<3x4x5xf32>
@@ -289,23 +287,22 @@ func.func @spatial_bias_rank2(%d: tensor<4x5xi64>, %t: tensor<7x3xf32>) -> tenso
 
 // -----
 
-// Rank-3 i32 distance [B=2, Sq=4, Sk=5]: clamped without a cast, gather to
-// 2x4x5x3, then transpose [0, 3, 1, 2] to [B, H, Sq, Sk].
+// Rank-3 i32 distance [B=2, Sq=4, Sk=5]: the head index is loop dim 1 of
+// the [B, H, Sq, Sk] result.
 // CHECK-LABEL: func.func @spatial_bias_rank3
 // CHECK-SAME:    (%[[D:[a-zA-Z0-9_]+]]: tensor<2x4x5xi32>, %[[T:[a-zA-Z0-9_]+]]: tensor<7x3xf32>)
-// CHECK-DAG:     %[[GS:.+]] = tosa.const_shape {values = dense<[2, 4, 5, 3]> : tensor<4xindex>}
-// CHECK-DAG:     %[[TS:.+]] = tosa.const_shape {values = dense<[1, 7, 3]> : tensor<3xindex>}
-// CHECK-DAG:     %[[IS:.+]] = tosa.const_shape {values = dense<[1, 40]> : tensor<2xindex>}
-// CHECK-DAG:     %[[LO:.+]] = "tosa.const"() <{values = dense<0> : tensor<1x1x1xi32>}>
-// CHECK-DAG:     %[[HI:.+]] = "tosa.const"() <{values = dense<6> : tensor<1x1x1xi32>}>
-// CHECK:         %[[C1:.+]] = tosa.maximum %[[D]], %[[LO]] : (tensor<2x4x5xi32>, tensor<1x1x1xi32>) -> tensor<2x4x5xi32>
-// CHECK-NEXT:    %[[C2:.+]] = tosa.minimum %[[C1]], %[[HI]] : (tensor<2x4x5xi32>, tensor<1x1x1xi32>) -> tensor<2x4x5xi32>
-// CHECK-NEXT:    %[[IDX:.+]] = tosa.reshape %[[C2]], %[[IS]] : (tensor<2x4x5xi32>, !tosa.shape<2>) -> tensor<1x40xi32>
-// CHECK-NEXT:    %[[TAB:.+]] = tosa.reshape %[[T]], %[[TS]] : (tensor<7x3xf32>, !tosa.shape<3>) -> tensor<1x7x3xf32>
-// CHECK-NEXT:    %[[GA:.+]] = tosa.gather %[[TAB]], %[[IDX]] : (tensor<1x7x3xf32>, tensor<1x40xi32>) -> tensor<1x40x3xf32>
-// CHECK-NEXT:    %[[G4:.+]] = tosa.reshape %[[GA]], %[[GS]] : (tensor<1x40x3xf32>, !tosa.shape<4>) -> tensor<2x4x5x3xf32>
-// CHECK-NEXT:    %[[R:.+]] = tosa.transpose %[[G4]] {perms = array<i32: 0, 3, 1, 2>} : (tensor<2x4x5x3xf32>) -> tensor<2x3x4x5xf32>
-// CHECK-NEXT:    return %[[R]] : tensor<2x3x4x5xf32>
+// CHECK-DAG:     %[[HI:.+]] = arith.constant 6 : i32
+// CHECK-DAG:     %[[LO:.+]] = arith.constant 0 : i32
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<2x3x4x5xf32>
+// CHECK:         %[[R:.+]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[D]] : tensor<2x4x5xi32>) outs(%[[E]] : tensor<2x3x4x5xf32>)
+// CHECK:           %[[C1:.+]] = arith.maxsi %{{.*}}, %[[LO]] : i32
+// CHECK-NEXT:      %[[C2:.+]] = arith.minsi %[[C1]], %[[HI]] : i32
+// CHECK-NEXT:      %[[ROW:.+]] = arith.index_cast %[[C2]] : i32 to index
+// CHECK-NEXT:      %[[H:.+]] = linalg.index 1 : index
+// CHECK-NEXT:      %[[V:.+]] = tensor.extract %[[T]][%[[ROW]], %[[H]]] : tensor<7x3xf32>
+// CHECK-NEXT:      linalg.yield %[[V]] : f32
+// CHECK:         return %[[R]] : tensor<2x3x4x5xf32>
+// CHECK-NOT:     tosa.transpose
 func.func @spatial_bias_rank3(%d: tensor<2x4x5xi32>, %t: tensor<7x3xf32>) -> tensor<2x3x4x5xf32> {
   %0 = gt.spatial_bias %d, %t : (tensor<2x4x5xi32>, tensor<7x3xf32>) -> tensor<2x3x4x5xf32>
   return %0 : tensor<2x3x4x5xf32>
