@@ -16,8 +16,10 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   # Runtime: MPI, BLAS, graph partitioning
   openmpi-bin libopenmpi-dev libopenblas-dev libmetis-dev
-  # Tests: GoogleTest; PyTorch/ONNX/NumPy for reference data
-  libgtest-dev python3-numpy python3-onnx python3-torch
+  # Tests: GoogleTest/GoogleMock; PyTorch/ONNX/NumPy for reference data;
+  # LibTorch (C++) for the runtime's kernel references
+  libgtest-dev libgmock-dev python3-numpy python3-onnx python3-torch
+  libtorch-dev
 )
 
 missing=()

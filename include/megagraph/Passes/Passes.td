@@ -133,4 +133,37 @@ def GTLinalgToRuntime : Pass<"gt-linalg-to-runtime", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTEarlyDealloc : Pass<"gt-early-dealloc", "::mlir::ModuleOp"> {
+  let summary = "Free each local buffer right after its last use";
+  let description = [{
+    Ownership-based buffer deallocation puts every `memref.dealloc` at the
+    end of the block owning the buffer, so a straight-line forward pass keeps
+    all intermediates alive until it returns. This pass moves the dealloc of
+    each `memref.alloc` of the same block to just after the last use of the
+    buffer or of any view of it (subview, reshape, cast), so peak memory is
+    the largest set of buffers live at once. A buffer used by a terminator
+    (returned, branched) or by an op that may return an alias keeps its
+    dealloc where it was.
+
+    Example:
+
+    ```mlir
+    // before
+    %a = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%x : ...) outs(%a : ...)
+    linalg.add ins(%a, %a : ...) outs(%y : ...)
+    ... many more ops ...
+    memref.dealloc %a : memref<4xf32>
+    // after
+    linalg.add ins(%a, %a : ...) outs(%y : ...)
+    memref.dealloc %a : memref<4xf32>
+    ... many more ops ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numMoved", "moved", "deallocations moved earlier">,
+  ];
+}
+
 #endif // MEGAGRAPH_PASSES_PASSES_TD

@@ -49,7 +49,7 @@ constexpr const char *kLoweringPipeline =
     "hoist-static-allocs},gt-linalg-to-runtime,"
     "ownership-based-buffer-deallocation,canonicalize,"
     "buffer-deallocation-simplification,bufferization-lower-deallocations,"
-    "cse,canonicalize,convert-linalg-to-loops,expand-strided-metadata,"
+    "cse,canonicalize,gt-early-dealloc,convert-linalg-to-loops,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,"
     "finalize-memref-to-llvm{use-generic-functions=true},"
     "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"

@@ -1,0 +1,213 @@
+/*===- megagraph/Runtime.h - MegaGraph CPU runtime C ABI ------------------===*
+ *
+ * The C ABI of libmegagraph_rt, the library that executables produced by
+ * megagraph-compile link against. Plain C (usable from C and C++), no
+ * exceptions cross it, every fallible call returns an mgrt_status.
+ *
+ *   memory   tracked 64-byte aligned allocation (current / peak bytes), and
+ *            the allocation hooks MLIR's finalize-memref-to-llvm
+ *            {use-generic-functions=true} emits calls to.
+ *   kernels  float32 CPU kernels called through MLIR's C interface
+ *            (`_mlir_ciface_*`, arguments are pointers to memref descriptors).
+ *            Outputs are preallocated by the caller. A kernel whose operands
+ *            break its contract (shapes, innermost stride) is a compiler bug:
+ *            it prints the reason to stderr and aborts.
+ *   tensors  a host tensor and .npy (format v1/v2/v3) read / write.
+ *   driver   mgrt_main, the command line of a compiled model.
+ *
+ * Link line for a compiled model: -lmegagraph_rt -lopenblas -lpthread
+ * -lstdc++ -lm (or the CMake target `megagraph_rt`).
+ *
+ * Threads: kernels run on one process-wide pool of MEGAGRAPH_NUM_THREADS
+ * threads (default: hardware concurrency); OpenBLAS itself is set to one
+ * thread, the pool owns all parallelism. Kernels may be called from any
+ * thread; concurrent calls are serialized.
+ *
+ * Environment: MEGAGRAPH_NUM_THREADS (above); MEGAGRAPH_GEMM=blas|native
+ * forces the matmul backend (default: OpenBLAS, or the runtime's own GEMM
+ * when OpenBLAS runs kernels older than the CPU, as 0.3.21 does on Sapphire
+ * Rapids unless OPENBLAS_CORETYPE is set).
+ *===----------------------------------------------------------------------===*/
+#ifndef MEGAGRAPH_RUNTIME_H
+#define MEGAGRAPH_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- Status and version ------------------------------------------------===*/
+
+/** Return codes of the fallible calls; 0 is success. */
+typedef enum mgrt_status {
+  MGRT_OK = 0,
+  MGRT_ERR_IO = 1,          /**< file cannot be opened, read or written */
+  MGRT_ERR_FORMAT = 2,      /**< malformed or truncated file */
+  MGRT_ERR_UNSUPPORTED = 3, /**< valid file, unsupported feature (dtype...) */
+  MGRT_ERR_ARGUMENT = 4,    /**< bad argument (rank > 8, null pointer...) */
+  MGRT_ERR_NOMEM = 5        /**< allocation failed */
+} mgrt_status;
+
+/** Version of the runtime, "MAJOR.MINOR.PATCH". */
+const char *mgrt_version(void);
+
+/*===-- Memory ------------------------------------------------------------===*/
+
+/** Tracked allocation, 64-byte aligned; NULL on failure. `bytes` may be 0. */
+void *mgrt_alloc(size_t bytes);
+/** Frees a block from any allocator of this section; NULL is a no-op. */
+void mgrt_free(void *p);
+/** Bytes currently allocated through this section (requested sizes). */
+size_t mgrt_current_bytes(void);
+/** Highest mgrt_current_bytes() since start or the last mgrt_reset_peak. */
+size_t mgrt_peak_bytes(void);
+/** Sets the peak to the current byte count. */
+void mgrt_reset_peak(void);
+
+/* Hooks of MLIR's finalize-memref-to-llvm{use-generic-functions=true}; both
+ * allocators are tracked and their blocks may be released by either free. */
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+
+/*===-- Memref descriptors (MLIR C interface layout) ----------------------===*/
+
+/** Descriptor of a rank-N memref of T: element (i0..iN-1) lives at
+ *  aligned[offset + sum_k ik * strides[k]]. */
+#define MGRT_MEMREF(T, N)                                                      \
+  struct {                                                                     \
+    T *allocated;                                                              \
+    T *aligned;                                                                \
+    int64_t offset;                                                            \
+    int64_t sizes[N];                                                          \
+    int64_t strides[N];                                                        \
+  }
+
+typedef MGRT_MEMREF(float, 1) mgrt_memref_f32_1;
+typedef MGRT_MEMREF(float, 2) mgrt_memref_f32_2;
+typedef MGRT_MEMREF(float, 3) mgrt_memref_f32_3;
+typedef MGRT_MEMREF(float, 4) mgrt_memref_f32_4;
+typedef MGRT_MEMREF(int8_t, 4) mgrt_memref_i8_4;
+
+/*===-- Kernels (float32) -------------------------------------------------===*/
+
+/** Bits of the `flags` argument of the attention kernel. */
+enum {
+  MGRT_ATTENTION_BIAS = 1, /**< `bias` is present */
+  MGRT_ATTENTION_MASK = 2  /**< `mask` is present */
+};
+
+/** Multi-head attention, heads packed in the hidden dimension:
+ *  q [B,Sq,D], k [B,Sk,D], v [B,Sk,Dv], out [B,Sq,Dv]; head h reads columns
+ *  [h*D/H, (h+1)*D/H) of q and k and [h*Dv/H, (h+1)*Dv/H) of v and out.
+ *    out[b,i,h] = sum_j softmax_j(scale * q_h[i].k_h[j] + bias[b,h,i,j]) v_h[j]
+ *  over the kept keys j. bias [Bb,Hb,Sq,Sk] and the uint8 mask [Mb,Mh,Sq,Sk]
+ *  (nonzero = keep) broadcast every dimension of size 1; a query row that
+ *  keeps no key yields zeros. Either pointer may be NULL when its flag is
+ *  clear. Blockwise online softmax: no [Sq,Sk] score matrix is allocated;
+ *  working memory is a packed copy of k and v plus O(block) per thread.
+ *  Innermost strides of q, k, v, out must be 1. */
+void _mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out,
+                                     mgrt_memref_f32_3 *q,
+                                     mgrt_memref_f32_3 *k,
+                                     mgrt_memref_f32_3 *v,
+                                     mgrt_memref_f32_4 *bias,
+                                     mgrt_memref_i8_4 *mask, int64_t num_heads,
+                                     float scale, int64_t flags);
+
+/** Batched matmul out[g] = a[g] @ b[g]: a [G,M,K], b [G,K,N] or [1,K,N]
+ *  (shared), out [G,M,N]. Any strides for a and b (transposed views are
+ *  read as such, other layouts copied); out needs innermost stride 1. */
+void _mlir_ciface_mgrt_matmul_f32(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a,
+                                  mgrt_memref_f32_3 *b);
+
+/** Layer normalization of the rows of x [R,C] (biased variance):
+ *  out = (x - mean) / sqrt(var + epsilon) * gamma [+ beta]; gamma, beta [C];
+ *  beta is read only when has_beta != 0 (it may be NULL otherwise). */
+void _mlir_ciface_mgrt_layer_norm_f32(mgrt_memref_f32_2 *out,
+                                      mgrt_memref_f32_2 *x,
+                                      mgrt_memref_f32_1 *gamma,
+                                      mgrt_memref_f32_1 *beta, float epsilon,
+                                      int64_t has_beta);
+
+/*===-- Tensors and .npy --------------------------------------------------===*/
+
+/** Element types; the values are ONNX's TensorProto.DataType codes. */
+typedef enum mgrt_dtype {
+  MGRT_F32 = 1,   /**< float,    npy '<f4' */
+  MGRT_U8 = 2,    /**< uint8,    npy '|u1' */
+  MGRT_I8 = 3,    /**< int8,     npy '|i1' */
+  MGRT_I32 = 6,   /**< int32,    npy '<i4' */
+  MGRT_I64 = 7,   /**< int64,    npy '<i8' */
+  MGRT_BOOL = 9,  /**< one byte, 0 or 1, npy '|b1' */
+  MGRT_F64 = 11   /**< double,   npy '<f8' */
+} mgrt_dtype;
+
+#define MGRT_MAX_RANK 8
+
+/** A dense row-major host tensor owning `data` (a tracked allocation). */
+typedef struct mgrt_tensor {
+  int dtype; /**< an mgrt_dtype */
+  int rank;  /**< 0..MGRT_MAX_RANK */
+  int64_t shape[MGRT_MAX_RANK];
+  void *data;
+} mgrt_tensor;
+
+/** Bytes per element of `dtype`, 0 for an unknown code. */
+size_t mgrt_dtype_size(int dtype);
+/** Short name of `dtype` ("f32", "i64", "bool"...), "?" for unknown codes. */
+const char *mgrt_dtype_name(int dtype);
+/** Number of elements of `t` (1 for rank 0). */
+int64_t mgrt_tensor_numel(const mgrt_tensor *t);
+/** Fills `t` and allocates zeroed storage for it. */
+mgrt_status mgrt_tensor_alloc(mgrt_tensor *t, int dtype, int rank,
+                              const int64_t *shape);
+/** Releases the storage of `t` and zeroes it; NULL is a no-op. */
+void mgrt_tensor_free(mgrt_tensor *t);
+
+/** Reads a little-endian C-order .npy file into `out` (allocated here; free
+ *  with mgrt_tensor_free). On failure `out` is left empty and a message is
+ *  written to `err` (if errlen > 0). */
+int mgrt_npy_read(const char *path, mgrt_tensor *out, char *err, size_t errlen);
+/** Writes `t` as a .npy file (format 1.0, or 2.0 for very long headers). */
+int mgrt_npy_write(const char *path, const mgrt_tensor *t, char *err,
+                   size_t errlen);
+
+/*===-- Driver ------------------------------------------------------------===*/
+
+/** One input or output of a compiled model (static shape). */
+typedef struct {
+  const char *name;
+  int dtype; /**< an mgrt_dtype */
+  int rank;
+  int64_t shape[MGRT_MAX_RANK];
+} mgrt_tensor_info;
+
+/** What a compiled model tells the driver. `entry` receives one memref
+ *  descriptor per input, then one per output (outputs preallocated,
+ *  row-major); a rank-r descriptor is 3+2r int64 words: allocated, aligned,
+ *  offset, sizes[r], strides[r]. */
+typedef struct {
+  const char *model_name;
+  int num_inputs;
+  const mgrt_tensor_info *inputs;
+  int num_outputs;
+  const mgrt_tensor_info *outputs;
+  void (*entry)(void **descriptors);
+} mgrt_model_info;
+
+/** The command line of a compiled model:
+ *    PROG --mode infer --input NAME=FILE.npy ... --output-dir DIR
+ *         [--repeat N] [--quiet]
+ *    PROG --help
+ *  Returns the process exit code: 0 ok, 1 usage / input / output error,
+ *  2 unsupported mode (train). */
+int mgrt_main(int argc, char **argv, const mgrt_model_info *model);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MEGAGRAPH_RUNTIME_H */

@@ -1,0 +1,125 @@
+//===- ThreadPool.cpp - The kernels' process-wide thread pool -------------===//
+//
+// A fixed set of workers sleeping on a condition variable; each parallelFor
+// publishes one job (a task counter) and the caller works on it too. Calls
+// from different user threads are serialized.
+//
+//===----------------------------------------------------------------------===//
+
+#include "support/ThreadPool.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace mgrt {
+namespace {
+
+thread_local bool insidePool = false;
+thread_local int poolWorkerId = 0;
+
+class Pool {
+public:
+  explicit Pool(int threads) {
+    for (int w = 1; w < threads; ++w)
+      workers.emplace_back([this, w] { workerLoop(w); });
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    for (std::thread &t : workers)
+      t.join();
+  }
+
+  void run(int64_t n, const std::function<void(int64_t, int)> &fn) {
+    if (n <= 0)
+      return;
+    if (insidePool || workers.empty() || n == 1) {
+      for (int64_t i = 0; i < n; ++i)
+        fn(i, poolWorkerId);
+      return;
+    }
+    std::lock_guard<std::mutex> submit(submitMutex);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      job = &fn;
+      jobSize = n;
+      next.store(0, std::memory_order_relaxed);
+      busy = static_cast<int>(workers.size());
+      ++generation;
+    }
+    wake.notify_all();
+    insidePool = true;
+    work(0);
+    insidePool = false;
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [this] { return busy == 0; });
+    job = nullptr;
+  }
+
+private:
+  void work(int worker) {
+    const std::function<void(int64_t, int)> &fn = *job;
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < jobSize;)
+      fn(i, worker);
+  }
+
+  void workerLoop(int worker) {
+    insidePool = true;
+    poolWorkerId = worker;
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      wake.wait(lock, [&] { return stopping || generation != seen; });
+      if (stopping)
+        return;
+      seen = generation;
+      lock.unlock();
+      work(worker);
+      lock.lock();
+      if (--busy == 0)
+        done.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex submitMutex; // one job at a time
+  std::mutex mutex;       // guards everything below but `next`
+  std::condition_variable wake, done;
+  const std::function<void(int64_t, int)> *job = nullptr;
+  int64_t jobSize = 0;
+  std::atomic<int64_t> next{0};
+  int busy = 0;
+  uint64_t generation = 0;
+  bool stopping = false;
+};
+
+} // namespace
+
+int numThreads() {
+  static const int threads = [] {
+    if (const char *env = std::getenv("MEGAGRAPH_NUM_THREADS")) {
+      char *end = nullptr;
+      long v = std::strtol(env, &end, 10);
+      if (end != env && *end == '\0' && v > 0)
+        return static_cast<int>(v > 1024 ? 1024 : v);
+    }
+    unsigned hw = std::thread::hardware_concurrency();
+    return hw ? static_cast<int>(hw) : 1;
+  }();
+  return threads;
+}
+
+void parallelFor(int64_t n, const std::function<void(int64_t, int)> &fn) {
+  static Pool pool(numThreads());
+  pool.run(n, fn);
+}
+
+} // namespace mgrt
