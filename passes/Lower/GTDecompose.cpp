@@ -14,6 +14,7 @@
 #include "megagraph/Dialect/GT/GTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -379,6 +380,156 @@ struct DecomposeAttention : OpRewritePattern<gt::AttentionOp> {
   }
 };
 
+/// Masked mean cross-entropy over rows of [N, C] logits:
+/// sum(mask * (logsumexp(x) - x[label])) / max(sum(mask), 1). The label's
+/// logit is picked with a one-hot comparison against an iota (labels out of
+/// range pick nothing).
+struct DecomposeCrossEntropy : OpRewritePattern<gt::CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    Value logits = op.getLogits(), labels = op.getLabels();
+    ArrayRef<int64_t> ls = TosaBuilder::shape(logits);
+    int64_t c = ls.back(), n = 1;
+    for (int64_t d : ls.drop_back())
+      n *= d;
+    Type e = TosaBuilder::elem(logits), li = TosaBuilder::elem(labels);
+    Value x = b.reshape(logits, {n, c});
+    Value lab = b.reshape(labels, {n, 1});
+    // logsumexp per row, stabilized by the row max.
+    Value mx = b.reduceMax(x, 1);
+    Value lse =
+        b.add(tosa::LogOp::create(rewriter, loc, b.type({n, 1}, e),
+                                  b.reduceSum(b.unary("exp", b.sub(x, mx)), 1)),
+              mx);
+    // x[label] through a one-hot mask.
+    SmallVector<Attribute> iota;
+    for (int64_t i = 0; i < c; ++i)
+      iota.push_back(rewriter.getIntegerAttr(li, i));
+    auto iotaType = b.type({1, c}, li);
+    Value classes = tosa::ConstOp::create(
+        rewriter, loc, iotaType, DenseElementsAttr::get(iotaType, iota));
+    Value hit = tosa::EqualOp::create(
+        rewriter, loc, b.type({n, c}, rewriter.getI1Type()), classes, lab);
+    Value picked =
+        b.reduceSum(tosa::SelectOp::create(rewriter, loc, b.type({n, c}, e),
+                                           hit, x, b.scalar(e, 0.0, 2)),
+                    1);
+    Value nll = b.sub(lse, picked); // [n, 1]
+    auto column = b.type({n, 1}, e);
+    Value weight =
+        op.getMask()
+            ? tosa::CastOp::create(rewriter, loc, column,
+                                   b.reshape(op.getMask(), {n, 1}))
+                  .getResult()
+            : tosa::ConstOp::create(
+                  rewriter, loc, column,
+                  DenseElementsAttr::get(column, rewriter.getFloatAttr(e, 1.0)))
+                  .getResult();
+    Value total = b.reduceSum(b.mul(nll, weight), 0); // [1, 1]
+    Value count = b.reduceSum(weight, 0);             // [1, 1]
+    count = tosa::MaximumOp::create(rewriter, loc, count.getType(), count,
+                                    b.scalar(e, 1.0, 2));
+    Value loss = b.mul(total, b.unary("reciprocal", count));
+    rewriter.replaceOp(op, b.reshape(loss, {}));
+    return success();
+  }
+};
+
+/// Graphormer's edge encoding as one linalg.generic reducing over hops and
+/// input heads, then a division by the clamped path length:
+///   out[.., h, i, j] = sum_{l, g : path >= 0} table[path[.., i, j, l], g] *
+///                      W[l, g, h] / clamp(dist[.., i, j], 1, L)
+struct DecomposeEdgeBias : OpRewritePattern<gt::EdgeBiasOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::EdgeBiasOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Value path = op.getPath(), dist = op.getDistance(), table = op.getTable(),
+          weights = op.getHopWeights();
+    int64_t rank = resultType.getRank(); // [.., H, Sq, Sk]
+    int64_t batchDims = rank - 3;
+    int64_t hops = TosaBuilder::shape(path).back();
+    int64_t numTypes = TosaBuilder::shape(table)[0];
+    Type f = resultType.getElementType();
+    Type idxElem = TosaBuilder::elem(path);
+    // Loop dims: batch.., h, i, j, l, g.
+    int64_t loops = rank + 2;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> pathExprs, wExprs, outExprs;
+    for (int64_t i = 0; i < batchDims; ++i)
+      pathExprs.push_back(d(i));
+    pathExprs.append({d(batchDims + 1), d(batchDims + 2), d(rank)});
+    wExprs = {d(rank), d(rank + 1), d(batchDims)};
+    for (int64_t i = 0; i < rank; ++i)
+      outExprs.push_back(d(i));
+    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, pathExprs, ctx),
+                                   AffineMap::get(loops, 0, wExprs, ctx),
+                                   AffineMap::get(loops, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    Value zero = arith::ConstantOp::create(rewriter, loc, f,
+                                           rewriter.getFloatAttr(f, 0.0));
+    Value init =
+        linalg::FillOp::create(
+            rewriter, loc, zero,
+            tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), f)
+                .getResult())
+            .getResult(0);
+    auto sum = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{path, weights},
+        ValueRange{init}, maps, iterators,
+        [&](OpBuilder &bb, Location l, ValueRange args) {
+          Value lo = arith::ConstantIntOp::create(bb, l, idxElem, 0);
+          Value hi = arith::ConstantIntOp::create(bb, l, idxElem, numTypes - 1);
+          Value valid = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::sge,
+                                              args[0], lo);
+          Value row = arith::MinSIOp::create(
+              bb, l, arith::MaxSIOp::create(bb, l, args[0], lo), hi);
+          row = arith::IndexCastOp::create(bb, l, bb.getIndexType(), row);
+          Value g = linalg::IndexOp::create(bb, l, rank + 1);
+          Value t = tensor::ExtractOp::create(bb, l, table, ValueRange{row, g});
+          Value prod = arith::MulFOp::create(bb, l, t, args[1]);
+          Value zeroF =
+              arith::ConstantOp::create(bb, l, f, bb.getFloatAttr(f, 0.0));
+          prod = arith::SelectOp::create(bb, l, valid, prod, zeroF);
+          linalg::YieldOp::create(
+              bb, l, arith::AddFOp::create(bb, l, args[2], prod).getResult());
+        });
+    // Divide by clamp(dist, 1, L), broadcast over heads.
+    SmallVector<AffineExpr> distExprs;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != batchDims)
+        distExprs.push_back(d(i));
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    SmallVector<AffineMap> divMaps = {AffineMap::get(rank, 0, distExprs, ctx),
+                                      id, id};
+    SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
+    Type distElem = TosaBuilder::elem(dist);
+    auto div = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType},
+        ValueRange{dist, sum.getResult(0)},
+        ValueRange{
+            tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), f)},
+        divMaps, par, [&](OpBuilder &bb, Location l, ValueRange args) {
+          Value one = arith::ConstantIntOp::create(bb, l, distElem, 1);
+          Value maxL = arith::ConstantIntOp::create(bb, l, distElem, hops);
+          Value c = arith::MinSIOp::create(
+              bb, l, arith::MaxSIOp::create(bb, l, args[0], one), maxL);
+          Value cf = arith::SIToFPOp::create(bb, l, f, c);
+          linalg::YieldOp::create(
+              bb, l, arith::DivFOp::create(bb, l, args[1], cf).getResult());
+        });
+    rewriter.replaceOp(op, div.getResult(0));
+    return success();
+  }
+};
+
 /// linalg.softmax -> its generic decomposition (max, sub, exp, sum, div).
 struct DecomposeSoftmax : OpRewritePattern<linalg::SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -424,7 +575,8 @@ struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
     RewritePatternSet patterns(ctx);
     patterns.add<DecomposeGelu, DecomposeLinear, DecomposeLayerNorm,
                  DecomposeNodeEmbedding, DecomposeDegreeEmbedding,
-                 DecomposeSpatialBias, DecomposeSoftmax>(ctx);
+                 DecomposeSpatialBias, DecomposeCrossEntropy, DecomposeEdgeBias,
+                 DecomposeSoftmax>(ctx);
     if (!keepAttention)
       patterns.add<DecomposeAttention>(ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
@@ -435,7 +587,8 @@ struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
         getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
           if (!isa<gt::GTDialect>(op->getDialect()))
             return WalkResult::advance();
-          if (keepAttention && isa<gt::AttentionOp>(op))
+          // Ops that bufferize into runtime kernel calls stay.
+          if (isa<bufferization::BufferizableOpInterface>(op))
             return WalkResult::advance();
           op->emitOpError("has no CPU lowering yet");
           return WalkResult::interrupt();

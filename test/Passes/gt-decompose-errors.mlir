@@ -1,19 +1,7 @@
 // RUN: megagraph-opt %s --gt-decompose -split-input-file -verify-diagnostics
 
 // Errors of the gt-decompose pass (passes/Lower/GTDecompose.cpp): a gt
-// compute op without a CPU lowering is reported, not silently kept.
-
-func.func @edge_bias(%path: tensor<4x4x3xi64>, %spd: tensor<4x4xi64>,
-                     %t: tensor<5x2xf32>, %w: tensor<3x2x2xf32>)
-    -> tensor<2x4x4xf32> {
-  // expected-error @+1 {{'gt.edge_bias' op has no CPU lowering yet}}
-  %0 = gt.edge_bias %path, %spd, %t, %w
-      : (tensor<4x4x3xi64>, tensor<4x4xi64>, tensor<5x2xf32>,
-         tensor<3x2x2xf32>) -> tensor<2x4x4xf32>
-  return %0 : tensor<2x4x4xf32>
-}
-
-// -----
+// op without a CPU lowering is reported, not silently kept.
 
 func.func @spmm(%rp: tensor<5xi64>, %ci: tensor<8xi64>, %w: tensor<8xf32>,
                 %x: tensor<4x16xf32>) -> tensor<4x16xf32> {
@@ -33,16 +21,6 @@ func.func @sparse_attention(%q: tensor<4x16xf32>, %rp: tensor<5xi64>,
       : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<5xi64>,
          tensor<8xi64>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
-}
-
-// -----
-
-func.func @cross_entropy(%logits: tensor<4x3xf32>, %labels: tensor<4xi64>,
-                         %m: tensor<4xi1>) -> tensor<f32> {
-  // expected-error @+1 {{'gt.cross_entropy' op has no CPU lowering yet}}
-  %0 = gt.cross_entropy %logits, %labels mask(%m)
-      : (tensor<4x3xf32>, tensor<4xi64>, tensor<4xi1>) -> tensor<f32>
-  return %0 : tensor<f32>
 }
 
 // -----

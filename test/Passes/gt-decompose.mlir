@@ -487,3 +487,44 @@ func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %0 = linalg.softmax dimension(1) ins(%x : tensor<2x5xf32>) outs(%e : tensor<2x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+// gt.cross_entropy: logsumexp per row minus the label's logit (one-hot
+// select against an iota), masked mean with the count clamped at 1.
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK-DAG:     %[[IOTA:.+]] = "tosa.const"() <{values = dense<{{\[\[}}0, 1, 2]]> : tensor<1x3xi64>}>
+// CHECK:         tosa.reduce_max %{{.*}} {axis = 1 : i32} : (tensor<4x3xf32>) -> tensor<4x1xf32>
+// CHECK:         tosa.log
+// CHECK:         %[[HIT:.+]] = tosa.equal %{{.*}}, %[[IOTA]] : (tensor<4x1xi64>, tensor<1x3xi64>) -> tensor<4x3xi1>
+// CHECK:         tosa.select %[[HIT]]
+// CHECK:         tosa.cast %{{.*}} : (tensor<4x1xi1>) -> tensor<4x1xf32>
+// CHECK:         tosa.maximum
+// CHECK:         tosa.reshape %{{.*}} : (tensor<1x1xf32>, !tosa.shape<0>) -> tensor<f32>
+// CHECK-NOT:     gt.cross_entropy
+// REF-LABEL: func.func @cross_entropy
+// REF-NOT:     gt.cross_entropy
+func.func @cross_entropy(%l: tensor<4x3xf32>, %y: tensor<4xi64>, %m: tensor<4xi1>) -> tensor<f32> {
+  %0 = gt.cross_entropy %l, %y mask(%m) : (tensor<4x3xf32>, tensor<4xi64>, tensor<4xi1>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// gt.edge_bias: one generic reducing over (hop, input head), then a
+// division by the clamped path length broadcast over heads.
+// CHECK-LABEL: func.func @edge_bias
+// CHECK:         linalg.fill
+// CHECK:         %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<5x5x3xi64>, tensor<3x2x2xf32>) outs(%{{.*}} : tensor<2x5x5xf32>)
+// CHECK:           arith.cmpi sge
+// CHECK:           tensor.extract
+// CHECK:           arith.select
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[SUM]] : tensor<5x5xi64>, tensor<2x5x5xf32>)
+// CHECK:           arith.sitofp
+// CHECK:           arith.divf
+// REF-LABEL: func.func @edge_bias
+// REF-NOT:     gt.edge_bias
+func.func @edge_bias(%p: tensor<5x5x3xi64>, %d: tensor<5x5xi64>, %t: tensor<6x2xf32>, %w: tensor<3x2x2xf32>) -> tensor<2x5x5xf32> {
+  %0 = gt.edge_bias %p, %d, %t, %w : (tensor<5x5x3xi64>, tensor<5x5xi64>, tensor<6x2xf32>, tensor<3x2x2xf32>) -> tensor<2x5x5xf32>
+  return %0 : tensor<2x5x5xf32>
+}
