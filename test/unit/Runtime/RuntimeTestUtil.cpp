@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 #include <unistd.h>
 
 namespace mgrt_test {
@@ -64,6 +65,24 @@ std::vector<float> naiveAttention(const AttentionProblem &p) {
   return out;
 }
 
+namespace {
+/// Removes every directory makeTempDir created when the test binary exits,
+/// so test runs leave nothing behind in $TMPDIR.
+struct TempDirRegistry {
+  std::vector<std::filesystem::path> dirs;
+  ~TempDirRegistry() {
+    for (const auto &d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+TempDirRegistry &tempDirs() {
+  static TempDirRegistry registry;
+  return registry;
+}
+} // namespace
+
 std::string makeTempDir(const std::string &tag) {
   const char *base = std::getenv("TMPDIR");
   std::filesystem::path root = base && *base ? base : "/tmp";
@@ -79,6 +98,7 @@ std::string makeTempDir(const std::string &tag) {
   std::filesystem::path dir = root / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  tempDirs().dirs.push_back(dir);
   return dir.string();
 }
 
