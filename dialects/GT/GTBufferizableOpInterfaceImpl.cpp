@@ -1,12 +1,18 @@
-//===- GTBufferizableOpInterfaceImpl.cpp - Bufferize gt.attention -*- C++ -*-//
+//===- GTBufferizableOpInterfaceImpl.cpp - Bufferize gt kernels -*- C++ -*-===//
 //
-// Part of MegaGraph. One-shot bufferization of gt.attention: the op becomes
-// an allocation of its result plus a call to the fused runtime kernel
-// `mgrt_attention_f32` (C interface, see runtime/include/megagraph/
-// Runtime.h), which computes attention blockwise with an online softmax and
-// never materializes the [H, Sq, Sk] scores. Operands are passed as
-// identity-layout memrefs of dynamic shape; an absent bias or mask is a
-// 1x1x1x1 placeholder and a flag bit.
+// Part of MegaGraph. One-shot bufferization of the gt ops that have a fused
+// runtime kernel (C interface, see runtime/include/megagraph/Runtime.h): the
+// op becomes an allocation of its result plus a call to the kernel.
+//   gt.attention         mgrt_attention_f32: blockwise online softmax, never
+//                        materializes the [H, Sq, Sk] scores; an absent bias
+//                        or mask is a 1x1x1x1 placeholder and a flag bit.
+//   gt.spmm              mgrt_spmm_f32
+//   gt.sparse_attention  mgrt_sparse_attention_f32: online softmax over each
+//                        row's edges; an absent edge_bias is a 1x1
+//                        placeholder and flag bit 0.
+// Operands are passed as identity-layout memrefs of dynamic shape. CSR
+// indices (row_ptr, col_idx) are passed as i64; narrower integers are first
+// sign-extended into a new i64 buffer by an scf.for loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +25,10 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::bufferization;
@@ -27,8 +36,10 @@ using namespace megagraph;
 
 namespace {
 
-/// Name of the runtime kernel (the C symbol is `_mlir_ciface_` + this).
+/// Names of the runtime kernels (the C symbol is `_mlir_ciface_` + this).
 constexpr StringLiteral kAttentionKernel = "mgrt_attention_f32";
+constexpr StringLiteral kSpmmKernel = "mgrt_spmm_f32";
+constexpr StringLiteral kSparseAttentionKernel = "mgrt_sparse_attention_f32";
 
 /// Returns `buffer` with an identity layout, copying it if it is strided.
 Value toIdentity(RewriterBase &rewriter, Location loc, Value buffer) {
@@ -86,16 +97,15 @@ Value toRank4(RewriterBase &rewriter, Location loc, Value buffer) {
       reassoc);
 }
 
-/// Declares the kernel in the module once.
+/// Declares the kernel `name` in the module once.
 func::FuncOp getOrDeclareKernel(RewriterBase &rewriter, Operation *from,
-                                FunctionType type) {
+                                StringRef name, FunctionType type) {
   auto module = from->getParentOfType<ModuleOp>();
-  if (auto fn = module.lookupSymbol<func::FuncOp>(kAttentionKernel))
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(module.getBody());
-  auto fn =
-      func::FuncOp::create(rewriter, from->getLoc(), kAttentionKernel, type);
+  auto fn = func::FuncOp::create(rewriter, from->getLoc(), name, type);
   fn.setPrivate();
   fn->setAttr("llvm.emit_c_interface", rewriter.getUnitAttr());
   return fn;
@@ -177,8 +187,192 @@ struct AttentionOpInterface
     for (Value a : args)
       argTypes.push_back(a.getType());
     func::FuncOp kernel = getOrDeclareKernel(
-        rewriter, op, rewriter.getFunctionType(argTypes, {}));
+        rewriter, op, kAttentionKernel, rewriter.getFunctionType(argTypes, {}));
     func::CallOp::create(rewriter, loc, kernel, args);
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+/// Checks what the sparse kernels need: f32 data, static shapes, CSR
+/// indices of at most 64 bits.
+LogicalResult checkSparseOp(Operation *op, StringRef what, Value rowPtr,
+                            Value colIdx) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resultType.getElementType().isF32())
+    return op->emitOpError("the CPU ") << what << " kernel supports f32 only";
+  for (Type t : op->getOperandTypes())
+    if (!cast<RankedTensorType>(t).hasStaticShape())
+      return op->emitOpError("needs static shapes to bufferize");
+  if (!resultType.hasStaticShape())
+    return op->emitOpError("needs static shapes to bufferize");
+  for (Value v : {rowPtr, colIdx}) {
+    unsigned width = cast<RankedTensorType>(v.getType())
+                         .getElementType()
+                         .getIntOrFloatBitWidth();
+    if (width < 2 || width > 64)
+      return op->emitOpError("CSR indices must be integers of 2 to 64 bits, "
+                             "got i")
+             << width;
+  }
+  return success();
+}
+
+/// The buffer of a rank-1 CSR index operand as an identity-layout
+/// memref<?xi64>: narrower integers are sign-extended into a new buffer.
+FailureOr<Value> csrIndices(RewriterBase &rewriter, Location loc, Value tensor,
+                            const BufferizationOptions &options,
+                            BufferizationState &state) {
+  FailureOr<Value> buf = getBuffer(rewriter, tensor, options, state);
+  if (failed(buf))
+    return failure();
+  auto type = cast<MemRefType>(buf->getType());
+  Type i64 = rewriter.getI64Type();
+  if (type.getElementType() == i64)
+    return toDynamicIdentity(rewriter, loc, *buf);
+  Value wide = memref::AllocOp::create(rewriter, loc,
+                                       MemRefType::get(type.getShape(), i64));
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value size =
+      arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(0));
+  auto loop = scf::ForOp::create(rewriter, loc, zero, size, one);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Value iv = loop.getInductionVar();
+    Value narrow = memref::LoadOp::create(rewriter, loc, *buf, iv);
+    Value ext = arith::ExtSIOp::create(rewriter, loc, i64, narrow);
+    memref::StoreOp::create(rewriter, loc, ext, wide, iv);
+  }
+  return toDynamicIdentity(rewriter, loc, wide);
+}
+
+/// Casts the operands to their C-interface types, declares `name` once and
+/// calls it.
+void callKernel(RewriterBase &rewriter, Operation *op, StringRef name,
+                ArrayRef<Value> args) {
+  SmallVector<Type> argTypes;
+  for (Value a : args)
+    argTypes.push_back(a.getType());
+  func::FuncOp kernel = getOrDeclareKernel(
+      rewriter, op, name, rewriter.getFunctionType(argTypes, {}));
+  func::CallOp::create(rewriter, op->getLoc(), kernel, args);
+}
+
+/// Shared parts of the models of ops that read every operand and allocate
+/// their result.
+template <typename Model, typename Op>
+struct KernelCallModel : BufferizableOpInterface::ExternalModel<Model, Op> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+};
+
+/// gt.spmm -> mgrt_spmm_f32(out, row_ptr, col_idx, values, x).
+struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto spmm = cast<gt::SpmmOp>(op);
+    Location loc = op->getLoc();
+    if (failed(checkSparseOp(op, "spmm", spmm.getRowPtr(), spmm.getColIdx())))
+      return failure();
+    FailureOr<Value> rowPtr =
+        csrIndices(rewriter, loc, spmm.getRowPtr(), options, state);
+    FailureOr<Value> colIdx =
+        csrIndices(rewriter, loc, spmm.getColIdx(), options, state);
+    FailureOr<Value> values =
+        getBuffer(rewriter, spmm.getValues(), options, state);
+    FailureOr<Value> x = getBuffer(rewriter, spmm.getInput(), options, state);
+    if (failed(rowPtr) || failed(colIdx) || failed(values) || failed(x))
+      return failure();
+    auto resultType = cast<RankedTensorType>(spmm.getType());
+    Value out = memref::AllocOp::create(
+        rewriter, loc,
+        MemRefType::get(resultType.getShape(), resultType.getElementType()));
+    callKernel(rewriter, op, kSpmmKernel,
+               {toDynamicIdentity(rewriter, loc, out), *rowPtr, *colIdx,
+                toDynamicIdentity(rewriter, loc, *values),
+                toDynamicIdentity(rewriter, loc, *x)});
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+/// gt.sparse_attention -> mgrt_sparse_attention_f32(out, q, k, v, row_ptr,
+/// col_idx, edge_bias, num_heads, scale, flags).
+struct SparseAttentionOpInterface
+    : KernelCallModel<SparseAttentionOpInterface, gt::SparseAttentionOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto attn = cast<gt::SparseAttentionOp>(op);
+    Location loc = op->getLoc();
+    if (failed(checkSparseOp(op, "sparse attention", attn.getRowPtr(),
+                             attn.getColIdx())))
+      return failure();
+    auto bufferOf = [&](Value v) -> FailureOr<Value> {
+      return getBuffer(rewriter, v, options, state);
+    };
+    FailureOr<Value> q = bufferOf(attn.getQuery()), k = bufferOf(attn.getKey()),
+                     v = bufferOf(attn.getValue());
+    if (failed(q) || failed(k) || failed(v))
+      return failure();
+    FailureOr<Value> rowPtr =
+        csrIndices(rewriter, loc, attn.getRowPtr(), options, state);
+    FailureOr<Value> colIdx =
+        csrIndices(rewriter, loc, attn.getColIdx(), options, state);
+    if (failed(rowPtr) || failed(colIdx))
+      return failure();
+    FloatType f32 = rewriter.getF32Type();
+    int64_t flags = 0;
+    Value bias;
+    if (Value b = attn.getEdgeBias()) {
+      FailureOr<Value> buf = bufferOf(b);
+      if (failed(buf))
+        return failure();
+      bias = *buf;
+      flags |= 1;
+    } else {
+      bias =
+          memref::AllocaOp::create(rewriter, loc, MemRefType::get({1, 1}, f32));
+    }
+    auto resultType = cast<RankedTensorType>(attn.getType());
+    Value out = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(resultType.getShape(), f32));
+    // Default scale: 1 / sqrt(D / H) (shapes are static here).
+    auto heads = static_cast<int64_t>(attn.getNumHeads());
+    double scale =
+        attn.getScaleAttr()
+            ? attn.getScaleAttr().getValueAsDouble()
+            : 1.0 / std::sqrt(static_cast<double>(
+                        cast<RankedTensorType>(attn.getQuery().getType())
+                            .getDimSize(1) /
+                        heads));
+    SmallVector<Value> args = {
+        toDynamicIdentity(rewriter, loc, out),
+        toDynamicIdentity(rewriter, loc, *q),
+        toDynamicIdentity(rewriter, loc, *k),
+        toDynamicIdentity(rewriter, loc, *v),
+        *rowPtr,
+        *colIdx,
+        toDynamicIdentity(rewriter, loc, bias),
+        arith::ConstantIntOp::create(rewriter, loc, heads, 64),
+        arith::ConstantFloatOp::create(rewriter, loc, f32,
+                                       APFloat(static_cast<float>(scale))),
+        arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
+    callKernel(rewriter, op, kSparseAttentionKernel, args);
     replaceOpWithBufferizedValues(rewriter, op, out);
     return success();
   }
@@ -190,7 +384,9 @@ void megagraph::gt::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, gt::GTDialect *) {
     ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
-                     memref::MemRefDialect>();
+                     memref::MemRefDialect, scf::SCFDialect>();
     gt::AttentionOp::attachInterface<AttentionOpInterface>(*ctx);
+    gt::SpmmOp::attachInterface<SpmmOpInterface>(*ctx);
+    gt::SparseAttentionOp::attachInterface<SparseAttentionOpInterface>(*ctx);
   });
 }

@@ -90,6 +90,7 @@ typedef MGRT_MEMREF(float, 2) mgrt_memref_f32_2;
 typedef MGRT_MEMREF(float, 3) mgrt_memref_f32_3;
 typedef MGRT_MEMREF(float, 4) mgrt_memref_f32_4;
 typedef MGRT_MEMREF(int8_t, 4) mgrt_memref_i8_4;
+typedef MGRT_MEMREF(int64_t, 1) mgrt_memref_i64_1;
 
 /*===-- Kernels (float32) -------------------------------------------------===*/
 
@@ -131,6 +132,43 @@ void _mlir_ciface_mgrt_layer_norm_f32(mgrt_memref_f32_2 *out,
                                       mgrt_memref_f32_1 *gamma,
                                       mgrt_memref_f32_1 *beta, float epsilon,
                                       int64_t has_beta);
+
+/** Sparse (CSR) times dense: out[i] = sum_e values[e] * x[col_idx[e]] over
+ *  the edges e in [row_ptr[i], row_ptr[i+1]); row_ptr [N+1], col_idx and
+ *  values [E], x [M,D], out [N,D]. A row without edges yields zeros and
+ *  duplicate edges add up. Requires 0 <= row_ptr[0] <= ... <= row_ptr[N] <=
+ *  E (so a row block of a larger graph may be passed with the whole col_idx)
+ *  and 0 <= col_idx[e] < M for every edge read; otherwise the kernel
+ *  aborts. Any strides for the rank-1 operands; innermost strides of x and
+ *  out must be 1. Rows are spread over the pool. */
+void _mlir_ciface_mgrt_spmm_f32(mgrt_memref_f32_2 *out,
+                                mgrt_memref_i64_1 *row_ptr,
+                                mgrt_memref_i64_1 *col_idx,
+                                mgrt_memref_f32_1 *values,
+                                mgrt_memref_f32_2 *x);
+
+/** Bits of the `flags` argument of the sparse attention kernel. */
+enum {
+  MGRT_SPARSE_ATTENTION_EDGE_BIAS = 1 /**< `edge_bias` is present */
+};
+
+/** Multi-head attention over the edges of a CSR graph, heads packed in the
+ *  hidden dimension as in mgrt_attention_f32: q [N,D], k [M,D], v [M,Dv],
+ *  out [N,Dv], row_ptr [N+1], col_idx [E], edge_bias [E,H]. For row i and
+ *  head h, over the edges e in [row_ptr[i], row_ptr[i+1]) with j = col_idx[e]:
+ *    s_e = scale * q_h[i].k_h[j] (+ edge_bias[e,h])
+ *    out_h[i] = sum_e softmax_e(s_e) v_h[j]
+ *  Duplicate edges count once each; a row without edges (or whose scores
+ *  are all -inf) yields zeros. Online softmax per row and head, a chunk of
+ *  one row's scores per thread at most. edge_bias may be NULL when its flag
+ *  is clear. Index contract as mgrt_spmm_f32 (aborts otherwise); any
+ *  strides for row_ptr, col_idx, edge_bias; innermost strides of q, k, v,
+ *  out must be 1. Rows are spread over the pool. */
+void _mlir_ciface_mgrt_sparse_attention_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *q, mgrt_memref_f32_2 *k,
+    mgrt_memref_f32_2 *v, mgrt_memref_i64_1 *row_ptr,
+    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_2 *edge_bias,
+    int64_t num_heads, float scale, int64_t flags);
 
 /*===-- Tensors and .npy --------------------------------------------------===*/
 
