@@ -8,6 +8,7 @@
 
 #include "megagraph/Dialect/GT/GTBufferization.h"
 #include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Dialect/GT/GTGradients.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -72,6 +73,7 @@ void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
               mlir::index::IndexDialect, mlir::ub::UBDialect>();
   // Bufferization of everything the CPU pipeline bufferizes.
   gt::registerBufferizableOpInterfaceExternalModels(registry);
+  gt::registerGradientExternalModels(registry);
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);

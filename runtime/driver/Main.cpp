@@ -3,6 +3,7 @@
 // Steps: parse the options, load and check the inputs, allocate the outputs,
 // build one memref descriptor per input and output, run the entry (--repeat
 // times), write every output to DIR/<name>.npy, print a summary line.
+// --mode train is driver/Train.cpp.
 // Messages go to stderr except the summary (stdout).
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 
 #include "driver/Inputs.h"
 #include "driver/Options.h"
+#include "driver/Train.h"
 #include "support/Blas.h"
 
 #include <cerrno>
@@ -210,15 +212,20 @@ extern "C" int mgrt_main(int argc, char **argv, const mgrt_model_info *model) {
                 modelSummary(*model).c_str());
     return 0;
   }
-  if (opts.mode == "train") {
-    std::fprintf(stderr, "error: --mode train is not implemented yet; this "
-                         "runtime supports --mode infer\n");
-    return 2;
-  }
-  if (opts.mode != "infer") {
-    std::fprintf(stderr, "error: unknown mode '%s' (expected infer)\n%s",
+  if (opts.mode != "infer" && opts.mode != "train") {
+    std::fprintf(stderr, "error: unknown mode '%s' (expected infer or "
+                         "train)\n%s",
                  opts.mode.c_str(), usage(prog).c_str());
     return 1;
   }
-  return infer(*model, opts);
+  const bool training = opts.mode == "train";
+  const std::vector<std::string> &wrong =
+      training ? opts.inferFlags : opts.trainFlags;
+  if (!wrong.empty()) {
+    std::fprintf(stderr, "error: %s is not an option of --mode %s\n%s",
+                 wrong.front().c_str(), opts.mode.c_str(),
+                 usage(prog).c_str());
+    return 1;
+  }
+  return training ? train(*model, opts) : infer(*model, opts);
 }

@@ -17,17 +17,33 @@ std::string usage(const char *prog) {
   return "usage: " + p +
          " --mode infer --input NAME=FILE.npy ... --output-dir DIR\n"
          "       [--repeat N] [--quiet]\n"
+         "       " + p + " --mode train --data SPEC --steps K [--batch B]\n"
+         "       [--seq-len S] [--log-json FILE] [--seed N]\n"
+         "       [--max-distance D] [--train-fraction F] [--quiet]\n"
          "       " + p + " --help\n"
          "\n"
-         "  --mode MODE          infer (default); train is not implemented yet\n"
+         "  --mode MODE          infer (default) or train (a model compiled\n"
+         "                       with a training step: outputs loss, correct)\n"
          "  --input NAME=FILE    a model input as a .npy file (one per input)\n"
          "  --output-dir DIR     where each output is written as NAME.npy\n"
          "                       (created if missing)\n"
          "  --repeat N           run the model N times, report the mean time\n"
          "  --quiet              print only the summary line\n"
+         "train:\n"
+         "  --data SPEC          synthetic:sbm,nodes=N,classes=C,...\n"
+         "                       (dataset directories: not supported yet)\n"
+         "  --steps K            number of training steps\n"
+         "  --batch B, --seq-len S  must equal the model's static [B, S, ...]\n"
+         "                       input shapes (default: taken from them)\n"
+         "  --log-json FILE      append one JSON object per step\n"
+         "  --seed N             batch order and train split seed (default 1)\n"
+         "  --max-distance D     cap of the spd input (default 8)\n"
+         "  --train-fraction F   share of nodes in label_mask (default 0.8)\n"
          "  MEGAGRAPH_NUM_THREADS=N in the environment sets the kernel threads\n"
          "\n"
-         "exit codes: 0 ok, 1 usage / input / output error, 2 unsupported mode\n";
+         "exit codes: 0 ok, 1 usage / input / output / data error,\n"
+         "            2 unsupported mode (train on a model without a training\n"
+         "            step)\n";
 }
 
 bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
@@ -71,6 +87,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
         return false;
       }
       opts.outputDir = value;
+      opts.inferFlags.push_back(arg);
     } else if (arg == "--repeat") {
       if (!takeValue())
         return false;
@@ -82,6 +99,58 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
         return false;
       }
       opts.repeat = n;
+      opts.inferFlags.push_back(arg);
+    } else if (arg == "--data" || arg == "--log-json") {
+      if (!takeValue())
+        return false;
+      if (value.empty()) {
+        error = arg + " needs a non-empty value";
+        return false;
+      }
+      (arg == "--data" ? opts.data : opts.logJson) = value;
+      opts.trainFlags.push_back(arg);
+    } else if (arg == "--steps" || arg == "--batch" || arg == "--seq-len" ||
+               arg == "--max-distance" || arg == "--seed") {
+      if (!takeValue())
+        return false;
+      char *end = nullptr;
+      errno = 0;
+      const bool isSeed = arg == "--seed";
+      const bool allowZero = arg == "--max-distance";
+      unsigned long long u = 0;
+      long n = 0;
+      if (isSeed)
+        u = std::strtoull(value.c_str(), &end, 10);
+      else
+        n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno || value[0] == '-' ||
+          (!isSeed && n < (allowZero ? 0 : 1))) {
+        error = arg + " needs a " +
+                (isSeed || allowZero ? "non-negative" : "positive") +
+                " integer, got '" + value + "'";
+        return false;
+      }
+      if (isSeed)
+        opts.seed = u;
+      else
+        (arg == "--steps"     ? opts.steps
+         : arg == "--batch"   ? opts.batch
+         : arg == "--seq-len" ? opts.seqLen
+                              : opts.maxDistance) = n;
+      opts.trainFlags.push_back(arg);
+    } else if (arg == "--train-fraction") {
+      if (!takeValue())
+        return false;
+      char *end = nullptr;
+      errno = 0;
+      double f = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || errno || !(f >= 0 && f <= 1)) {
+        error = "--train-fraction needs a number in [0, 1], got '" + value +
+                "'";
+        return false;
+      }
+      opts.trainFraction = f;
+      opts.trainFlags.push_back(arg);
     } else if (arg == "--input") {
       if (!takeValue())
         return false;
@@ -91,6 +160,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
         return false;
       }
       opts.inputs.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+      opts.inferFlags.push_back(arg);
     } else {
       error = "unknown argument '" + std::string(argv[i]) + "'";
       return false;

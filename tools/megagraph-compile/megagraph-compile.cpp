@@ -77,6 +77,12 @@ cl::opt<bool> referenceAttention(
     cl::desc("Lower gt.attention to explicit scores and softmax instead of "
              "the fused runtime kernel (for testing)"),
     cl::cat(category));
+cl::opt<bool> gradients(
+    "gradients",
+    cl::desc("Compile the gradient function instead of the forward: "
+             "inputs + labels + label_mask -> loss + one gradient per "
+             "parameter (gt-autodiff; for checking gradients)"),
+    cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
@@ -247,6 +253,13 @@ int run(MLIRContext &context) {
     pm.addPass(megagraph::createGTRaise());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    if (gradients) {
+      megagraph::GTAutodiffOptions autodiff;
+      autodiff.replaceMain = true;
+      pm.addPass(megagraph::createGTAutodiff(autodiff));
+      pm.addPass(createCanonicalizerPass());
+      pm.addPass(createCSEPass());
+    }
     if (failed(pm.run(*module)))
       return 1;
   }

@@ -166,4 +166,45 @@ def GTEarlyDealloc : Pass<"gt-early-dealloc", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Build the gradient function of @main (reverse mode)";
+  let description = [{
+    Adds `@main_grad(inputs..., labels, label_mask) -> (loss, grads...)`:
+    a copy of `@main`, the masked mean cross-entropy (`gt.cross_entropy`)
+    of output `output`, and a reverse sweep over every op on a path from a
+    parameter (`ml_program.global_load` of a `gt.param` global) to the loss.
+    Each op builds its operand gradients through `GradientOpInterface`
+    (implemented by gt ops; attached to TOSA ops by external models);
+    fan-out accumulates with `tosa.add`. Results are the loss and one
+    gradient per parameter, named `grad:<parameter>` (`gt.name`). An op
+    without a rule on such a path is an error naming it.
+
+    With `replace-main`, the gradient function replaces `@main` (used by
+    `megagraph-compile --gradients` to build gradient-checking
+    executables).
+
+    Example:
+
+    ```mlir
+    // before
+    func.func @main(%x: tensor<4x8xf32>) -> tensor<4x3xf32> {
+      %w = ml_program.global_load @w : tensor<8x3xf32>
+      %y = gt.linear %x, %w : ...
+      return %y : tensor<4x3xf32>
+    }
+    // after: also
+    func.func @main_grad(%x: tensor<4x8xf32>, %labels: tensor<4xi64>,
+                         %mask: tensor<4xi1>) -> (tensor<f32>, tensor<8x3xf32>)
+    ```
+  }];
+  let options = [
+    Option<"output", "output", "unsigned", /*default=*/"0",
+           "Which result of @main the loss applies to">,
+    Option<"replaceMain", "replace-main", "bool", /*default=*/"false",
+           "Replace @main by the gradient function">,
+  ];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::tosa::TosaDialect"];
+}
+
 #endif // MEGAGRAPH_PASSES_PASSES_TD

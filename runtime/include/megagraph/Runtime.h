@@ -118,6 +118,34 @@ void _mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out,
                                      mgrt_memref_i8_4 *mask, int64_t num_heads,
                                      float scale, int64_t flags);
 
+/** Extra bit of the `flags` argument of the attention backward kernel. */
+enum {
+  MGRT_ATTENTION_DBIAS = 4 /**< write the bias gradient into `dbias` */
+};
+
+/** Backward of mgrt_attention_f32, same operands, layout, heads, broadcast
+ *  and flags (MGRT_ATTENTION_BIAS, MGRT_ATTENTION_MASK), given dout
+ *  [B,Sq,Dv] = dLoss/dout. Writes (overwrites) dq [B,Sq,D], dk [B,Sk,D],
+ *  dv [B,Sk,Dv] and, when MGRT_ATTENTION_DBIAS is set, dbias: with
+ *  P = softmax(scale q_h k_h^T + bias, masked) and dS = P * (dP - rowsum(P *
+ *  dP)), dP = dout_h v_h^T,
+ *    dq_h = scale dS k_h,  dk_h = scale dS^T q_h,  dv_h = P^T dout_h,
+ *    dbias = dS summed over the dimensions where dbias has size 1.
+ *  dbias has the bias's own shape [Bb,Hb,Sq or 1,Sk or 1] (any strides; it
+ *  may be NULL when its flag is clear; it must not alias an input). Masked
+ *  pairs and query rows that keep no key contribute nothing. The forward
+ *  output is not needed: flash-attention-2 style, the scores are recomputed
+ *  block by block (a statistics pass for the row log-sum-exp and
+ *  rowsum(P * dP), then one pass per key block for dk, dv and one per query
+ *  block for dq, dbias); no [Sq,Sk] matrix is allocated, working memory is
+ *  a padded copy of q, k, v, dout and their transposes plus O(block) per
+ *  thread. Innermost strides of q, k, v, dout, dq, dk, dv must be 1. */
+void _mlir_ciface_mgrt_attention_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags);
+
 /** Batched matmul out[g] = a[g] @ b[g]: a [G,M,K], b [G,K,N] or [1,K,N]
  *  (shared), out [G,M,N]. Any strides for a and b (transposed views are
  *  read as such, other layouts copied); out needs innermost stride 1. */
@@ -239,9 +267,17 @@ typedef struct {
 /** The command line of a compiled model:
  *    PROG --mode infer --input NAME=FILE.npy ... --output-dir DIR
  *         [--repeat N] [--quiet]
+ *    PROG --mode train --data SPEC --steps K [--batch B] [--seq-len S]
+ *         [--log-json FILE] [--seed N] [--max-distance D]
+ *         [--train-fraction F] [--quiet]
  *    PROG --help
- *  Returns the process exit code: 0 ok, 1 usage / input / output error,
- *  2 unsupported mode (train). */
+ *  Training needs a model whose entry is a training step: inputs named by
+ *  the conventions of runtime/driver/Train.h (x, in_degree, spd, adj_norm,
+ *  labels, label_mask...; B and S from their static [B, S, ...] shapes),
+ *  outputs `loss` and `correct` (f32, one element each); SPEC is a
+ *  generator "synthetic:sbm,..." (see mgrt_sbm_generate). Returns the
+ *  process exit code: 0 ok, 1 usage / input / output / data error, 2 train
+ *  on a model without a training step (no output `loss`). */
 int mgrt_main(int argc, char **argv, const mgrt_model_info *model);
 
 #ifdef __cplusplus

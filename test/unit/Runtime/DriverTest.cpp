@@ -168,11 +168,15 @@ TEST_F(Driver, WrongDtypeUnknownNameAndBadFile) {
 TEST_F(Driver, UsageErrorsAndModes) {
   Result r = runMain({"--mode", "train"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--mode train is not implemented yet"));
+  EXPECT_THAT(r.err, HasSubstr("has no training step (no output 'loss')"));
 
   r = runMain({"--mode", "fly"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("unknown mode 'fly'"));
+
+  r = runMain({"--mode", "infer", "--steps", "3"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--steps is not an option of --mode infer"));
 
   r = runMain({"--frobnicate"});
   EXPECT_EQ(r.code, 1);

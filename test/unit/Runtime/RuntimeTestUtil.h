@@ -92,6 +92,15 @@ std::vector<float> naiveAttention(const AttentionProblem &p);
 /// fully masked rows set to 0 (torch gives NaN there).
 std::vector<float> torchAttention(const AttentionProblem &p);
 
+/// Gradients of sum(dout * attention(p)) through LibTorch autograd in
+/// float64 (fully masked rows give zero gradients): dq, dk, dv in the
+/// kernel's layouts and dbias with p.biasShape (empty without bias).
+struct AttentionGrads {
+  std::vector<float> dq, dk, dv, dbias;
+};
+AttentionGrads torchAttentionBackward(const AttentionProblem &p,
+                                      const std::vector<float> &dout);
+
 /// LibTorch layer_norm over the last dimension of x [R,C].
 std::vector<float> torchLayerNorm(const std::vector<float> &x, int64_t R,
                                   int64_t C, const std::vector<float> &gamma,

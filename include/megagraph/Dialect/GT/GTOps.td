@@ -27,10 +27,12 @@ def GT_MaskTensor : RankedTensorOf<[I1]>;
 /// Pure compute op with result-type inference, a cost rule and a gradient
 /// rule: the traits every gt tensor op shares.
 class GT_ComputeOp<string mnemonic, list<Trait> traits = [],
-                   list<string> costMethods = ["getFlops"]>
+                   list<string> costMethods = ["getFlops"],
+                   list<string> gradientMethods = []>
     : GT_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor,
           DeclareOpInterfaceMethods<GT_CostOpInterface, costMethods>,
-          GT_GradientOpInterface], traits)> {
+          DeclareOpInterfaceMethods<GT_GradientOpInterface, gradientMethods>],
+          traits)> {
   let hasVerifier = 1;
 }
 
@@ -245,7 +247,8 @@ def GT_NodeEmbeddingOp : GT_ComputeOp<"node_embedding"> {
 // Fused dense ops
 //===----------------------------------------------------------------------===//
 
-def GT_LayerNormOp : GT_ComputeOp<"layer_norm"> {
+def GT_LayerNormOp : GT_ComputeOp<"layer_norm", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Layer normalization over the trailing dimensions";
   let description = [{
     Normalizes `input` over its trailing `rank(scale)` dimensions (mean 0,
@@ -267,7 +270,8 @@ def GT_LayerNormOp : GT_ComputeOp<"layer_norm"> {
   }];
 }
 
-def GT_LinearOp : GT_ComputeOp<"linear"> {
+def GT_LinearOp : GT_ComputeOp<"linear", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Dense layer: input @ weight + bias";
   let description = [{
     `result = input @ weight (+ bias)` with `input` `[..., K]`, `weight`
@@ -288,7 +292,8 @@ def GT_LinearOp : GT_ComputeOp<"linear"> {
   }];
 }
 
-def GT_GeluOp : GT_ComputeOp<"gelu"> {
+def GT_GeluOp : GT_ComputeOp<"gelu", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * 0.5 * (1 + erf(x / sqrt(2)))`, or with `tanh` the approximation
@@ -308,7 +313,8 @@ def GT_GeluOp : GT_ComputeOp<"gelu"> {
 // Loss
 //===----------------------------------------------------------------------===//
 
-def GT_CrossEntropyOp : GT_ComputeOp<"cross_entropy"> {
+def GT_CrossEntropyOp : GT_ComputeOp<"cross_entropy", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Masked mean softmax cross-entropy";
   let description = [{
     `logits` `[..., C]`, integer `labels` `[...]` in `[0, C)`, optional `i1`

@@ -1,0 +1,334 @@
+//===- GTGradients.cpp - Reverse-mode gradient rules ------------*- C++ -*-===//
+//
+// Part of MegaGraph. GradientOpInterface rules: on the gt ops that implement
+// them (linear, gelu, layer_norm, cross_entropy) and, through external
+// models, on the TOSA ops the importer produces around them (add, sub, mul,
+// reshape, transpose). Each rule builds TOSA on static shapes; broadcasting
+// in the forward becomes a sum over the broadcast dimensions here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Dialect/GT/GTGradients.h"
+
+#include "megagraph/Dialect/GT/GTOps.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace megagraph;
+using namespace megagraph::gt;
+
+namespace {
+
+/// Minimal static-shape TOSA builder for gradient rules.
+struct GradBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  static ArrayRef<int64_t> shape(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  static Type elem(Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  }
+  RankedTensorType type(ArrayRef<int64_t> s, Type e) {
+    return RankedTensorType::get(s, e);
+  }
+  Value scalar(Type e, double value, int64_t rank) {
+    SmallVector<int64_t> s(rank, 1);
+    auto t = type(s, e);
+    return tosa::ConstOp::create(
+        b, loc, t, DenseElementsAttr::get(t, b.getFloatAttr(e, value)));
+  }
+  Value reshape(Value v, ArrayRef<int64_t> s) {
+    if (shape(v) == s)
+      return v;
+    ImplicitLocOpBuilder ib(loc, b);
+    return tosa::ReshapeOp::create(b, loc, type(s, elem(v)), v,
+                                   tosa::getTosaConstShape(ib, s));
+  }
+  Value transpose(Value v, ArrayRef<int32_t> perm) {
+    SmallVector<int64_t> s;
+    for (int32_t p : perm)
+      s.push_back(shape(v)[p]);
+    return tosa::TransposeOp::create(b, loc, type(s, elem(v)), v,
+                                     b.getDenseI32ArrayAttr(perm));
+  }
+  SmallVector<int64_t> bshape(Value x, Value y) {
+    SmallVector<int64_t> s;
+    for (auto [p, q] : llvm::zip(shape(x), shape(y)))
+      s.push_back(p == 1 ? q : p);
+    return s;
+  }
+  Value add(Value x, Value y) {
+    return tosa::AddOp::create(b, loc, type(bshape(x, y), elem(x)), x, y);
+  }
+  Value sub(Value x, Value y) {
+    return tosa::SubOp::create(b, loc, type(bshape(x, y), elem(x)), x, y);
+  }
+  Value mul(Value x, Value y) {
+    auto i8 = type({1}, b.getI8Type());
+    Value shift = tosa::ConstOp::create(
+        b, loc, i8, DenseElementsAttr::get(i8, b.getI8IntegerAttr(0)));
+    return tosa::MulOp::create(b, loc, type(bshape(x, y), elem(x)), x, y,
+                               shift);
+  }
+  Value reduceSum(Value v, int32_t axis) {
+    SmallVector<int64_t> s(shape(v));
+    s[axis] = 1;
+    return tosa::ReduceSumOp::create(b, loc, type(s, elem(v)), v,
+                                     b.getI32IntegerAttr(axis));
+  }
+  Value reduceMax(Value v, int32_t axis) {
+    SmallVector<int64_t> s(shape(v));
+    s[axis] = 1;
+    return tosa::ReduceMaxOp::create(b, loc, type(s, elem(v)), v,
+                                     b.getI32IntegerAttr(axis));
+  }
+  Value exp(Value v) { return tosa::ExpOp::create(b, loc, v.getType(), v); }
+  Value erf(Value v) { return tosa::ErfOp::create(b, loc, v.getType(), v); }
+  Value rsqrt(Value v) { return tosa::RsqrtOp::create(b, loc, v.getType(), v); }
+  Value recip(Value v) {
+    return tosa::ReciprocalOp::create(b, loc, v.getType(), v);
+  }
+  Value matmul(Value x, Value y) {
+    Type e = elem(x);
+    auto zt = type({1}, e);
+    Value zp = tosa::ConstOp::create(
+        b, loc, zt, DenseElementsAttr::get(zt, b.getFloatAttr(e, 0.0)));
+    return tosa::MatMulOp::create(
+        b, loc, type({shape(x)[0], shape(x)[1], shape(y)[2]}, e), x, y, zp, zp);
+  }
+  /// Sums `grad` over the dimensions along which a value of `target` shape
+  /// was broadcast in the forward (numpy rules), giving `target`'s shape.
+  Value sumToShape(Value grad, ArrayRef<int64_t> target) {
+    ArrayRef<int64_t> gs = shape(grad);
+    if (gs == target)
+      return grad;
+    int64_t lead = gs.size() - target.size();
+    for (int64_t i = 0; i < static_cast<int64_t>(gs.size()); ++i) {
+      int64_t t = i < lead ? 1 : target[i - lead];
+      if (t == 1 && shape(grad)[i] != 1)
+        grad = reduceSum(grad, i);
+    }
+    return reshape(grad, target);
+  }
+};
+
+/// Normalization statistics shared by the layer-norm rule: xhat and
+/// 1/sqrt(var + eps) over the trailing `normRank` dims.
+struct Normalized {
+  Value xhat, inv;
+};
+
+Normalized normalize(GradBuilder &g, Value x, int64_t normRank, double eps) {
+  ArrayRef<int64_t> xs = GradBuilder::shape(x);
+  int64_t rank = xs.size();
+  Type e = GradBuilder::elem(x);
+  int64_t count = 1;
+  for (int64_t d : xs.take_back(normRank))
+    count *= d;
+  auto meanOf = [&](Value v) {
+    for (int64_t a = rank - normRank; a < rank; ++a)
+      v = g.reduceSum(v, a);
+    return g.mul(v, g.scalar(e, 1.0 / count, rank));
+  };
+  Value centered = g.sub(x, meanOf(x));
+  Value var = meanOf(g.mul(centered, centered));
+  Value inv = g.rsqrt(g.add(var, g.scalar(e, eps, rank)));
+  return {g.mul(centered, inv), inv};
+}
+
+//===----------------------------------------------------------------------===//
+// External models for TOSA ops
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+struct BinaryGradient
+    : GradientOpInterface::ExternalModel<BinaryGradient<OpTy>, OpTy> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Value dy = resultGrads[0];
+    Value a = op->getOperand(0), c = op->getOperand(1);
+    operandGrads.assign(op->getNumOperands(), Value());
+    Value da = dy, dc = dy;
+    if constexpr (std::is_same_v<OpTy, tosa::SubOp>) {
+      dc = g.mul(dy, g.scalar(GradBuilder::elem(dy), -1.0,
+                              GradBuilder::shape(dy).size()));
+    } else if constexpr (std::is_same_v<OpTy, tosa::MulOp>) {
+      da = g.mul(dy, c);
+      dc = g.mul(dy, a);
+    }
+    operandGrads[0] = g.sumToShape(da, GradBuilder::shape(a));
+    operandGrads[1] = g.sumToShape(dc, GradBuilder::shape(c));
+    return success();
+  }
+};
+
+struct ReshapeGradient
+    : GradientOpInterface::ExternalModel<ReshapeGradient, tosa::ReshapeOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] =
+        g.reshape(resultGrads[0], GradBuilder::shape(op->getOperand(0)));
+    return success();
+  }
+};
+
+struct TransposeGradient
+    : GradientOpInterface::ExternalModel<TransposeGradient, tosa::TransposeOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    ArrayRef<int32_t> perm = cast<tosa::TransposeOp>(op).getPerms();
+    SmallVector<int32_t> inverse(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      inverse[p] = i;
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.transpose(resultGrads[0], inverse);
+    return success();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// gt ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::buildGradient(OpBuilder &builder,
+                                      ValueRange resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  GradBuilder g{builder, getLoc()};
+  Value x = getInput(), w = getWeight(), dy = resultGrads[0];
+  ArrayRef<int64_t> xs = GradBuilder::shape(x);
+  int64_t k = xs.back(), n = GradBuilder::shape(w)[1], rows = 1;
+  for (int64_t d : xs.drop_back())
+    rows *= d;
+  Value dy3 = g.reshape(dy, {1, rows, n});
+  Value x3 = g.reshape(x, {1, rows, k});
+  Value wt = g.reshape(g.transpose(w, {1, 0}), {1, n, k});
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[0] = g.reshape(g.matmul(dy3, wt), xs);
+  operandGrads[1] =
+      g.reshape(g.matmul(g.transpose(x3, {0, 2, 1}), dy3), {k, n});
+  if (getBias())
+    operandGrads[2] = g.reshape(g.reduceSum(g.reshape(dy, {rows, n}), 0), {n});
+  return success();
+}
+
+LogicalResult GeluOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  if (getTanh())
+    return emitOpError("has no gradient rule for the tanh approximation yet");
+  GradBuilder g{builder, getLoc()};
+  Value x = getInput();
+  Type e = GradBuilder::elem(x);
+  int64_t rank = GradBuilder::shape(x).size();
+  // d/dx [x Phi(x)] = Phi(x) + x phi(x).
+  Value cdf = g.mul(g.add(g.erf(g.mul(x, g.scalar(e, M_SQRT1_2, rank))),
+                          g.scalar(e, 1.0, rank)),
+                    g.scalar(e, 0.5, rank));
+  Value pdf = g.mul(g.exp(g.mul(g.mul(x, x), g.scalar(e, -0.5, rank))),
+                    g.scalar(e, 1.0 / std::sqrt(2.0 * M_PI), rank));
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[0] = g.mul(resultGrads[0], g.add(cdf, g.mul(x, pdf)));
+  return success();
+}
+
+LogicalResult LayerNormOp::buildGradient(OpBuilder &builder,
+                                         ValueRange resultGrads,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  GradBuilder g{builder, getLoc()};
+  Value x = getInput(), gamma = getScale(), dy = resultGrads[0];
+  ArrayRef<int64_t> xs = GradBuilder::shape(x);
+  int64_t rank = xs.size();
+  int64_t normRank = GradBuilder::shape(gamma).size();
+  Type e = GradBuilder::elem(x);
+  int64_t count = 1;
+  for (int64_t d : xs.take_back(normRank))
+    count *= d;
+  Normalized n = normalize(g, x, normRank, getEpsilon().convertToDouble());
+  SmallVector<int64_t> ps(rank - normRank, 1);
+  llvm::append_range(ps, xs.take_back(normRank));
+  auto meanOf = [&](Value v) {
+    for (int64_t a = rank - normRank; a < rank; ++a)
+      v = g.reduceSum(v, a);
+    return g.mul(v, g.scalar(e, 1.0 / count, rank));
+  };
+  // dx = inv * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+  Value dxhat = g.mul(dy, g.reshape(gamma, ps));
+  Value inner = g.sub(g.sub(dxhat, meanOf(dxhat)),
+                      g.mul(n.xhat, meanOf(g.mul(dxhat, n.xhat))));
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[0] = g.mul(n.inv, inner);
+  operandGrads[1] = g.sumToShape(g.mul(dy, n.xhat), GradBuilder::shape(gamma));
+  if (Value beta = getBias())
+    operandGrads[2] = g.sumToShape(dy, GradBuilder::shape(beta));
+  return success();
+}
+
+LogicalResult
+CrossEntropyOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  GradBuilder g{builder, getLoc()};
+  Location loc = getLoc();
+  Value logits = getLogits(), labels = getLabels();
+  ArrayRef<int64_t> ls = GradBuilder::shape(logits);
+  int64_t c = ls.back(), n = 1;
+  for (int64_t d : ls.drop_back())
+    n *= d;
+  Type e = GradBuilder::elem(logits), li = GradBuilder::elem(labels);
+  Value x = g.reshape(logits, {n, c});
+  Value p = g.exp(g.sub(x, g.reduceMax(x, 1)));
+  p = g.mul(p, g.recip(g.reduceSum(p, 1)));
+  SmallVector<Attribute> iota;
+  for (int64_t i = 0; i < c; ++i)
+    iota.push_back(builder.getIntegerAttr(li, i));
+  auto iotaType = g.type({1, c}, li);
+  Value classes = tosa::ConstOp::create(builder, loc, iotaType,
+                                        DenseElementsAttr::get(iotaType, iota));
+  Value hit =
+      tosa::EqualOp::create(builder, loc, g.type({n, c}, builder.getI1Type()),
+                            classes, g.reshape(labels, {n, 1}));
+  Value onehot = tosa::CastOp::create(builder, loc, g.type({n, c}, e), hit);
+  auto column = g.type({n, 1}, e);
+  Value weight =
+      getMask()
+          ? tosa::CastOp::create(builder, loc, column,
+                                 g.reshape(getMask(), {n, 1}))
+                .getResult()
+          : tosa::ConstOp::create(
+                builder, loc, column,
+                DenseElementsAttr::get(column, builder.getFloatAttr(e, 1.0)))
+                .getResult();
+  Value count =
+      tosa::MaximumOp::create(builder, loc, g.type({1, 1}, e),
+                              g.reduceSum(weight, 0), g.scalar(e, 1.0, 2));
+  Value scale =
+      g.mul(g.mul(weight, g.recip(count)), g.reshape(resultGrads[0], {1, 1}));
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[0] = g.reshape(g.mul(g.sub(p, onehot), scale), ls);
+  return success();
+}
+
+void megagraph::gt::registerGradientExternalModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, tosa::TosaDialect *) {
+    tosa::AddOp::attachInterface<BinaryGradient<tosa::AddOp>>(*ctx);
+    tosa::SubOp::attachInterface<BinaryGradient<tosa::SubOp>>(*ctx);
+    tosa::MulOp::attachInterface<BinaryGradient<tosa::MulOp>>(*ctx);
+    tosa::ReshapeOp::attachInterface<ReshapeGradient>(*ctx);
+    tosa::TransposeOp::attachInterface<TransposeGradient>(*ctx);
+  });
+}

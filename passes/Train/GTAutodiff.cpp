@@ -1,0 +1,184 @@
+//===- GTAutodiff.cpp - Reverse-mode differentiation of @main ---*- C++ -*-===//
+//
+// Part of MegaGraph. Builds the gradient function of a model: a copy of
+// @main extended with `labels` and `label_mask` arguments, the masked
+// cross-entropy of the chosen output, and a reverse sweep that asks every op
+// on a path from a parameter to the loss for its GradientOpInterface rule.
+// The function returns the loss and one gradient per parameter global
+// (`gt.param`), named `grad:<parameter>`. Fan-out accumulates with tosa.add.
+// The optimizer update (issue 5) consumes these gradients.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Passes/Passes.h"
+
+#include "megagraph/Dialect/GT/GTOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTAUTODIFF
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-autodiff"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// A zero (or one) tensor of `type`.
+Value splat(OpBuilder &b, Location loc, Type type, double value) {
+  auto t = cast<RankedTensorType>(type);
+  return tosa::ConstOp::create(
+      b, loc, t,
+      DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), value)));
+}
+
+struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
+  using GTAutodiffBase::GTAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || !main.getBody().hasOneBlock()) {
+      module.emitError("gt-autodiff needs a single-block func.func @main");
+      return signalPassFailure();
+    }
+    if (output >= main.getNumResults()) {
+      main.emitError() << "output #" << static_cast<unsigned>(output)
+                       << " does not exist (@main has " << main.getNumResults()
+                       << " results)";
+      return signalPassFailure();
+    }
+    auto logitsType = dyn_cast<RankedTensorType>(main.getResultTypes()[output]);
+    if (!logitsType || !logitsType.hasStaticShape() ||
+        logitsType.getRank() < 1 ||
+        !isa<FloatType>(logitsType.getElementType())) {
+      main.emitError() << "output #" << static_cast<unsigned>(output)
+                       << " must be static float logits [..., C], got "
+                       << main.getResultTypes()[output];
+      return signalPassFailure();
+    }
+
+    // 1. The gradient function starts as a copy of @main with labels and a
+    //    label mask over the logits' items.
+    OpBuilder b(ctx);
+    b.setInsertionPointAfter(main);
+    auto grad = cast<func::FuncOp>(b.clone(*main));
+    grad.setSymName("main_grad");
+    Block &body = grad.getBody().front();
+    Location loc = grad.getLoc();
+    ArrayRef<int64_t> items = logitsType.getShape().drop_back();
+    Value labels =
+        body.addArgument(RankedTensorType::get(items, b.getI64Type()), loc);
+    Value mask =
+        body.addArgument(RankedTensorType::get(items, b.getI1Type()), loc);
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    b.setInsertionPoint(ret);
+    Value loss = gt::CrossEntropyOp::create(b, loc, ret.getOperand(output),
+                                            labels, mask);
+
+    // 2. Values that depend on a parameter: only their producers need rules.
+    DenseSet<Value> dependsOnParam;
+    SmallVector<ml_program::GlobalLoadOp> params;
+    for (Operation &op : body) {
+      if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+        params.push_back(load);
+        dependsOnParam.insert(load.getResult());
+        continue;
+      }
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return dependsOnParam.contains(v); }))
+        for (Value r : op.getResults())
+          dependsOnParam.insert(r);
+    }
+
+    // 3. Reverse sweep from the loss.
+    DenseMap<Value, Value> grads;
+    grads[loss] = splat(b, loc, loss.getType(), 1.0);
+    SmallVector<Operation *> forward;
+    for (Operation &op : body) {
+      forward.push_back(&op);
+      if (op.getNumResults() && op.getResult(0) == loss)
+        break;
+    }
+    for (Operation *op : llvm::reverse(forward)) {
+      if (isa<ml_program::GlobalLoadOp>(op) ||
+          llvm::none_of(op->getOperands(),
+                        [&](Value v) { return dependsOnParam.contains(v); }))
+        continue;
+      SmallVector<Value> resultGrads;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        Value g = grads.lookup(r);
+        any |= static_cast<bool>(g);
+        resultGrads.push_back(g);
+      }
+      if (!any)
+        continue;
+      for (auto [r, g] : llvm::zip(op->getResults(), resultGrads))
+        if (!g)
+          g = splat(b, loc, r.getType(), 0.0);
+      auto rule = dyn_cast<gt::GradientOpInterface>(op);
+      if (!rule) {
+        op->emitOpError("has no gradient rule; gt-autodiff cannot "
+                        "differentiate through it");
+        return signalPassFailure();
+      }
+      SmallVector<Value> operandGrads;
+      if (failed(rule.buildGradient(b, resultGrads, operandGrads)))
+        return signalPassFailure();
+      for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+        if (!g || !dependsOnParam.contains(operand))
+          continue;
+        Value &slot = grads[operand];
+        slot = slot ? tosa::AddOp::create(b, loc, slot.getType(), slot, g)
+                          .getResult()
+                    : g;
+      }
+    }
+
+    // 4. Return the loss and the parameter gradients.
+    SmallVector<Value> results = {loss};
+    SmallVector<std::string> names = {"loss"};
+    for (ml_program::GlobalLoadOp load : params)
+      if (Value g = grads.lookup(load.getResult())) {
+        results.push_back(g);
+        names.push_back("grad:" + load.getGlobal().getLeafReference().str());
+      }
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    SmallVector<Type> resultTypes;
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    grad.setType(FunctionType::get(ctx, body.getArgumentTypes(), resultTypes));
+    unsigned numArgs = body.getNumArguments();
+    SmallVector<DictionaryAttr> argAttrs;
+    for (unsigned i = 0; i + 2 < numArgs; ++i)
+      argAttrs.push_back(main.getArgAttrDict(i));
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("gt.name", b.getStringAttr("labels"))));
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("gt.name", b.getStringAttr("label_mask"))));
+    grad.setAllArgAttrs(argAttrs);
+    SmallVector<DictionaryAttr> resAttrs;
+    for (const std::string &name : names)
+      resAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("gt.name", b.getStringAttr(name))));
+    grad.setAllResultAttrs(resAttrs);
+
+    // 5. Optionally make it the module's entry point.
+    if (replaceMain) {
+      main.erase();
+      grad.setSymName("main");
+    }
+  }
+};
+
+} // namespace

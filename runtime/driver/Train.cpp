@@ -1,0 +1,513 @@
+//===- Train.cpp - mgrt_main --mode train ---------------------------------===//
+//
+// Conventions (input names, batches, log format) are documented in Train.h.
+// Steps: check the model's inputs and outputs, generate the data, partition
+// it into sequences, draw the train split, then per step build the batch,
+// run the entry, log. Messages go to stderr; step lines and the summary to
+// stdout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/Train.h"
+
+#include "megagraph/RuntimeData.h"
+
+#include "data/GraphUtil.h"
+#include "driver/Inputs.h"
+#include "support/Blas.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+namespace mgrt {
+namespace {
+
+enum class Role {
+  Features,
+  InDegree,
+  OutDegree,
+  Spd,
+  AdjNorm,
+  Labels,
+  LabelMask
+};
+
+const char *const kSupportedNames =
+    "x, features, node_feat, in_degree, out_degree, degree, spd, adj_norm, "
+    "labels, label_mask";
+
+bool roleOf(const std::string &name, Role &role) {
+  if (name == "x" || name == "features" || name == "node_feat")
+    role = Role::Features;
+  else if (name == "in_degree")
+    role = Role::InDegree;
+  else if (name == "out_degree" || name == "degree")
+    role = Role::OutDegree;
+  else if (name == "spd")
+    role = Role::Spd;
+  else if (name == "adj_norm")
+    role = Role::AdjNorm;
+  else if (name == "labels")
+    role = Role::Labels;
+  else if (name == "label_mask")
+    role = Role::LabelMask;
+  else
+    return false;
+  return true;
+}
+
+/// What the input of `role` must look like: rank and allowed dtypes.
+void expected(Role role, int &rank, int &dtypeA, int &dtypeB,
+              const char *&shapeText) {
+  switch (role) {
+  case Role::Features:
+    rank = 3, dtypeA = dtypeB = MGRT_F32, shapeText = "[B, S, F]";
+    return;
+  case Role::AdjNorm:
+    rank = 3, dtypeA = dtypeB = MGRT_F32, shapeText = "[B, S, S]";
+    return;
+  case Role::Spd:
+    rank = 3, dtypeA = MGRT_I64, dtypeB = MGRT_I32, shapeText = "[B, S, S]";
+    return;
+  case Role::LabelMask:
+    rank = 2, dtypeA = MGRT_BOOL, dtypeB = MGRT_U8, shapeText = "[B, S]";
+    return;
+  default:
+    rank = 2, dtypeA = MGRT_I64, dtypeB = MGRT_I32, shapeText = "[B, S]";
+    return;
+  }
+}
+
+/// A rank-r memref descriptor over row-major `t`.
+std::vector<int64_t> descriptorOf(const mgrt_tensor &t) {
+  std::vector<int64_t> d(3 + 2 * t.rank);
+  d[0] = d[1] = static_cast<int64_t>(reinterpret_cast<intptr_t>(t.data));
+  d[2] = 0;
+  int64_t stride = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    d[3 + i] = t.shape[i];
+    d[3 + t.rank + i] = stride;
+    stride *= t.shape[i];
+  }
+  return d;
+}
+
+/// Uniform in [0, n) (Lemire's multiply; bias below 2^-64 n).
+uint64_t below(Rng &rng, uint64_t n) {
+  return static_cast<uint64_t>(
+      (static_cast<unsigned __int128>(rng.next()) * n) >> 64);
+}
+
+void shuffle(std::vector<int64_t> &v, uint64_t seed) {
+  Rng rng(seed);
+  for (size_t i = v.size(); i > 1; --i)
+    std::swap(v[i - 1], v[below(rng, i)]);
+}
+
+/// Stores integer `v` at element i of an i64 or i32 tensor.
+inline void storeInt(const mgrt_tensor &t, int64_t i, int64_t v) {
+  if (t.dtype == MGRT_I64)
+    static_cast<int64_t *>(t.data)[i] = v;
+  else
+    static_cast<int32_t *>(t.data)[i] = static_cast<int32_t>(v);
+}
+
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+/// Everything the loop owns; released by the destructor.
+struct State {
+  mgrt_graph graph{};
+  mgrt_tensor features{}, labels{}, inDegree{}, outDegree{};
+  std::vector<mgrt_tensor> inputs, outputs;
+  FILE *log = nullptr;
+  ~State() {
+    mgrt_graph_free(&graph);
+    for (mgrt_tensor *t : {&features, &labels, &inDegree, &outDegree})
+      mgrt_tensor_free(t);
+    for (mgrt_tensor &t : inputs)
+      mgrt_tensor_free(&t);
+    for (mgrt_tensor &t : outputs)
+      mgrt_tensor_free(&t);
+    if (log)
+      std::fclose(log);
+  }
+};
+
+int fail(const std::string &message, int code = 1) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return code;
+}
+
+} // namespace
+
+int train(const mgrt_model_info &model, const Options &opts) {
+  // Outputs: loss (required), correct (optional), others ignored.
+  int lossIndex = -1, correctIndex = -1;
+  for (int i = 0; i < model.num_outputs; ++i) {
+    const std::string name = model.outputs[i].name;
+    if (name == "loss")
+      lossIndex = i;
+    else if (name == "correct")
+      correctIndex = i;
+  }
+  if (lossIndex < 0)
+    return fail(std::string("--mode train: model '") +
+                    (model.model_name ? model.model_name : "model") +
+                    "' has no training step (no output 'loss'); compile it "
+                    "with --train",
+                2);
+  for (int i : {lossIndex, correctIndex}) {
+    if (i < 0)
+      continue;
+    const mgrt_tensor_info &o = model.outputs[i];
+    int64_t n = 1;
+    for (int d = 0; d < o.rank; ++d)
+      n *= o.shape[d];
+    if (o.dtype != MGRT_F32 || n != 1)
+      return fail("output '" + std::string(o.name) +
+                  "' must be one f32 element, the model has " +
+                  describe(o.dtype, o.rank, o.shape));
+  }
+
+  // Options.
+  std::vector<std::string> errors;
+  if (opts.data.empty())
+    errors.push_back("--data SPEC is required for --mode train");
+  if (opts.steps < 1)
+    errors.push_back("--steps K is required for --mode train");
+
+  // Inputs: roles, dtypes, ranks, one B and S for all.
+  std::vector<Role> roles(model.num_inputs);
+  int64_t B = -1, S = -1;
+  std::string bsFrom;
+  for (int i = 0; i < model.num_inputs; ++i) {
+    const mgrt_tensor_info &in = model.inputs[i];
+    const std::string name = in.name;
+    if (!roleOf(name, roles[i])) {
+      errors.push_back("model input '" + name +
+                       "' has no training data convention (supported: " +
+                       kSupportedNames + ")");
+      continue;
+    }
+    int rank, dtA, dtB;
+    const char *shapeText;
+    expected(roles[i], rank, dtA, dtB, shapeText);
+    const std::string what = "model input '" + name + "' is " +
+                             describe(in.dtype, in.rank, in.shape);
+    if (in.rank != rank || (in.dtype != dtA && in.dtype != dtB)) {
+      errors.push_back(what + ", expected " + mgrt_dtype_name(dtA) + " " +
+                       shapeText);
+      continue;
+    }
+    const bool square = roles[i] == Role::Spd || roles[i] == Role::AdjNorm;
+    if (B < 0)
+      B = in.shape[0], S = in.shape[1], bsFrom = name;
+    if (in.shape[0] != B || in.shape[1] != S || (square && in.shape[2] != S))
+      errors.push_back(what + ", expected " + mgrt_dtype_name(dtA) + " " +
+                       shapeText + " with B = " + std::to_string(B) + ", S = " +
+                       std::to_string(S) + " (from input '" + bsFrom + "')");
+  }
+  if (errors.empty() && B < 0)
+    errors.push_back("the model has no node inputs to take the batch shape "
+                     "[B, S] from");
+  if (errors.empty() && (B < 1 || S < 1))
+    errors.push_back("the model's batch shape [B, S] = [" + std::to_string(B) +
+                     ", " + std::to_string(S) + "] is empty");
+  if (errors.empty() && opts.batch && opts.batch != B)
+    errors.push_back("--batch " + std::to_string(opts.batch) +
+                     " does not match the model, compiled for B = " +
+                     std::to_string(B) + " (input '" + bsFrom + "')");
+  if (errors.empty() && opts.seqLen && opts.seqLen != S)
+    errors.push_back("--seq-len " + std::to_string(opts.seqLen) +
+                     " does not match the model, compiled for S = " +
+                     std::to_string(S) + " (input '" + bsFrom + "')");
+  if (!errors.empty()) {
+    for (const std::string &e : errors)
+      fail(e);
+    return 1;
+  }
+
+  // Data.
+  State st;
+  char err[512];
+  {
+    struct stat sb;
+    const bool synthetic = opts.data.compare(0, 10, "synthetic:") == 0;
+    if (!synthetic && ::stat(opts.data.c_str(), &sb) == 0) {
+      if (S_ISDIR(sb.st_mode))
+        return fail("--data '" + opts.data +
+                    "': loading a dataset directory (OGB raw layout) is not "
+                    "supported yet; use a generator such as "
+                    "synthetic:sbm,nodes=4096,classes=8,seed=1");
+      return fail("--data '" + opts.data +
+                  "': loading a dataset file is not supported yet; use a "
+                  "generator such as synthetic:sbm,nodes=4096,classes=8");
+    }
+    auto start = std::chrono::steady_clock::now();
+    if (mgrt_sbm_generate(opts.data.c_str(), &st.graph, &st.features,
+                          &st.labels, err, sizeof err) != MGRT_OK)
+      return fail("--data '" + opts.data + "': " + err);
+    if (mgrt_graph_degrees(&st.graph, &st.inDegree, &st.outDegree, err,
+                           sizeof err) != MGRT_OK)
+      return fail(std::string("degrees: ") + err);
+    if (!opts.quiet)
+      std::fprintf(stderr,
+                   "data: %s: %lld nodes, %lld edges, %lld features (%.2f "
+                   "s)\n",
+                   opts.data.c_str(), (long long)st.graph.num_nodes,
+                   (long long)st.graph.num_edges,
+                   (long long)st.features.shape[1],
+                   std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
+  }
+  const int64_t N = st.graph.num_nodes;
+  const int64_t F = st.features.shape[1];
+  for (int i = 0; i < model.num_inputs; ++i)
+    if (roles[i] == Role::Features && model.inputs[i].shape[2] != F)
+      errors.push_back(
+          "model input '" + std::string(model.inputs[i].name) + "' has " +
+          std::to_string(model.inputs[i].shape[2]) +
+          " features per node but --data has features=" + std::to_string(F));
+  const int64_t numSeq = N / S;
+  if (numSeq < B)
+    errors.push_back("--data has " + std::to_string(N) + " nodes, " +
+                     std::to_string(numSeq) +
+                     " sequence(s) of S = " + std::to_string(S) +
+                     " nodes; a batch needs B = " + std::to_string(B));
+  if (!errors.empty()) {
+    for (const std::string &e : errors)
+      fail(e);
+    return 1;
+  }
+
+  std::vector<int64_t> order(N);
+  if (mgrt_partition_sequences(&st.graph, S, order.data(), err, sizeof err) !=
+      MGRT_OK)
+    return fail(std::string("partition: ") + err);
+  // Train split: the first round(f N) nodes of a seeded shuffle.
+  std::vector<uint8_t> isTrain(N, 0);
+  {
+    std::vector<int64_t> perm(N);
+    for (int64_t i = 0; i < N; ++i)
+      perm[i] = i;
+    shuffle(perm, mixSeed(opts.seed, 0x73706c6974ULL /* "split" */));
+    const int64_t numTrain = std::llround(opts.trainFraction * N);
+    for (int64_t i = 0; i < numTrain; ++i)
+      isTrain[perm[i]] = 1;
+  }
+
+  // Input and output tensors, descriptors.
+  st.inputs.assign(model.num_inputs, mgrt_tensor{});
+  st.outputs.assign(model.num_outputs, mgrt_tensor{});
+  for (int k = 0; k < 2; ++k) {
+    const int n = k ? model.num_outputs : model.num_inputs;
+    const mgrt_tensor_info *infos = k ? model.outputs : model.inputs;
+    std::vector<mgrt_tensor> &ts = k ? st.outputs : st.inputs;
+    for (int i = 0; i < n; ++i)
+      if (mgrt_tensor_alloc(&ts[i], infos[i].dtype, infos[i].rank,
+                            infos[i].shape) != MGRT_OK)
+        return fail("out of memory allocating " +
+                    std::string(k ? "output '" : "input '") + infos[i].name +
+                    "'");
+  }
+  std::vector<std::vector<int64_t>> descriptors;
+  for (const mgrt_tensor &t : st.inputs)
+    descriptors.push_back(descriptorOf(t));
+  for (const mgrt_tensor &t : st.outputs)
+    descriptors.push_back(descriptorOf(t));
+  std::vector<void *> args;
+  for (std::vector<int64_t> &d : descriptors)
+    args.push_back(d.data());
+
+  if (!opts.logJson.empty()) {
+    st.log = std::fopen(opts.logJson.c_str(), "a");
+    if (!st.log)
+      return fail("--log-json '" + opts.logJson +
+                  "': cannot open for appending: " + std::strerror(errno));
+  }
+  if (const char *hint = blasCoreHint(); hint && !opts.quiet)
+    std::fprintf(stderr, "note: %s\n", hint);
+  if (!opts.quiet)
+    std::fprintf(stderr,
+                 "train: B = %lld sequences of S = %lld nodes, %lld "
+                 "sequences (%lld nodes unused), %lld steps per epoch, %lld "
+                 "training nodes\n",
+                 (long long)B, (long long)S, (long long)numSeq,
+                 (long long)(N - numSeq * S), (long long)(numSeq / B),
+                 (long long)std::count(isTrain.begin(), isTrain.end(), 1));
+
+  const int64_t *inDeg = static_cast<const int64_t *>(st.inDegree.data);
+  const int64_t *outDeg = static_cast<const int64_t *>(st.outDegree.data);
+  const int64_t *labels = static_cast<const int64_t *>(st.labels.data);
+  const float *feats = static_cast<const float *>(st.features.data);
+  const int64_t perEpoch = numSeq / B;
+  std::vector<int64_t> epochOrder(numSeq);
+  int64_t epoch = -1;
+  std::vector<int64_t> pos(N, -1); // node -> position in the sequence
+  std::vector<int64_t> spdTmp;
+  std::vector<float> adj, dinv(S);
+
+  double totalS = 0, lastLoss = NAN, lastAcc = NAN;
+  size_t maxPeak = 0;
+  long done = 0;
+  int status = 0;
+  for (long step = 0; step < opts.steps; ++step) {
+    // Which sequences.
+    const int64_t e = step / perEpoch, k = step % perEpoch;
+    if (e != epoch) {
+      epoch = e;
+      for (int64_t i = 0; i < numSeq; ++i)
+        epochOrder[i] = i;
+      shuffle(epochOrder, mixSeed(opts.seed, 0x65706f6368ULL /* "epoch" */,
+                                  static_cast<uint64_t>(e)));
+    }
+    int64_t counted = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t *nodes = order.data() + epochOrder[k * B + b] * S;
+      for (int64_t s = 0; s < S; ++s)
+        counted += isTrain[nodes[s]];
+      for (int i = 0; i < model.num_inputs; ++i) {
+        const mgrt_tensor &t = st.inputs[i];
+        const int64_t base = b * S; // row (b, 0) in node units
+        switch (roles[i]) {
+        case Role::Features:
+          for (int64_t s = 0; s < S && F > 0; ++s)
+            std::memcpy(static_cast<float *>(t.data) + (base + s) * F,
+                        feats + nodes[s] * F, F * sizeof(float));
+          break;
+        case Role::InDegree:
+        case Role::OutDegree:
+        case Role::Labels: {
+          const int64_t *src = roles[i] == Role::InDegree    ? inDeg
+                               : roles[i] == Role::OutDegree ? outDeg
+                                                             : labels;
+          for (int64_t s = 0; s < S; ++s)
+            storeInt(t, base + s, src[nodes[s]]);
+          break;
+        }
+        case Role::LabelMask:
+          for (int64_t s = 0; s < S; ++s)
+            static_cast<uint8_t *>(t.data)[base + s] = isTrain[nodes[s]];
+          break;
+        case Role::Spd: {
+          int64_t *out = static_cast<int64_t *>(t.data) + base * S;
+          if (t.dtype != MGRT_I64) {
+            spdTmp.resize(S * S);
+            out = spdTmp.data();
+          }
+          if (mgrt_spd_block(&st.graph, nodes, S, 0, S, opts.maxDistance, out,
+                             err, sizeof err) != MGRT_OK)
+            return fail(std::string("spd: ") + err);
+          if (t.dtype != MGRT_I64)
+            for (int64_t j = 0; j < S * S; ++j)
+              storeInt(t, base * S + j, out[j]);
+          break;
+        }
+        case Role::AdjNorm: {
+          float *a = static_cast<float *>(t.data) + base * S;
+          std::fill(a, a + S * S, 0.f);
+          for (int64_t s = 0; s < S; ++s)
+            pos[nodes[s]] = s;
+          for (int64_t r = 0; r < S; ++r) {
+            a[r * S + r] = 1.f;
+            const int64_t u = nodes[r];
+            for (int64_t ed = st.graph.row_ptr[u]; ed < st.graph.row_ptr[u + 1];
+                 ++ed) {
+              const int64_t c = pos[st.graph.col_idx[ed]];
+              if (c >= 0)
+                a[r * S + c] = a[c * S + r] = 1.f;
+            }
+          }
+          for (int64_t s = 0; s < S; ++s)
+            pos[nodes[s]] = -1;
+          for (int64_t r = 0; r < S; ++r) {
+            double d = 0;
+            for (int64_t c = 0; c < S; ++c)
+              d += a[r * S + c];
+            dinv[r] = static_cast<float>(1.0 / std::sqrt(d));
+          }
+          for (int64_t r = 0; r < S; ++r)
+            for (int64_t c = 0; c < S; ++c)
+              a[r * S + c] *= dinv[r] * dinv[c];
+          break;
+        }
+        }
+      }
+    }
+
+    // The step.
+    mgrt_reset_peak();
+    auto start = std::chrono::steady_clock::now();
+    model.entry(args.data());
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    const size_t peak = mgrt_peak_bytes();
+    maxPeak = std::max(maxPeak, peak);
+    totalS += secs;
+    ++done;
+    const double loss = *static_cast<const float *>(st.outputs[lossIndex].data);
+    const double acc =
+        correctIndex >= 0 && counted > 0
+            ? *static_cast<const float *>(st.outputs[correctIndex].data) /
+                  static_cast<double>(counted)
+            : NAN;
+    const double tokens = secs > 0 ? static_cast<double>(B * S) / secs : NAN;
+    lastLoss = loss, lastAcc = acc;
+    if (!opts.quiet) {
+      char accText[32] = "-";
+      if (std::isfinite(acc))
+        std::snprintf(accText, sizeof accText, "%.3f", acc);
+      std::printf("step %ld/%ld  loss %.4f  acc %s  %.3f s  peak %.1f MiB\n",
+                  step + 1, opts.steps, loss, accText, secs, peak / 1048576.0);
+      std::fflush(stdout);
+    }
+    if (st.log) {
+      std::string line =
+          "{\"step\":" + std::to_string(step + 1) +
+          ",\"loss\":" + jsonNumber(loss) + ",\"accuracy\":" + jsonNumber(acc) +
+          ",\"step_time_s\":" + jsonNumber(secs) + ",\"peak_bytes\":[" +
+          std::to_string(peak) + "],\"tokens_per_s\":" + jsonNumber(tokens) +
+          ",\"epoch\":" + std::to_string(epoch) + "}\n";
+      if (std::fputs(line.c_str(), st.log) < 0 || std::fflush(st.log) != 0) {
+        status = fail("--log-json '" + opts.logJson +
+                      "': write failed: " + std::strerror(errno));
+        break;
+      }
+    }
+    if (!std::isfinite(loss)) {
+      status = fail("loss is not finite at step " + std::to_string(step + 1));
+      break;
+    }
+  }
+
+  char accBuf[32] = "-";
+  if (std::isfinite(lastAcc))
+    std::snprintf(accBuf, sizeof accBuf, "%.4f", lastAcc);
+  std::printf("%s: train %s, %ld step(s), final loss %.4f, final acc %s, "
+              "mean step %.3f s, %.0f tokens/s, peak memory %zu bytes (%.1f "
+              "MiB)\n",
+              model.model_name ? model.model_name : "model",
+              status ? "FAILED" : "ok", done, lastLoss, accBuf,
+              done ? totalS / done : 0.0,
+              totalS > 0 ? static_cast<double>(B * S) * done / totalS : 0.0,
+              maxPeak, maxPeak / 1048576.0);
+  std::fflush(stdout);
+  return status;
+}
+
+} // namespace mgrt

@@ -1,0 +1,72 @@
+//===- Train.h - mgrt_main --mode train -------------------------*- C++ -*-===//
+//
+// Internal to the runtime. The training loop of a model compiled with a
+// training step: the entry takes the model inputs, then `labels` and
+// `label_mask`, and returns `loss` (and `correct`); parameters and optimizer
+// state live inside the compiled code and are updated in place by the step.
+//
+// Batches (../shared/DESIGN.md "Data model"): B sequences of S nodes, both
+// read from the model's static [B, S, ...] input shapes (--batch / --seq-len
+// must equal them). The nodes are cut into floor(N / S) sequences by
+// mgrt_partition_sequences(seq_len = S): sequence i = order[i*S, (i+1)*S);
+// the N % S nodes of the short last one are never used. Each epoch visits
+// the sequences in a seeded shuffled order (--seed, splitmix64 /
+// xoshiro256**, the same on every platform), B per step; the
+// floor(sequences / B) * B first of the shuffled order make the epoch's
+// batches (no sequence twice in one batch), the rest wait for later epochs'
+// shuffles.
+//
+// Inputs are filled by name (each row b of the batch from its sequence,
+// position s = the s-th node of the sequence):
+//   x | features | node_feat   f32 [B,S,F]  node features; F must equal the
+//                                            data's features=
+//   in_degree | out_degree     i64 [B,S]    mgrt_graph_degrees in the whole
+//   degree                                   graph (degree = out_degree);
+//                                            clamping to an embedding table
+//                                            is the model's job
+//   spd                        i64 [B,S,S]  mgrt_spd_block of the sequence,
+//                                            capped at --max-distance (8)
+//   adj_norm                   f32 [B,S,S]  D^-1/2 (A + I) D^-1/2 with A the
+//                                            symmetrized 0/1 adjacency of the
+//                                            induced subgraph (no self loops;
+//                                            I adds them), D its row sums
+//   labels                     i64 [B,S]    class (SBM block) of the node
+//   label_mask                 bool [B,S]   1 for training nodes: a seeded
+//                                            (--seed) exact share
+//                                            round(--train-fraction * N) of
+//                                            all nodes, default 0.8; the rest
+//                                            are test nodes
+// (i32 is accepted for the integer inputs and u8 for label_mask.)
+// Outputs: `loss` f32 (one element) is required (without it the model has
+// no training step: exit 2); `correct` f32 (one element, number of
+// correctly classified counted nodes) gives accuracy = correct / number of
+// masked nodes in the batch; any other output is allocated and ignored.
+//
+// Per step: build the batch (untimed), reset the memory peak, call the
+// entry (timed: step_time_s), print `step t/K  loss L  acc A  T s  peak P
+// MiB` to stdout (unless --quiet) and append to --log-json one line
+//   {"step":t,"loss":L,"accuracy":A,"step_time_s":T,"peak_bytes":[P],
+//    "tokens_per_s":B*S/T,"epoch":e}
+// (t from 1; accuracy null without `correct` or counted nodes; peak_bytes
+// one entry per rank, here one). A non-finite loss is logged (as null) and
+// stops the run with exit 1. Then a summary line on stdout. Exit codes as
+// mgrt_main: 0 ok, 1 usage / data / model-shape error, 2 no training step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_RUNTIME_DRIVER_TRAIN_H
+#define MEGAGRAPH_RUNTIME_DRIVER_TRAIN_H
+
+#include "megagraph/Runtime.h"
+
+#include "driver/Options.h"
+
+namespace mgrt {
+
+/// Runs `opts.steps` training steps of `model` (validated by mgrt_main);
+/// returns the exit code.
+int train(const mgrt_model_info &model, const Options &opts);
+
+} // namespace mgrt
+
+#endif // MEGAGRAPH_RUNTIME_DRIVER_TRAIN_H

@@ -1,0 +1,543 @@
+//===- AttentionBackward.cpp - Backward of the fused attention kernel -----===//
+//
+// _mlir_ciface_mgrt_attention_bwd_f32, flash-attention-2 style: the scores
+// are recomputed block by block (kBlk queries x kBlk keys), never stored.
+// With S = scale Q K^T + bias (-inf where masked), P = softmax_rows(S):
+//
+//   0. pack      per (b, h): scale*Q, its transpose, dO, dO^T, K, K^T, V, V^T
+//                (zero padded to kBlk rows / 16 columns; O(inputs) floats)
+//   A. stats     per (b, h, query block), over all key blocks:
+//                  S = (scale Q) K^T, dP = dO V^T, online over the keys
+//                  m = max S, l = sum e^(S-m), u = sum e^(S-m) dP
+//                LSE = m + log l and D = u / l = rowsum(P dP) = rowsum(dO O)
+//                (a row that keeps no key: LSE = +inf, so its P is 0)
+//   B. dK, dV    per (b, h, key block), over all query blocks, transposed:
+//                  S^T = K (scale Q)^T, dP^T = V dO^T, P^T = e^(S^T - LSE)
+//                  dS^T = P^T (dP^T - D); dV += P^T dO; dK += dS^T (scale Q)
+//   C. dQ, dBias per (dbias batch, dbias head, query block), over every
+//                (b, h) that broadcast onto it and all key blocks:
+//                  dS = P (dP - D); dQ += scale dS K; dBias += dS
+//
+// Each output element is owned by one task, so there are no atomics and no
+// per-thread copies of dK / dV / dBias. A dBias that is broadcast over the
+// query dimension makes one task per (dbias batch, head) (its rows sum over
+// every query). Working memory: the packed operands and O(kBlk^2 + kBlk*(dh
+// + dv)) floats per thread, never a score matrix.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Runtime.h"
+
+#include "kernels/MicroGemm.h"
+#include "kernels/VectorMath.h"
+#include "support/Check.h"
+#include "support/ThreadPool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace mgrt {
+namespace {
+
+constexpr const char *kName = "mgrt_attention_bwd_f32";
+/// Query and key block: a multiple of kTileRows (micro GEMM rows) and of
+/// kLanes (micro GEMM columns), since both roles swap between phases.
+constexpr int64_t kBlk = 96;
+constexpr float kPosInf = std::numeric_limits<float>::infinity();
+
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/// A [d0,d1,d2,d3] operand seen through its strides; size-1 dimensions have
+/// stride 0 so they broadcast (reads) or accumulate (dbias writes).
+template <typename T> struct View4 {
+  T *base = nullptr;
+  int64_t stride[4] = {0, 0, 0, 0};
+  T *at(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    return base + b * stride[0] + h * stride[1] + i * stride[2] +
+           j * stride[3];
+  }
+};
+
+struct BwdProblem {
+  int64_t B, Sq, Sk, H, dh, dvh;
+  int64_t dhPad, dvPad, SqP, SkP, qBlocks, kBlocks;
+  float scale;
+  const float *q, *k, *v, *dout;
+  float *dq, *dk, *dv;
+  int64_t qStride[2], kStride[2], vStride[2], doStride[2]; // batch, row
+  int64_t dqStride[2], dkStride[2], dvStride[2];
+  bool hasBias, hasMask, wantDBias;
+  View4<const float> bias;
+  View4<const int8_t> mask;
+  View4<float> dbias;
+  int64_t dbiasSizes[4];
+  MicroGemmFn gemm;
+
+  // Packed operands, per (b, h): Qs [SqP][dhPad], QsT [dh][SqP],
+  // dO [SqP][dvPad], dOT [dvh][SqP], Kp [SkP][dhPad], KT [dh][SkP],
+  // Vp [SkP][dvPad], VT [dvh][SkP]; lse, dvec [SqP]. Padding is zero (lse
+  // +inf), so padded queries and keys contribute nothing.
+  float *qs, *qsT, *dO, *dOT, *kp, *kT, *vp, *vT, *lse, *dvec;
+  int64_t bh(int64_t b, int64_t h) const { return b * H + h; }
+  float *Qs(int64_t b, int64_t h) const { return qs + bh(b, h) * SqP * dhPad; }
+  float *QsT(int64_t b, int64_t h) const { return qsT + bh(b, h) * dh * SqP; }
+  float *DO(int64_t b, int64_t h) const { return dO + bh(b, h) * SqP * dvPad; }
+  float *DOT(int64_t b, int64_t h) const { return dOT + bh(b, h) * dvh * SqP; }
+  float *Kp(int64_t b, int64_t h) const { return kp + bh(b, h) * SkP * dhPad; }
+  float *KT(int64_t b, int64_t h) const { return kT + bh(b, h) * dh * SkP; }
+  float *Vp(int64_t b, int64_t h) const { return vp + bh(b, h) * SkP * dvPad; }
+  float *VT(int64_t b, int64_t h) const { return vT + bh(b, h) * dvh * SkP; }
+  float *Lse(int64_t b, int64_t h) const { return lse + bh(b, h) * SqP; }
+  float *Dvec(int64_t b, int64_t h) const { return dvec + bh(b, h) * SqP; }
+};
+
+/// Per-worker buffers.
+struct BwdScratch {
+  float *s, *dp;    // [kBlk][kBlk]: S (then P, dS) and dP, or transposed
+  float *accK;      // [kBlk][dhPad]: dK or dQ accumulator
+  float *accV;      // [kBlk][dvPad]: dV accumulator
+  float *m, *l, *u; // [kBlk]
+  static size_t floats(const BwdProblem &p) {
+    return 2 * kBlk * kBlk + kBlk * (p.dhPad + p.dvPad) + 3 * kBlk;
+  }
+  void carve(const BwdProblem &p, float *f) {
+    s = f, f += kBlk * kBlk;
+    dp = f, f += kBlk * kBlk;
+    accK = f, f += kBlk * p.dhPad;
+    accV = f, f += kBlk * p.dvPad;
+    m = f, f += kBlk;
+    l = f, f += kBlk;
+    u = f;
+  }
+};
+
+MGRT_INLINE void packBody(const BwdProblem &p, int64_t b, int64_t h) {
+  const int64_t dh = p.dh, dvh = p.dvh;
+  const float *q = p.q + b * p.qStride[0] + h * dh;
+  const float *o = p.dout + b * p.doStride[0] + h * dvh;
+  float *qs = p.Qs(b, h), *qsT = p.QsT(b, h), *dO = p.DO(b, h),
+        *dOT = p.DOT(b, h);
+  for (int64_t r = 0; r < p.SqP; ++r) {
+    const bool in = r < p.Sq;
+    for (int64_t c = 0; c < p.dhPad; ++c) {
+      const float x = in && c < dh ? p.scale * q[r * p.qStride[1] + c] : 0.f;
+      qs[r * p.dhPad + c] = x;
+      if (c < dh)
+        qsT[c * p.SqP + r] = x;
+    }
+    for (int64_t c = 0; c < p.dvPad; ++c) {
+      const float x = in && c < dvh ? o[r * p.doStride[1] + c] : 0.f;
+      dO[r * p.dvPad + c] = x;
+      if (c < dvh)
+        dOT[c * p.SqP + r] = x;
+    }
+  }
+  const float *k = p.k + b * p.kStride[0] + h * dh;
+  const float *v = p.v + b * p.vStride[0] + h * dvh;
+  float *kp = p.Kp(b, h), *kT = p.KT(b, h), *vp = p.Vp(b, h),
+        *vT = p.VT(b, h);
+  for (int64_t j = 0; j < p.SkP; ++j) {
+    const bool in = j < p.Sk;
+    for (int64_t c = 0; c < p.dhPad; ++c) {
+      const float x = in && c < dh ? k[j * p.kStride[1] + c] : 0.f;
+      kp[j * p.dhPad + c] = x;
+      if (c < dh)
+        kT[c * p.SkP + j] = x;
+    }
+    for (int64_t c = 0; c < p.dvPad; ++c) {
+      const float x = in && c < dvh ? v[j * p.vStride[1] + c] : 0.f;
+      vp[j * p.dvPad + c] = x;
+      if (c < dvh)
+        vT[c * p.SkP + j] = x;
+    }
+  }
+}
+
+/// S [kBlk][kBlk] (row = query i0+r, column = key j0+c): adds the bias,
+/// sets masked scores and padded keys (c >= nk) to -inf. Rows r >= mq are
+/// left as they are (their LSE is +inf).
+MGRT_INLINE void biasMaskRows(const BwdProblem &p, float *S, int64_t b,
+                              int64_t h, int64_t i0, int64_t mq, int64_t j0,
+                              int64_t nk) {
+  for (int64_t r = 0; r < mq; ++r) {
+    float *row = S + r * kBlk;
+    if (p.hasBias) {
+      const float *br = p.bias.at(b, h, i0 + r, j0);
+      const int64_t st = p.bias.stride[3];
+      for (int64_t c = 0; c < nk; ++c)
+        row[c] += br[c * st];
+    }
+    if (p.hasMask) {
+      const int8_t *mr = p.mask.at(b, h, i0 + r, j0);
+      const int64_t st = p.mask.stride[3];
+      for (int64_t c = 0; c < nk; ++c)
+        row[c] = mr[c * st] ? row[c] : kNegInf;
+    }
+    for (int64_t c = nk; c < kBlk; ++c)
+      row[c] = kNegInf;
+  }
+}
+
+/// Phase A: LSE and D of query rows [i0, i0 + kBlk) of (b, h).
+MGRT_INLINE void statsBody(const BwdProblem &p, BwdScratch &s, int64_t b,
+                           int64_t h, int64_t qb) {
+  const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
+  const float *qs = p.Qs(b, h) + i0 * p.dhPad, *dO = p.DO(b, h) + i0 * p.dvPad;
+  const float *kT = p.KT(b, h), *vT = p.VT(b, h);
+  std::fill(s.m, s.m + kBlk, kNegInf);
+  std::fill(s.l, s.l + kBlk, 0.f);
+  std::fill(s.u, s.u + kBlk, 0.f);
+  for (int64_t kb = 0; kb < p.kBlocks; ++kb) {
+    const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs, p.dhPad, kT + j0, p.SkP, s.s,
+           kBlk);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
+           s.dp, kBlk);
+    biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
+    for (int64_t r = 0; r < mq; ++r) {
+      const float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
+      VFloat vm = splat(kNegInf);
+      for (int64_t c = 0; c < kBlk; c += kLanes)
+        vm = vmax(vm, load(row + c));
+      const float mNew = std::max(s.m[r], reduceMax(vm));
+      if (mNew == kNegInf)
+        continue; // nothing kept in this row so far
+      const VFloat vmNew = splat(mNew);
+      VFloat vl = splat(0.f), vu = splat(0.f);
+      for (int64_t c = 0; c < kBlk; c += kLanes) {
+        const VFloat e = vexp(load(row + c) - vmNew);
+        vl += e;
+        vu += e * load(dpr + c);
+      }
+      const float alpha = s.m[r] == kNegInf ? 0.f : std::exp(s.m[r] - mNew);
+      s.l[r] = s.l[r] * alpha + reduceSum(vl);
+      s.u[r] = s.u[r] * alpha + reduceSum(vu);
+      s.m[r] = mNew;
+    }
+  }
+  float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
+  for (int64_t r = 0; r < kBlk; ++r) {
+    const bool kept = r < mq && s.l[r] > 0.f;
+    lse[r] = kept ? s.m[r] + std::log(s.l[r]) : kPosInf;
+    dvec[r] = kept ? s.u[r] / s.l[r] : 0.f;
+  }
+}
+
+/// Phase B: dK and dV of keys [j0, j0 + kBlk) of (b, h).
+MGRT_INLINE void keyBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
+                              int64_t h, int64_t kb) {
+  const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
+  const float *kp = p.Kp(b, h) + j0 * p.dhPad, *vp = p.Vp(b, h) + j0 * p.dvPad;
+  const float *qs = p.Qs(b, h), *qsT = p.QsT(b, h), *dO = p.DO(b, h),
+              *dOT = p.DOT(b, h);
+  std::fill(s.accK, s.accK + kBlk * p.dhPad, 0.f);
+  std::fill(s.accV, s.accV + kBlk * p.dvPad, 0.f);
+  for (int64_t qb = 0; qb < p.qBlocks; ++qb) {
+    const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
+    // S^T = K (scale Q)^T, dP^T = V dO^T: rows are keys, columns queries.
+    p.gemm(false, kBlk, kBlk / kLanes, p.dh, kp, p.dhPad, qsT + i0, p.SqP,
+           s.s, kBlk);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dvh, vp, p.dvPad, dOT + i0, p.SqP,
+           s.dp, kBlk);
+    const float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
+    bool any = false;
+    for (int64_t c = 0; c < kBlk; ++c) {
+      float *row = s.s + c * kBlk, *dpr = s.dp + c * kBlk;
+      if (c >= nk) { // padded key: P = dS = 0
+        std::fill(row, row + kBlk, 0.f);
+        std::fill(dpr, dpr + kBlk, 0.f);
+        continue;
+      }
+      if (p.hasBias) {
+        const float *bc = p.bias.at(b, h, i0, j0 + c);
+        const int64_t st = p.bias.stride[2];
+        for (int64_t r = 0; r < mq; ++r)
+          row[r] += bc[r * st];
+      }
+      if (p.hasMask) {
+        const int8_t *mc = p.mask.at(b, h, i0, j0 + c);
+        const int64_t st = p.mask.stride[2];
+        for (int64_t r = 0; r < mq; ++r)
+          row[r] = mc[r * st] ? row[r] : kNegInf;
+      }
+      VFloat vany = splat(0.f);
+      for (int64_t r = 0; r < kBlk; r += kLanes) {
+        const VFloat pr = vexp(load(row + r) - load(lse + r));
+        store(row + r, pr);
+        store(dpr + r, pr * (load(dpr + r) - load(dvec + r)));
+        vany += pr;
+      }
+      any = any || reduceSum(vany) > 0.f;
+    }
+    if (!any)
+      continue; // every probability of this block is 0
+    p.gemm(true, kBlk, p.dvPad / kLanes, mq, s.s, kBlk, dO + i0 * p.dvPad,
+           p.dvPad, s.accV, p.dvPad);
+    p.gemm(true, kBlk, p.dhPad / kLanes, mq, s.dp, kBlk, qs + i0 * p.dhPad,
+           p.dhPad, s.accK, p.dhPad);
+  }
+  float *dk = p.dk + b * p.dkStride[0] + j0 * p.dkStride[1] + h * p.dh;
+  float *dv = p.dv + b * p.dvStride[0] + j0 * p.dvStride[1] + h * p.dvh;
+  for (int64_t c = 0; c < nk; ++c) {
+    std::copy(s.accK + c * p.dhPad, s.accK + c * p.dhPad + p.dh,
+              dk + c * p.dkStride[1]);
+    std::copy(s.accV + c * p.dvPad, s.accV + c * p.dvPad + p.dvh,
+              dv + c * p.dvStride[1]);
+  }
+}
+
+/// Phase C: dQ of query rows [i0, i0 + kBlk) of (b, h), and their dS added
+/// into dbias.
+MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
+                                int64_t h, int64_t qb) {
+  const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
+  const float *qs = p.Qs(b, h) + i0 * p.dhPad, *dO = p.DO(b, h) + i0 * p.dvPad;
+  const float *kT = p.KT(b, h), *vT = p.VT(b, h), *kp = p.Kp(b, h);
+  const float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
+  std::fill(s.accK, s.accK + kBlk * p.dhPad, 0.f);
+  for (int64_t kb = 0; kb < p.kBlocks; ++kb) {
+    const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs, p.dhPad, kT + j0, p.SkP, s.s,
+           kBlk);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
+           s.dp, kBlk);
+    biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
+    bool any = false;
+    for (int64_t r = 0; r < kBlk; ++r) {
+      float *row = s.s + r * kBlk;
+      const float *dpr = s.dp + r * kBlk;
+      if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
+        std::fill(row, row + kBlk, 0.f);
+        continue;
+      }
+      const VFloat vl = splat(lse[r]), vd = splat(dvec[r]);
+      VFloat vany = splat(0.f);
+      for (int64_t c = 0; c < kBlk; c += kLanes) {
+        const VFloat pr = vexp(load(row + c) - vl);
+        store(row + c, pr * (load(dpr + c) - vd));
+        vany += pr;
+      }
+      any = any || reduceSum(vany) > 0.f;
+    }
+    if (!any)
+      continue; // dS = 0
+    if (p.wantDBias)
+      for (int64_t r = 0; r < mq; ++r) {
+        const float *row = s.s + r * kBlk;
+        float *db = p.dbias.at(b, h, i0 + r, j0);
+        const int64_t st = p.dbias.stride[3];
+        for (int64_t c = 0; c < nk; ++c)
+          db[c * st] += row[c];
+      }
+    p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.s, kBlk, kp + j0 * p.dhPad,
+           p.dhPad, s.accK, p.dhPad);
+  }
+  float *dq = p.dq + b * p.dqStride[0] + i0 * p.dqStride[1] + h * p.dh;
+  for (int64_t r = 0; r < mq; ++r)
+    for (int64_t c = 0; c < p.dh; ++c)
+      dq[r * p.dqStride[1] + c] = p.scale * s.accK[r * p.dhPad + c];
+}
+
+} // namespace
+
+// The dispatched entry points (their parameter types have internal linkage).
+namespace bwd_detail {
+MGRT_SIMD_DISPATCH(pack, (const BwdProblem &p, int64_t b, int64_t h),
+                   (p, b, h))
+MGRT_SIMD_DISPATCH(stats,
+                   (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
+                    int64_t qb),
+                   (p, s, b, h, qb))
+MGRT_SIMD_DISPATCH(keyBlock,
+                   (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
+                    int64_t kb),
+                   (p, s, b, h, kb))
+MGRT_SIMD_DISPATCH(queryBlock,
+                   (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
+                    int64_t qb),
+                   (p, s, b, h, qb))
+} // namespace bwd_detail
+
+namespace {
+
+/// Views a bias / mask / dbias descriptor as a broadcasting [B,H,Sq,Sk]
+/// operand.
+template <typename T, typename Desc>
+View4<T> view4(const Desc *d, const int64_t (&want)[4], const char *what) {
+  static const char *const dims[4] = {"batch", "heads", "queries", "keys"};
+  View4<T> view;
+  view.base = d->aligned + d->offset;
+  for (int i = 0; i < 4; ++i) {
+    MGRT_CHECK(d->sizes[i] == want[i] || d->sizes[i] == 1, kName,
+               "%s dimension %d (%s) is %lld, expected 1 or %lld", what, i,
+               dims[i], (long long)d->sizes[i], (long long)want[i]);
+    view.stride[i] = d->sizes[i] == 1 ? 0 : d->strides[i];
+  }
+  return view;
+}
+
+/// Zeroes a rank-3 output through its strides.
+void zero3(mgrt_memref_f32_3 *d) {
+  float *base = d->aligned + d->offset;
+  for (int64_t i = 0; i < d->sizes[0]; ++i)
+    for (int64_t j = 0; j < d->sizes[1]; ++j)
+      std::fill(base + i * d->strides[0] + j * d->strides[1],
+                base + i * d->strides[0] + j * d->strides[1] + d->sizes[2],
+                0.f);
+}
+
+} // namespace
+} // namespace mgrt
+
+using namespace mgrt;
+
+extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags) {
+  MGRT_CHECK(dq && dk && dv && dout && q && k && v, kName,
+             "null operand descriptor");
+  const bool hasBias = flags & MGRT_ATTENTION_BIAS;
+  const bool hasMask = flags & MGRT_ATTENTION_MASK;
+  const bool wantDBias = flags & MGRT_ATTENTION_DBIAS;
+  MGRT_CHECK(!hasBias || bias, kName, "bias flag set but bias is null");
+  MGRT_CHECK(!hasMask || mask, kName, "mask flag set but mask is null");
+  MGRT_CHECK(!wantDBias || dbias, kName, "dbias flag set but dbias is null");
+
+  const int64_t B = q->sizes[0], Sq = q->sizes[1], D = q->sizes[2];
+  const int64_t Sk = k->sizes[1], Dv = v->sizes[2], H = numHeads;
+  MGRT_CHECK(H > 0 && D % H == 0 && Dv % H == 0, kName,
+             "%lld heads do not divide D=%lld and Dv=%lld", (long long)H,
+             (long long)D, (long long)Dv);
+  auto same3 = [](const mgrt_memref_f32_3 *d, int64_t a, int64_t b,
+                  int64_t c) {
+    return d->sizes[0] == a && d->sizes[1] == b && d->sizes[2] == c;
+  };
+  MGRT_CHECK(same3(k, B, Sk, D) && same3(v, B, Sk, Dv) &&
+                 same3(dout, B, Sq, Dv) && same3(dq, B, Sq, D) &&
+                 same3(dk, B, Sk, D) && same3(dv, B, Sk, Dv),
+             kName,
+             "shape mismatch: q [%lld,%lld,%lld] k [%lld,%lld,%lld] "
+             "v [%lld,%lld,%lld] dout [%lld,%lld,%lld]; dq, dk, dv must "
+             "match q, k, v",
+             (long long)B, (long long)Sq, (long long)D,
+             (long long)k->sizes[0], (long long)k->sizes[1],
+             (long long)k->sizes[2], (long long)v->sizes[0],
+             (long long)v->sizes[1], (long long)v->sizes[2],
+             (long long)dout->sizes[0], (long long)dout->sizes[1],
+             (long long)dout->sizes[2]);
+  MGRT_CHECK(q->strides[2] == 1 && k->strides[2] == 1 &&
+                 v->strides[2] == 1 && dout->strides[2] == 1 &&
+                 dq->strides[2] == 1 && dk->strides[2] == 1 &&
+                 dv->strides[2] == 1,
+             kName,
+             "innermost strides of q, k, v, dout, dq, dk, dv must be 1");
+
+  BwdProblem p{};
+  const int64_t full[4] = {B, H, Sq, Sk};
+  p.hasBias = hasBias, p.hasMask = hasMask, p.wantDBias = wantDBias;
+  if (hasBias)
+    p.bias = view4<const float>(bias, full, "bias");
+  if (hasMask)
+    p.mask = view4<const int8_t>(mask, full, "mask");
+  if (wantDBias) {
+    p.dbias = view4<float>(dbias, full, "dbias");
+    for (int i = 0; i < 4; ++i)
+      p.dbiasSizes[i] = dbias->sizes[i];
+    // Overwritten: zero it once (every element is a sum over its group).
+    for (int64_t b = 0; b < p.dbiasSizes[0]; ++b)
+      for (int64_t h = 0; h < p.dbiasSizes[1]; ++h)
+        for (int64_t i = 0; i < p.dbiasSizes[2]; ++i)
+          for (int64_t j = 0; j < p.dbiasSizes[3]; ++j)
+            *(dbias->aligned + dbias->offset + b * dbias->strides[0] +
+              h * dbias->strides[1] + i * dbias->strides[2] +
+              j * dbias->strides[3]) = 0.f;
+  }
+  if (B == 0 || Sq == 0 || Sk == 0) { // no score: every gradient is 0
+    zero3(dq), zero3(dk), zero3(dv);
+    return;
+  }
+
+  // 1. The problem and its tiling.
+  p.B = B, p.Sq = Sq, p.Sk = Sk, p.H = H, p.dh = D / H, p.dvh = Dv / H;
+  p.dhPad = roundUp(p.dh, kLanes), p.dvPad = roundUp(p.dvh, kLanes);
+  p.SqP = roundUp(Sq, kBlk), p.SkP = roundUp(Sk, kBlk);
+  p.qBlocks = p.SqP / kBlk, p.kBlocks = p.SkP / kBlk;
+  p.scale = scale;
+  p.q = q->aligned + q->offset, p.k = k->aligned + k->offset;
+  p.v = v->aligned + v->offset, p.dout = dout->aligned + dout->offset;
+  p.dq = dq->aligned + dq->offset, p.dk = dk->aligned + dk->offset;
+  p.dv = dv->aligned + dv->offset;
+  const mgrt_memref_f32_3 *descs[7] = {q, k, v, dout, dq, dk, dv};
+  int64_t *strides[7] = {p.qStride,  p.kStride,  p.vStride, p.doStride,
+                         p.dqStride, p.dkStride, p.dvStride};
+  for (int i = 0; i < 7; ++i)
+    strides[i][0] = descs[i]->strides[0], strides[i][1] = descs[i]->strides[1];
+  p.gemm = microGemm();
+
+  // 2. Buffers, all tracked: packed operands, LSE and D, per-worker scratch.
+  const int64_t BH = B * H;
+  const size_t packedFloats =
+      BH * (2 * p.SqP * (p.dhPad + p.dvPad) + 2 * p.SkP * (p.dhPad + p.dvPad) +
+            2 * p.SqP);
+  float *packed = static_cast<float *>(mgrt_alloc(packedFloats * sizeof(float)));
+  MGRT_CHECK(packed, kName, "out of memory (%zu bytes of packed operands)",
+             packedFloats * sizeof(float));
+  {
+    float *f = packed;
+    p.qs = f, f += BH * p.SqP * p.dhPad;
+    p.qsT = f, f += BH * p.SqP * p.dhPad; // dh <= dhPad rows
+    p.dO = f, f += BH * p.SqP * p.dvPad;
+    p.dOT = f, f += BH * p.SqP * p.dvPad;
+    p.kp = f, f += BH * p.SkP * p.dhPad;
+    p.kT = f, f += BH * p.SkP * p.dhPad;
+    p.vp = f, f += BH * p.SkP * p.dvPad;
+    p.vT = f, f += BH * p.SkP * p.dvPad;
+    p.lse = f, f += BH * p.SqP;
+    p.dvec = f;
+  }
+  const int threads = numThreads();
+  const size_t scratchBytes = BwdScratch::floats(p) * sizeof(float);
+  std::vector<void *> blocks(threads);
+  std::vector<BwdScratch> scratch(threads);
+  for (int t = 0; t < threads; ++t) {
+    blocks[t] = mgrt_alloc(scratchBytes);
+    MGRT_CHECK(blocks[t], kName, "out of memory (%zu bytes of scratch)",
+               scratchBytes);
+    scratch[t].carve(p, static_cast<float *>(blocks[t]));
+  }
+
+  // 3. Pack, statistics, dK / dV, dQ / dBias.
+  parallelFor(BH, [&](int64_t t, int) { bwd_detail::pack(p, t / H, t % H); });
+  parallelFor(BH * p.qBlocks, [&](int64_t t, int w) {
+    bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks),
+                      (t / p.qBlocks) % H, t % p.qBlocks);
+  });
+  parallelFor(BH * p.kBlocks, [&](int64_t t, int w) {
+    bwd_detail::keyBlock(p, scratch[w], t / (H * p.kBlocks),
+                         (t / p.kBlocks) % H, t % p.kBlocks);
+  });
+  // Phase C tasks: one per dbias (batch, head, query block) group, walking
+  // every (b, h, query block) that adds into it; without dbias, one per
+  // (b, h, query block).
+  const bool bAll = wantDBias && p.dbiasSizes[0] == 1 && B > 1;
+  const bool hAll = wantDBias && p.dbiasSizes[1] == 1 && H > 1;
+  const bool qAll = wantDBias && p.dbiasSizes[2] == 1 && Sq > 1;
+  const int64_t gB = bAll ? 1 : B, gH = hAll ? 1 : H,
+                gQ = qAll ? 1 : p.qBlocks;
+  parallelFor(gB * gH * gQ, [&](int64_t t, int w) {
+    const int64_t tb = t / (gH * gQ), th = (t / gQ) % gH, tq = t % gQ;
+    for (int64_t b = bAll ? 0 : tb; b < (bAll ? B : tb + 1); ++b)
+      for (int64_t h = hAll ? 0 : th; h < (hAll ? H : th + 1); ++h)
+        for (int64_t qb = qAll ? 0 : tq; qb < (qAll ? p.qBlocks : tq + 1);
+             ++qb)
+          bwd_detail::queryBlock(p, scratch[w], b, h, qb);
+  });
+
+  for (void *block : blocks)
+    mgrt_free(block);
+  mgrt_free(packed);
+}

@@ -1,0 +1,331 @@
+//===- AttentionBackwardTest.cpp - mgrt_attention_bwd_f32 vs autograd -----===//
+//
+// dq, dk, dv, dbias of the kernel against LibTorch autograd in float64
+// (TorchReference.cpp) and, on one small case, against central finite
+// differences of a float64 forward written out here.
+//
+// Tolerance: |kernel - reference| <= 1e-4 * max(1, max |reference|). The
+// kernel runs in float32 and its gradients are sums over up to Sq or Sk
+// (and, for a broadcast dbias, B*H) terms, so the error is relative to the
+// magnitude of the gradient; every case here has gradients of order 1-10.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mgrt_test;
+
+namespace {
+
+/// bias / mask / dbias shapes: absent, or [Bb,Hb,Sqb,Skb] (1 = broadcast).
+enum class Bcast { None, Full, OneBatch, OneHead, OneBoth, KeyPadding };
+
+struct Case {
+  const char *name;
+  int64_t B, Sq, Sk, H, dh, dvh;
+  Bcast bias, mask;
+  bool emptyRow; // query row Sq/2 of the first mask slice keeps no key
+};
+
+std::vector<int64_t> shapeOf(Bcast b, const Case &c) {
+  switch (b) {
+  case Bcast::None:
+    return {};
+  case Bcast::Full:
+    return {c.B, c.H, c.Sq, c.Sk};
+  case Bcast::OneBatch:
+    return {1, c.H, c.Sq, c.Sk};
+  case Bcast::OneHead:
+    return {c.B, 1, c.Sq, c.Sk};
+  case Bcast::OneBoth:
+    return {1, 1, c.Sq, c.Sk};
+  case Bcast::KeyPadding:
+    return {c.B, 1, 1, c.Sk};
+  }
+  return {};
+}
+
+AttentionProblem makeProblem(const Case &c, unsigned seed) {
+  AttentionProblem p{c.B, c.Sq, c.Sk, c.H, c.dh, c.dvh,
+                     1.f / std::sqrt(static_cast<float>(c.dh)),
+                     {}, {}, {}, {}, {}, {}, {}};
+  p.q = randomFloats(c.B * c.Sq * c.H * c.dh, seed, -2, 2);
+  p.k = randomFloats(c.B * c.Sk * c.H * c.dh, seed + 1, -2, 2);
+  p.v = randomFloats(c.B * c.Sk * c.H * c.dvh, seed + 2);
+  p.biasShape = shapeOf(c.bias, c);
+  if (!p.biasShape.empty())
+    p.bias = randomFloats(numel(p.biasShape), seed + 3, -2, 2);
+  p.maskShape = shapeOf(c.mask, c);
+  if (!p.maskShape.empty()) {
+    std::mt19937 gen(seed + 4);
+    p.mask.resize(numel(p.maskShape));
+    for (uint8_t &m : p.mask)
+      m = gen() % 10 < 7;
+    if (c.emptyRow) {
+      const int64_t rowLen = p.maskShape[3];
+      const int64_t row = p.maskShape[2] == 1 ? 0 : c.Sq / 2;
+      std::fill(p.mask.begin() + row * rowLen,
+                p.mask.begin() + (row + 1) * rowLen, 0);
+    }
+  }
+  return p;
+}
+
+/// Runs the backward kernel (outputs prefilled with garbage).
+AttentionGrads runKernel(const AttentionProblem &p,
+                         const std::vector<float> &dout, bool wantDBias = true) {
+  const int64_t D = p.H * p.dh, Dv = p.H * p.dvh;
+  AttentionGrads g;
+  g.dq.assign(p.B * p.Sq * D, -7.f);
+  g.dk.assign(p.B * p.Sk * D, -7.f);
+  g.dv.assign(p.B * p.Sk * Dv, -7.f);
+  auto dq = memref<mgrt_memref_f32_3>(g.dq.data(), {p.B, p.Sq, D});
+  auto dk = memref<mgrt_memref_f32_3>(g.dk.data(), {p.B, p.Sk, D});
+  auto dv = memref<mgrt_memref_f32_3>(g.dv.data(), {p.B, p.Sk, Dv});
+  auto dO = memref<mgrt_memref_f32_3>(const_cast<float *>(dout.data()),
+                                      {p.B, p.Sq, Dv});
+  auto q = memref<mgrt_memref_f32_3>(const_cast<float *>(p.q.data()),
+                                     {p.B, p.Sq, D});
+  auto k = memref<mgrt_memref_f32_3>(const_cast<float *>(p.k.data()),
+                                     {p.B, p.Sk, D});
+  auto v = memref<mgrt_memref_f32_3>(const_cast<float *>(p.v.data()),
+                                     {p.B, p.Sk, Dv});
+  int64_t flags = 0;
+  mgrt_memref_f32_4 bias{}, dbias{};
+  mgrt_memref_i8_4 mask{};
+  if (!p.biasShape.empty()) {
+    flags |= MGRT_ATTENTION_BIAS;
+    bias = memref<mgrt_memref_f32_4>(const_cast<float *>(p.bias.data()),
+                                     p.biasShape);
+    if (wantDBias) {
+      flags |= MGRT_ATTENTION_DBIAS;
+      g.dbias.assign(p.bias.size(), -7.f);
+      dbias = memref<mgrt_memref_f32_4>(g.dbias.data(), p.biasShape);
+    }
+  }
+  if (!p.maskShape.empty()) {
+    flags |= MGRT_ATTENTION_MASK;
+    mask = memref<mgrt_memref_i8_4>(
+        reinterpret_cast<int8_t *>(const_cast<uint8_t *>(p.mask.data())),
+        p.maskShape);
+  }
+  _mlir_ciface_mgrt_attention_bwd_f32(
+      &dq, &dk, &dv, flags & MGRT_ATTENTION_DBIAS ? &dbias : nullptr, &dO, &q,
+      &k, &v, flags & MGRT_ATTENTION_BIAS ? &bias : nullptr,
+      flags & MGRT_ATTENTION_MASK ? &mask : nullptr, p.H, p.scale, flags);
+  return g;
+}
+
+float maxAbs(const std::vector<float> &v) {
+  float m = 0;
+  for (float x : v)
+    m = std::max(m, std::abs(x));
+  return m;
+}
+
+/// |got - want| <= tol * max(1, max |want|), NaN-safe.
+void expectClose(const std::vector<float> &got, const std::vector<float> &want,
+                 const char *what, float tol = 1e-4f) {
+  const float bound = tol * std::max(1.f, maxAbs(want));
+  const float err = maxAbsDiff(got, want);
+  EXPECT_LE(err, bound) << what << ": max |diff| " << err << ", max |ref| "
+                        << maxAbs(want);
+}
+
+void checkCase(const Case &c) {
+  SCOPED_TRACE(c.name);
+  AttentionProblem p = makeProblem(c, 23);
+  const std::vector<float> dout =
+      randomFloats(c.B * c.Sq * c.H * c.dvh, 99, -1, 1);
+  AttentionGrads got = runKernel(p, dout);
+  AttentionGrads ref = torchAttentionBackward(p, dout);
+  expectClose(got.dq, ref.dq, "dq");
+  expectClose(got.dk, ref.dk, "dk");
+  expectClose(got.dv, ref.dv, "dv");
+  if (!p.biasShape.empty())
+    expectClose(got.dbias, ref.dbias, "dbias");
+  if (c.emptyRow && p.maskShape[2] != 1) {
+    // Row Sq/2 of batch 0 keeps nothing in head 0 (all heads if the mask
+    // broadcasts over heads): its dq is exactly zero.
+    const int64_t D = c.H * c.dh;
+    for (int64_t col = 0; col < c.dh; ++col)
+      EXPECT_EQ(got.dq[(c.Sq / 2) * D + col], 0.f);
+  }
+}
+
+const Case kCases[] = {
+    {"s1", 1, 1, 1, 1, 8, 8, Bcast::None, Bcast::None, false},
+    {"s1_bias", 2, 1, 1, 2, 8, 16, Bcast::Full, Bcast::None, false},
+    {"s7_bias_full_h2", 2, 7, 7, 2, 8, 8, Bcast::Full, Bcast::None, false},
+    {"s7_one_batch_mask", 2, 7, 7, 4, 8, 16, Bcast::OneBatch, Bcast::Full,
+     true},
+    {"s64_one_batch", 1, 64, 64, 4, 16, 16, Bcast::OneBatch, Bcast::None,
+     false},
+    {"s64_one_head_mask", 2, 64, 64, 2, 16, 8, Bcast::OneHead,
+     Bcast::OneBatch, true},
+    {"s130_one_both", 2, 130, 130, 2, 16, 16, Bcast::OneBoth, Bcast::None,
+     false},
+    {"s130_full_mask_h4", 1, 130, 130, 4, 8, 16, Bcast::Full, Bcast::Full,
+     true},
+    {"sq7_sk130", 2, 7, 130, 2, 16, 8, Bcast::OneHead, Bcast::OneHead, true},
+    {"sq130_sk7", 2, 130, 7, 1, 8, 16, Bcast::OneBoth, Bcast::OneBoth, true},
+    {"sq130_sk64_nobias_mask", 2, 130, 64, 4, 16, 8, Bcast::None, Bcast::Full,
+     true},
+    {"sq64_sk1", 1, 64, 1, 2, 8, 8, Bcast::Full, Bcast::None, false},
+    {"keypad_bias", 2, 130, 100, 2, 8, 16, Bcast::KeyPadding,
+     Bcast::KeyPadding, false},
+    {"s200_two_blocks", 1, 200, 290, 2, 16, 24, Bcast::OneBoth, Bcast::Full,
+     true},
+};
+
+// Grouped to keep the CTest process count low.
+TEST(AttentionBackward, MatchesAutogradWithoutMask) {
+  for (const Case &c : kCases)
+    if (c.mask == Bcast::None)
+      checkCase(c);
+}
+
+TEST(AttentionBackward, MatchesAutogradWithMask) {
+  for (const Case &c : kCases)
+    if (c.mask != Bcast::None)
+      checkCase(c);
+}
+
+TEST(AttentionBackward, DBiasFlagClearLeavesNoBiasGradient) {
+  Case c{"nodbias", 2, 33, 45, 2, 8, 8, Bcast::Full, Bcast::Full, true};
+  AttentionProblem p = makeProblem(c, 5);
+  const std::vector<float> dout = randomFloats(c.B * c.Sq * c.H * c.dvh, 6);
+  AttentionGrads got = runKernel(p, dout, /*wantDBias=*/false);
+  AttentionGrads ref = torchAttentionBackward(p, dout);
+  EXPECT_TRUE(got.dbias.empty());
+  expectClose(got.dq, ref.dq, "dq");
+  expectClose(got.dk, ref.dk, "dk");
+  expectClose(got.dv, ref.dv, "dv");
+}
+
+TEST(AttentionBackward, FullyMaskedEverywhereGivesZeros) {
+  Case c{"allmasked", 1, 9, 11, 1, 8, 8, Bcast::Full, Bcast::Full, false};
+  AttentionProblem p = makeProblem(c, 8);
+  std::fill(p.mask.begin(), p.mask.end(), 0);
+  AttentionGrads got =
+      runKernel(p, randomFloats(c.B * c.Sq * c.H * c.dvh, 4));
+  for (const std::vector<float> *g : {&got.dq, &got.dk, &got.dv, &got.dbias})
+    for (float x : *g)
+      ASSERT_EQ(x, 0.f);
+}
+
+/// Loss sum(dout * attention) in float64, straight from the definition.
+double lossF64(const AttentionProblem &p, const std::vector<double> &q,
+               const std::vector<double> &k, const std::vector<double> &v,
+               const std::vector<double> &bias,
+               const std::vector<float> &dout) {
+  const int64_t D = p.H * p.dh, Dv = p.H * p.dvh;
+  auto bcast = [](const std::vector<int64_t> &shape, int64_t b, int64_t h,
+                  int64_t i, int64_t j) {
+    const int64_t idx[4] = {b, h, i, j};
+    int64_t off = 0;
+    for (int d = 0; d < 4; ++d)
+      off = off * shape[d] + (shape[d] == 1 ? 0 : idx[d]);
+    return off;
+  };
+  double loss = 0;
+  std::vector<double> s(p.Sk);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t i = 0; i < p.Sq; ++i) {
+        double m = -INFINITY;
+        for (int64_t j = 0; j < p.Sk; ++j) {
+          double x = 0;
+          for (int64_t c = 0; c < p.dh; ++c)
+            x += q[(b * p.Sq + i) * D + h * p.dh + c] *
+                 k[(b * p.Sk + j) * D + h * p.dh + c];
+          x *= p.scale;
+          if (!p.biasShape.empty())
+            x += bias[bcast(p.biasShape, b, h, i, j)];
+          if (!p.maskShape.empty() && !p.mask[bcast(p.maskShape, b, h, i, j)])
+            x = -INFINITY;
+          s[j] = x;
+          m = std::max(m, x);
+        }
+        if (m == -INFINITY)
+          continue;
+        double l = 0;
+        for (int64_t j = 0; j < p.Sk; ++j)
+          l += s[j] = std::exp(s[j] - m);
+        for (int64_t c = 0; c < p.dvh; ++c) {
+          double o = 0;
+          for (int64_t j = 0; j < p.Sk; ++j)
+            o += s[j] / l * v[(b * p.Sk + j) * Dv + h * p.dvh + c];
+          loss += o * dout[(b * p.Sq + i) * Dv + h * p.dvh + c];
+        }
+      }
+  return loss;
+}
+
+TEST(AttentionBackward, MatchesFiniteDifferences) {
+  Case c{"fd", 2, 7, 9, 2, 8, 16, Bcast::OneBatch, Bcast::Full, true};
+  AttentionProblem p = makeProblem(c, 31);
+  const std::vector<float> dout = randomFloats(c.B * c.Sq * c.H * c.dvh, 32);
+  AttentionGrads got = runKernel(p, dout);
+  AttentionGrads ref = torchAttentionBackward(p, dout);
+  std::vector<double> ops[4] = {
+      {p.q.begin(), p.q.end()}, {p.k.begin(), p.k.end()},
+      {p.v.begin(), p.v.end()}, {p.bias.begin(), p.bias.end()}};
+  const std::vector<float> *kernel[4] = {&got.dq, &got.dk, &got.dv,
+                                         &got.dbias};
+  const std::vector<float> *torch[4] = {&ref.dq, &ref.dk, &ref.dv,
+                                        &ref.dbias};
+  const char *names[4] = {"dq", "dk", "dv", "dbias"};
+  const double h = 1e-5;
+  for (int o = 0; o < 4; ++o) {
+    std::vector<float> fd(ops[o].size());
+    for (size_t e = 0; e < ops[o].size(); ++e) {
+      const double x = ops[o][e];
+      ops[o][e] = x + h;
+      const double up = lossF64(p, ops[0], ops[1], ops[2], ops[3], dout);
+      ops[o][e] = x - h;
+      const double down = lossF64(p, ops[0], ops[1], ops[2], ops[3], dout);
+      ops[o][e] = x;
+      fd[e] = static_cast<float>((up - down) / (2 * h));
+    }
+    SCOPED_TRACE(names[o]);
+    expectClose(*kernel[o], fd, "kernel vs finite differences");
+    expectClose(*torch[o], fd, "autograd vs finite differences", 1e-6f);
+  }
+}
+
+TEST(AttentionBackward, ScratchIsFreedAndSmall) {
+  Case c{"scratch", 1, 1024, 1024, 4, 8, 8, Bcast::None, Bcast::None, false};
+  AttentionProblem p = makeProblem(c, 3);
+  const std::vector<float> dout = randomFloats(c.Sq * c.H * c.dvh, 2);
+  const size_t before = mgrt_current_bytes();
+  mgrt_reset_peak();
+  runKernel(p, dout);
+  EXPECT_EQ(mgrt_current_bytes(), before);
+  EXPECT_GT(mgrt_peak_bytes(), before);
+  // Blockwise: far below one [H,Sq,Sk] score matrix (16 MiB here).
+  EXPECT_LT(mgrt_peak_bytes() - before,
+            static_cast<size_t>(c.H * c.Sq * c.Sk * sizeof(float) / 4));
+}
+
+TEST(AttentionBackward, ContractViolationAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe"); // the pool has threads
+  std::vector<float> x(4 * 24);
+  auto d = memref<mgrt_memref_f32_3>(x.data(), {1, 4, 24});
+  EXPECT_DEATH(_mlir_ciface_mgrt_attention_bwd_f32(&d, &d, &d, nullptr, &d,
+                                                   &d, &d, &d, nullptr,
+                                                   nullptr, 5, 1.f, 0),
+               "mgrt_attention_bwd_f32: 5 heads do not divide D=24");
+  EXPECT_DEATH(_mlir_ciface_mgrt_attention_bwd_f32(&d, &d, &d, nullptr, &d,
+                                                   &d, &d, &d, nullptr,
+                                                   nullptr, 2, 1.f,
+                                                   MGRT_ATTENTION_DBIAS),
+               "dbias flag set but dbias is null");
+}
+
+} // namespace
