@@ -6,6 +6,11 @@
 //   gt.attention         mgrt_attention_f32: blockwise online softmax, never
 //                        materializes the [H, Sq, Sk] scores; an absent bias
 //                        or mask is a 1x1x1x1 placeholder and a flag bit.
+//   gt.attention_grad    mgrt_attention_bwd_f32: recomputes the scores
+//                        block by block; allocates dq, dk, dv and (with a
+//                        bias) dbias of the bias's own shape, which the
+//                        kernel sums over the broadcast dimensions (flag
+//                        bit 2); absent bias/mask are placeholders as above.
 //   gt.spmm              mgrt_spmm_f32
 //   gt.sparse_attention  mgrt_sparse_attention_f32: online softmax over each
 //                        row's edges; an absent edge_bias is a 1x1
@@ -38,6 +43,7 @@ namespace {
 
 /// Names of the runtime kernels (the C symbol is `_mlir_ciface_` + this).
 constexpr StringLiteral kAttentionKernel = "mgrt_attention_f32";
+constexpr StringLiteral kAttentionBwdKernel = "mgrt_attention_bwd_f32";
 constexpr StringLiteral kSpmmKernel = "mgrt_spmm_f32";
 constexpr StringLiteral kSparseAttentionKernel = "mgrt_sparse_attention_f32";
 
@@ -378,6 +384,97 @@ struct SparseAttentionOpInterface
   }
 };
 
+/// gt.attention_grad -> mgrt_attention_bwd_f32(dq, dk, dv, dbias, dout, q, k,
+/// v, bias, mask, num_heads, scale, flags).
+struct AttentionGradOpInterface
+    : KernelCallModel<AttentionGradOpInterface, gt::AttentionGradOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto grad = cast<gt::AttentionGradOp>(op);
+    Location loc = op->getLoc();
+    for (Type t : op->getResultTypes()) {
+      auto tensor = cast<RankedTensorType>(t);
+      if (!tensor.getElementType().isF32())
+        return op->emitOpError(
+            "the CPU attention backward kernel supports f32 only");
+      if (!tensor.hasStaticShape())
+        return op->emitOpError("needs static shapes to bufferize");
+    }
+    auto bufferOf = [&](Value v) -> FailureOr<Value> {
+      return getBuffer(rewriter, v, options, state);
+    };
+    FailureOr<Value> dout = bufferOf(grad.getDout()),
+                     q = bufferOf(grad.getQuery()), k = bufferOf(grad.getKey()),
+                     v = bufferOf(grad.getValue());
+    if (failed(dout) || failed(q) || failed(k) || failed(v))
+      return failure();
+    int64_t flags = 0;
+    Type f32 = rewriter.getF32Type(), i1 = rewriter.getI1Type();
+    Value bias, mask, dbias, dbias4;
+    if (Value b = grad.getBias()) {
+      FailureOr<Value> buf = bufferOf(b);
+      if (failed(buf))
+        return failure();
+      bias = toRank4(rewriter, loc, *buf);
+      dbias = memref::AllocOp::create(
+          rewriter, loc,
+          MemRefType::get(cast<RankedTensorType>(b.getType()).getShape(), f32));
+      dbias4 = toRank4(rewriter, loc, dbias);
+      flags |= 1 | 4;
+    } else {
+      bias = memref::AllocaOp::create(rewriter, loc,
+                                      MemRefType::get({1, 1, 1, 1}, f32));
+      dbias4 = memref::AllocaOp::create(rewriter, loc,
+                                        MemRefType::get({1, 1, 1, 1}, f32));
+    }
+    if (Value m = grad.getMask()) {
+      FailureOr<Value> buf = bufferOf(m);
+      if (failed(buf))
+        return failure();
+      mask = toRank4(rewriter, loc, *buf);
+      flags |= 2;
+    } else {
+      mask = memref::AllocaOp::create(rewriter, loc,
+                                      MemRefType::get({1, 1, 1, 1}, i1));
+    }
+    auto alloc = [&](Value like) -> Value {
+      return memref::AllocOp::create(
+          rewriter, loc,
+          MemRefType::get(cast<RankedTensorType>(like.getType()).getShape(),
+                          f32));
+    };
+    Value dq = alloc(grad.getQuery()), dk = alloc(grad.getKey()),
+          dv = alloc(grad.getValue());
+    auto dyn = [&](Value buffer) {
+      return toDynamicIdentity(rewriter, loc, buffer);
+    };
+    SmallVector<Value> args = {
+        dyn(dq),
+        dyn(dk),
+        dyn(dv),
+        dyn(dbias4),
+        dyn(*dout),
+        dyn(*q),
+        dyn(*k),
+        dyn(*v),
+        dyn(bias),
+        dyn(mask),
+        arith::ConstantIntOp::create(
+            rewriter, loc, static_cast<int64_t>(grad.getNumHeads()), 64),
+        arith::ConstantFloatOp::create(
+            rewriter, loc, rewriter.getF32Type(),
+            APFloat(static_cast<float>(grad.getScaleOrDefault()))),
+        arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
+    callKernel(rewriter, op, kAttentionBwdKernel, args);
+    SmallVector<Value> results = {dq, dk, dv};
+    if (dbias)
+      results.push_back(dbias);
+    replaceOpWithBufferizedValues(rewriter, op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void megagraph::gt::registerBufferizableOpInterfaceExternalModels(
@@ -386,6 +483,7 @@ void megagraph::gt::registerBufferizableOpInterfaceExternalModels(
     ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
                      memref::MemRefDialect, scf::SCFDialect>();
     gt::AttentionOp::attachInterface<AttentionOpInterface>(*ctx);
+    gt::AttentionGradOp::attachInterface<AttentionGradOpInterface>(*ctx);
     gt::SpmmOp::attachInterface<SpmmOpInterface>(*ctx);
     gt::SparseAttentionOp::attachInterface<SparseAttentionOpInterface>(*ctx);
   });

@@ -1,7 +1,8 @@
 //===- GTGradients.cpp - Reverse-mode gradient rules ------------*- C++ -*-===//
 //
 // Part of MegaGraph. GradientOpInterface rules: on the gt ops that implement
-// them (linear, gelu, layer_norm, cross_entropy) and, through external
+// them (linear, gelu, layer_norm, cross_entropy, attention, the embeddings)
+// and, through external
 // models, on the TOSA ops the importer produces around them (add, sub, mul,
 // reshape, transpose). Each rule builds TOSA on static shapes; broadcasting
 // in the forward becomes a sum over the broadcast dimensions here.
@@ -103,6 +104,43 @@ struct GradBuilder {
         b, loc, zt, DenseElementsAttr::get(zt, b.getFloatAttr(e, 0.0)));
     return tosa::MatMulOp::create(
         b, loc, type({shape(x)[0], shape(x)[1], shape(y)[2]}, e), x, y, zp, zp);
+  }
+  /// The transposed one-hot matrix [V, N] of the flattened `ids` clamped
+  /// into [0, V - 1] exactly as the forward lookups clamp them:
+  /// cast(equal(iota[V, 1], clamp(ids)[1, N])).
+  Value oneHotT(Value ids, int64_t v) {
+    Type ie = elem(ids);
+    int64_t n = 1;
+    for (int64_t d : shape(ids))
+      n *= d;
+    Value flat = reshape(ids, {1, n});
+    auto intConst = [&](int64_t value) {
+      auto t = type({1, 1}, ie);
+      return tosa::ConstOp::create(
+          b, loc, t, DenseElementsAttr::get(t, b.getIntegerAttr(ie, value)));
+    };
+    auto flatType = type({1, n}, ie);
+    Value c = tosa::MaximumOp::create(b, loc, flatType, flat, intConst(0));
+    c = tosa::MinimumOp::create(b, loc, flatType, c, intConst(v - 1));
+    SmallVector<Attribute> iota;
+    for (int64_t i = 0; i < v; ++i)
+      iota.push_back(b.getIntegerAttr(ie, i));
+    auto iotaType = type({v, 1}, ie);
+    Value rows = tosa::ConstOp::create(b, loc, iotaType,
+                                       DenseElementsAttr::get(iotaType, iota));
+    Value hit =
+        tosa::EqualOp::create(b, loc, type({v, n}, b.getI1Type()), rows, c);
+    return hit;
+  }
+  /// dtable[V, D] = onehot(ids)^T @ dy with dy [N, D] (N = #ids): the
+  /// gradient of a clamped table lookup. O(N * V) work and memory; a
+  /// scatter-add runtime kernel is the planned replacement.
+  Value embeddingGrad(Value ids, Value dy2, int64_t v, Type e) {
+    int64_t n = shape(dy2)[0], d = shape(dy2)[1];
+    Value hitT = oneHotT(ids, v);
+    Value onehotT = tosa::CastOp::create(b, loc, type({v, n}, e), hitT);
+    return reshape(matmul(reshape(onehotT, {1, v, n}), reshape(dy2, {1, n, d})),
+                   {v, d});
   }
   /// Sums `grad` over the dimensions along which a value of `target` shape
   /// was broadcast in the forward (numpy rules), giving `target`'s shape.
@@ -320,6 +358,108 @@ CrossEntropyOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
       g.mul(g.mul(weight, g.recip(count)), g.reshape(resultGrads[0], {1, 1}));
   operandGrads.assign(getOperation()->getNumOperands(), Value());
   operandGrads[0] = g.reshape(g.mul(g.sub(p, onehot), scale), ls);
+  return success();
+}
+
+LogicalResult AttentionOp::buildGradient(OpBuilder &builder,
+                                         ValueRange resultGrads,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  // One fused backward op; it recomputes the probabilities (the forward
+  // kernel keeps nothing), and its dbias already has the bias's own shape
+  // (summed over the broadcast batch/head dimensions).
+  SmallVector<Type> types = {getQuery().getType(), getKey().getType(),
+                             getValue().getType()};
+  if (Value bias = getBias())
+    types.push_back(bias.getType());
+  auto grad = AttentionGradOp::create(
+      builder, getLoc(), types, resultGrads[0], getQuery(), getKey(),
+      getValue(), getBias(), getMask(), getNumHeadsAttr(), getScaleAttr());
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[0] = grad.getDq();
+  operandGrads[1] = grad.getDk();
+  operandGrads[2] = grad.getDv();
+  if (getBias())
+    operandGrads[3] = grad.getDbias();
+  return success();
+}
+
+LogicalResult AttentionGradOp::buildGradient(OpBuilder &, ValueRange,
+                                             SmallVectorImpl<Value> &) {
+  return emitOpError("is not differentiable (no second-order gradients)");
+}
+
+// Embedding tables: dtable = onehot(clamp(ids))^T @ dy, a dense [N, V]
+// one-hot matmul in TOSA. This costs O(N * V) time and memory (fine for
+// Graphormer-sized vocabularies); a scatter-add runtime kernel is the planned
+// replacement.
+
+LogicalResult
+NodeEmbeddingOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  GradBuilder g{builder, getLoc()};
+  Value ids = getIds(), table = getTable(), dy = resultGrads[0];
+  ArrayRef<int64_t> ts = GradBuilder::shape(table);
+  int64_t v = ts[0], d = ts[1];
+  Type e = GradBuilder::elem(table);
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  ArrayRef<int64_t> is = GradBuilder::shape(ids);
+  int64_t n = 1;
+  for (int64_t s : is)
+    n *= s;
+  if (getSumFeatures()) {
+    // Every feature of a node receives the node's gradient: sum the one-hot
+    // rows over the features, then one [V, N/F] x [N/F, D] matmul.
+    int64_t f = is.back(), nodes = n / f;
+    Value hitT = g.oneHotT(ids, v); // [V, nodes * F]
+    Value counts =
+        tosa::CastOp::create(builder, getLoc(), g.type({v, n}, e), hitT);
+    counts = g.reshape(g.reduceSum(g.reshape(counts, {v, nodes, f}), 2),
+                       {1, v, nodes});
+    operandGrads[1] =
+        g.reshape(g.matmul(counts, g.reshape(dy, {1, nodes, d})), {v, d});
+    return success();
+  }
+  operandGrads[1] = g.embeddingGrad(ids, g.reshape(dy, {n, d}), v, e);
+  return success();
+}
+
+LogicalResult
+DegreeEmbeddingOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  GradBuilder g{builder, getLoc()};
+  Value table = getTable(), dy = resultGrads[0];
+  ArrayRef<int64_t> ts = GradBuilder::shape(table);
+  int64_t n = 1;
+  for (int64_t s : GradBuilder::shape(getDegree()))
+    n *= s;
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[0] = dy;
+  operandGrads[2] = g.embeddingGrad(getDegree(), g.reshape(dy, {n, ts[1]}),
+                                    ts[0], GradBuilder::elem(table));
+  return success();
+}
+
+LogicalResult
+SpatialBiasOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
+                             SmallVectorImpl<Value> &operandGrads) {
+  // result[.., h, i, j] = table[clamp(spd[.., i, j]), h]: move the head dim
+  // last ([.., Sq, Sk, H]) so dy lines up with the flattened distances.
+  GradBuilder g{builder, getLoc()};
+  Value table = getTable(), dy = resultGrads[0];
+  ArrayRef<int64_t> ts = GradBuilder::shape(table);
+  int64_t rank = GradBuilder::shape(dy).size();
+  SmallVector<int32_t> perm;
+  for (int32_t i = 0; i < rank; ++i)
+    if (i != rank - 3)
+      perm.push_back(i);
+  perm.push_back(rank - 3);
+  int64_t n = 1;
+  for (int64_t s : GradBuilder::shape(getDistance()))
+    n *= s;
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[1] = g.embeddingGrad(
+      getDistance(), g.reshape(g.transpose(dy, perm), {n, ts[1]}), ts[0],
+      GradBuilder::elem(table));
   return success();
 }
 

@@ -143,19 +143,24 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
-                   v = tensorOf(getValue());
+namespace {
+
+/// The operand checks shared by gt.attention and gt.attention_grad.
+LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
+                                      Value value, Value biasV, Value maskV,
+                                      int64_t heads) {
+  auto emitOpError = [&]() { return op->emitOpError(); };
+  RankedTensorType q = tensorOf(query), k = tensorOf(key), v = tensorOf(value);
   if (q.getRank() != 3 || k.getRank() != 3 || v.getRank() != 3)
     return emitOpError() << "expects query, key and value of rank 3 "
                             "([B, S, D]), got ranks "
                          << q.getRank() << ", " << k.getRank() << ", "
                          << v.getRank();
   SmallVector<std::pair<StringRef, Value>> typed = {
-      {"query", getQuery()}, {"key", getKey()}, {"value", getValue()}};
-  if (getBias())
-    typed.push_back({"bias", getBias()});
-  if (failed(verifySameElementType(*this, typed)))
+      {"query", query}, {"key", key}, {"value", value}};
+  if (biasV)
+    typed.push_back({"bias", biasV});
+  if (failed(verifySameElementType(op, typed)))
     return failure();
   if (!dimsAgree(q.getDimSize(0), k.getDimSize(0)) ||
       !dimsAgree(k.getDimSize(0), v.getDimSize(0)))
@@ -168,7 +173,6 @@ LogicalResult AttentionOp::verify() {
   if (!dimsAgree(k.getDimSize(1), v.getDimSize(1)))
     return emitOpError() << "key length " << k.getDimSize(1)
                          << " differs from value length " << v.getDimSize(1);
-  auto heads = static_cast<int64_t>(getNumHeads());
   for (auto [name, dim] :
        {std::pair<StringRef, int64_t>{"hidden size", q.getDimSize(2)},
         {"value hidden size", v.getDimSize(2)}})
@@ -177,7 +181,7 @@ LogicalResult AttentionOp::verify() {
                            << name << " (" << dim << ")";
 
   int64_t batch = q.getDimSize(0), sq = q.getDimSize(1), sk = k.getDimSize(1);
-  if (Value bias = getBias()) {
+  if (Value bias = biasV) {
     ArrayRef<int64_t> b = tensorOf(bias).getShape();
     bool ok = false;
     if (b.size() == 3)
@@ -190,7 +194,7 @@ LogicalResult AttentionOp::verify() {
                            << shapeStr({heads, sq, sk})
                            << " or [B|1, H|1, Sq, Sk], got " << shapeStr(b);
   }
-  if (Value mask = getMask()) {
+  if (Value mask = maskV) {
     ArrayRef<int64_t> m = tensorOf(mask).getShape();
     SmallVector<int64_t> full = {batch, heads, sq, sk};
     bool ok = m.size() >= 2 && m.size() <= 4;
@@ -201,16 +205,14 @@ LogicalResult AttentionOp::verify() {
                            << " does not broadcast to [B, H, Sq, Sk] = "
                            << shapeStr(full);
   }
-  return verifyResultType(
-      *this,
-      RankedTensorType::get({batch, sq, v.getDimSize(2)}, q.getElementType()));
+  return success();
 }
 
-int64_t AttentionOp::getFlops() {
-  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
-                   v = tensorOf(getValue());
-  int64_t scores = mulCosts({q.getDimSize(0), q.getDimSize(1), k.getDimSize(1),
-                             static_cast<int64_t>(getNumHeads())});
+/// FLOPs of one forward attention.
+int64_t attentionFlops(Value query, Value key, Value value, int64_t heads) {
+  RankedTensorType q = tensorOf(query), k = tensorOf(key), v = tensorOf(value);
+  int64_t scores =
+      mulCosts({q.getDimSize(0), q.getDimSize(1), k.getDimSize(1), heads});
   // Q K^T and P V (2 FLOPs per multiply-add) plus scale, bias, mask and the
   // online softmax (about 5 per score).
   int64_t headDims = mulCosts({q.getDimSize(2), 1});
@@ -218,8 +220,26 @@ int64_t AttentionOp::getFlops() {
   if (scores == kUnknownCost || headDims == kUnknownCost ||
       valueDims == kUnknownCost)
     return kUnknownCost;
-  int64_t heads = static_cast<int64_t>(getNumHeads());
   return scores * (2 * headDims / heads + 2 * valueDims / heads + 5);
+}
+
+} // namespace
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getBias(), getMask(),
+                                     static_cast<int64_t>(getNumHeads()))))
+    return failure();
+  RankedTensorType q = tensorOf(getQuery()), v = tensorOf(getValue());
+  return verifyResultType(
+      *this,
+      RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)},
+                            q.getElementType()));
+}
+
+int64_t AttentionOp::getFlops() {
+  return attentionFlops(getQuery(), getKey(), getValue(),
+                        static_cast<int64_t>(getNumHeads()));
 }
 
 int64_t AttentionOp::getActivationBytes() {
@@ -243,6 +263,87 @@ int64_t AttentionOp::getTransientBytes() {
     rows = 64;
   return mulCosts(
       {rows, k.getDimSize(1), static_cast<int64_t>(getNumHeads()), 4});
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionGradOp::getHeadDim() {
+  int64_t d = tensorOf(getQuery()).getDimSize(2);
+  if (ShapedType::isDynamic(d))
+    return ShapedType::kDynamic;
+  return d / static_cast<int64_t>(getNumHeads());
+}
+
+double AttentionGradOp::getScaleOrDefault() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  int64_t headDim = getHeadDim();
+  return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location>,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getQuery().getType());
+  types.push_back(adaptor.getKey().getType());
+  types.push_back(adaptor.getValue().getType());
+  if (Value bias = adaptor.getBias())
+    types.push_back(bias.getType());
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getBias(), getMask(),
+                                     static_cast<int64_t>(getNumHeads()))))
+    return failure();
+  RankedTensorType q = tensorOf(getQuery()), v = tensorOf(getValue()),
+                   d = tensorOf(getDout());
+  if (d.getElementType() != q.getElementType())
+    return emitOpError() << "element type of dout (" << d.getElementType()
+                         << ") does not match that of query ("
+                         << q.getElementType() << ")";
+  SmallVector<int64_t> outShape = {q.getDimSize(0), q.getDimSize(1),
+                                   v.getDimSize(2)};
+  if (!shapesAgree(d.getShape(), outShape))
+    return emitOpError() << "dout must have the attention result shape "
+                         << shapeStr(outShape) << ", got "
+                         << shapeStr(d.getShape());
+  if (static_cast<bool>(getDbias()) != static_cast<bool>(getBias()))
+    return emitOpError() << "has a dbias result if and only if it has a bias";
+  SmallVector<std::pair<StringRef, Value>> pairs = {
+      {"dq", getQuery()}, {"dk", getKey()}, {"dv", getValue()}};
+  if (getBias())
+    pairs.push_back({"dbias", getBias()});
+  for (auto [i, pair] : llvm::enumerate(pairs)) {
+    Type actual = getOperation()->getResult(i).getType();
+    if (actual != pair.second.getType())
+      return emitOpError() << pair.first << " type " << actual
+                           << " does not match the operand type "
+                           << pair.second.getType();
+  }
+  return success();
+}
+
+int64_t AttentionGradOp::getFlops() {
+  // The backward recomputes Q K^T and adds dO V^T, dS K, dS^T Q and P^T dO:
+  // about 2.5 times the forward.
+  int64_t fwd = attentionFlops(getQuery(), getKey(), getValue(),
+                               static_cast<int64_t>(getNumHeads()));
+  return fwd == kUnknownCost ? kUnknownCost : fwd * 5 / 2;
+}
+
+int64_t AttentionGradOp::getTransientBytes() {
+  // One 64-row block of scores and of their gradient per head.
+  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey());
+  int64_t rows = std::min<int64_t>(64, q.getDimSize(1));
+  if (ShapedType::isDynamic(q.getDimSize(1)))
+    rows = 64;
+  return mulCosts(
+      {2, rows, k.getDimSize(1), static_cast<int64_t>(getNumHeads()), 4});
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,8 @@
 // gt.attention is kept by default: it bufferizes into a call to the fused
 // runtime kernel, which never materializes the [H, Sq, Sk] scores. With
 // `keep-attention=false` it is decomposed too (scores materialized), which is
-// the reference path the kernel is tested against.
+// the reference path the kernel is tested against; likewise gt.attention_grad
+// (kept: the fused backward kernel; decomposed: P recomputed in TOSA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -316,66 +317,147 @@ struct DecomposeSpatialBias : OpRewritePattern<gt::SpatialBiasOp> {
   }
 };
 
+/// Static shapes of an attention (forward or backward) and the TOSA pieces
+/// the reference lowerings share.
+struct AttentionShapes {
+  int64_t batch, sq, sk, d, dv, h, dh, dvh;
+  Type e;
+
+  AttentionShapes(Value query, Value key, Value value, int64_t heads) {
+    ArrayRef<int64_t> qs = TosaBuilder::shape(query);
+    batch = qs[0];
+    sq = qs[1];
+    d = qs[2];
+    sk = TosaBuilder::shape(key)[1];
+    dv = TosaBuilder::shape(value)[2];
+    h = heads;
+    dh = d / h;
+    dvh = dv / h;
+    e = TosaBuilder::elem(query);
+  }
+
+  /// [B, S, H*hd] -> [B*H, S, hd] (or [B*H, hd, S] with `transposed`).
+  Value split(TosaBuilder &b, Value v, int64_t s, int64_t hd,
+              bool transposed = false) const {
+    SmallVector<int32_t> perm = transposed ? SmallVector<int32_t>{0, 2, 3, 1}
+                                           : SmallVector<int32_t>{0, 2, 1, 3};
+    SmallVector<int64_t> out = {batch * h, transposed ? hd : s,
+                                transposed ? s : hd};
+    return b.reshape(b.transpose(b.reshape(v, {batch, s, h, hd}), perm), out);
+  }
+  /// [B*H, S, hd] -> [B, S, H*hd].
+  Value merge(TosaBuilder &b, Value v, int64_t s, int64_t hd) const {
+    return b.reshape(b.transpose(b.reshape(v, {batch, h, s, hd}), {0, 2, 1, 3}),
+                     {batch, s, h * hd});
+  }
+
+  /// The attention probabilities P [B, H, Sq, Sk]: softmax of the scaled,
+  /// biased scores over the kept keys (rows that keep none are zero).
+  Value probabilities(TosaBuilder &b, Value q, Value kt, Value bias, Value mask,
+                      double scale) const {
+    PatternRewriter &rewriter = b.r;
+    Location loc = b.loc;
+    Value s = b.reshape(b.matmul(q, kt), {batch, h, sq, sk});
+    s = b.mul(s, b.scalar(e, scale, 4));
+    if (bias)
+      s = b.add(s, bias.getType() == s.getType() ||
+                           TosaBuilder::shape(bias).size() == 4
+                       ? bias
+                       : b.reshape(bias, {1, h, sq, sk}));
+    if (!mask) {
+      Value mx = b.reduceMax(s, 3);
+      Value ex = b.unary("exp", b.sub(s, mx));
+      return b.mul(ex, b.unary("reciprocal", b.reduceSum(ex, 3)));
+    }
+    SmallVector<int64_t> ms(4 - TosaBuilder::shape(mask).size(), 1);
+    llvm::append_range(ms, TosaBuilder::shape(mask));
+    Value m = b.reshape(mask, ms);
+    Value negInf = b.scalar(e, -INFINITY, 4);
+    auto full = b.type({batch, h, sq, sk}, e);
+    Value masked = tosa::SelectOp::create(rewriter, loc, full, m, s, negInf);
+    Value mx = b.reduceMax(masked, 3);
+    auto rowType = b.type({batch, h, sq, 1}, e);
+    auto rowBool = b.type({batch, h, sq, 1}, rewriter.getI1Type());
+    Value empty = tosa::EqualOp::create(rewriter, loc, rowBool, mx, negInf);
+    mx = tosa::SelectOp::create(rewriter, loc, rowType, empty,
+                                b.scalar(e, 0, 4), mx);
+    Value ex = b.unary("exp", b.sub(masked, mx));
+    Value sum = b.reduceSum(ex, 3);
+    Value zero =
+        tosa::EqualOp::create(rewriter, loc, rowBool, sum, b.scalar(e, 0, 4));
+    sum = tosa::SelectOp::create(rewriter, loc, rowType, zero,
+                                 b.scalar(e, 1, 4), sum);
+    return b.mul(ex, b.unary("reciprocal", sum));
+  }
+};
+
 /// Reference attention: materializes the scores per head.
 struct DecomposeAttention : OpRewritePattern<gt::AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(gt::AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     TosaBuilder b(rewriter, op.getLoc());
-    ArrayRef<int64_t> qs = TosaBuilder::shape(op.getQuery());
-    int64_t batch = qs[0], sq = qs[1], d = qs[2];
-    int64_t sk = TosaBuilder::shape(op.getKey())[1];
-    int64_t dv = TosaBuilder::shape(op.getValue())[2];
-    int64_t h = op.getNumHeads(), dh = d / h, dvh = dv / h;
-    if (ShapedType::isDynamicShape(qs))
+    if (ShapedType::isDynamicShape(TosaBuilder::shape(op.getQuery())))
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    Type e = TosaBuilder::elem(op.getQuery());
-    auto heads = [&](Value v, int64_t s, int64_t hd, ArrayRef<int32_t> perm,
-                     ArrayRef<int64_t> out) {
-      return b.reshape(b.transpose(b.reshape(v, {batch, s, h, hd}), perm), out);
-    };
-    Value q = heads(op.getQuery(), sq, dh, {0, 2, 1, 3}, {batch * h, sq, dh});
-    Value kt = heads(op.getKey(), sk, dh, {0, 2, 3, 1}, {batch * h, dh, sk});
-    Value v = heads(op.getValue(), sk, dvh, {0, 2, 1, 3}, {batch * h, sk, dvh});
-    Value s = b.reshape(b.matmul(q, kt), {batch, h, sq, sk});
-    s = b.mul(s, b.scalar(e, op.getScaleOrDefault(), 4));
-    if (Value bias = op.getBias())
-      s = b.add(s, bias.getType() == s.getType() ||
-                           TosaBuilder::shape(bias).size() == 4
-                       ? bias
-                       : b.reshape(bias, {1, h, sq, sk}));
-    Value p;
-    if (Value mask = op.getMask()) {
-      SmallVector<int64_t> ms(4 - TosaBuilder::shape(mask).size(), 1);
-      llvm::append_range(ms, TosaBuilder::shape(mask));
-      Value m = b.reshape(mask, ms);
-      Value negInf = b.scalar(e, -INFINITY, 4);
-      auto full = b.type({batch, h, sq, sk}, e);
-      Value masked =
-          tosa::SelectOp::create(rewriter, op.getLoc(), full, m, s, negInf);
-      Value mx = b.reduceMax(masked, 3);
-      auto rowType = b.type({batch, h, sq, 1}, e);
-      auto rowBool = b.type({batch, h, sq, 1}, rewriter.getI1Type());
-      Value empty =
-          tosa::EqualOp::create(rewriter, op.getLoc(), rowBool, mx, negInf);
-      mx = tosa::SelectOp::create(rewriter, op.getLoc(), rowType, empty,
-                                  b.scalar(e, 0, 4), mx);
-      Value ex = b.unary("exp", b.sub(masked, mx));
-      Value sum = b.reduceSum(ex, 3);
-      Value zero = tosa::EqualOp::create(rewriter, op.getLoc(), rowBool, sum,
-                                         b.scalar(e, 0, 4));
-      sum = tosa::SelectOp::create(rewriter, op.getLoc(), rowType, zero,
-                                   b.scalar(e, 1, 4), sum);
-      p = b.mul(ex, b.unary("reciprocal", sum));
-    } else {
-      Value mx = b.reduceMax(s, 3);
-      Value ex = b.unary("exp", b.sub(s, mx));
-      p = b.mul(ex, b.unary("reciprocal", b.reduceSum(ex, 3)));
+    AttentionShapes a(op.getQuery(), op.getKey(), op.getValue(),
+                      op.getNumHeads());
+    Value q = a.split(b, op.getQuery(), a.sq, a.dh);
+    Value kt = a.split(b, op.getKey(), a.sk, a.dh, /*transposed=*/true);
+    Value v = a.split(b, op.getValue(), a.sk, a.dvh);
+    Value p = a.probabilities(b, q, kt, op.getBias(), op.getMask(),
+                              op.getScaleOrDefault());
+    Value o = b.matmul(b.reshape(p, {a.batch * a.h, a.sq, a.sk}), v);
+    rewriter.replaceOp(op, a.merge(b, o, a.sq, a.dvh));
+    return success();
+  }
+};
+
+/// Reference attention backward: recomputes P as the forward reference
+/// does, then
+///   dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dP * P)),
+///   dQ = scale dS K, dK = scale dS^T Q, dBias = dS summed to the bias shape.
+/// Masked scores have P = 0, hence dS = 0: they contribute nothing.
+struct DecomposeAttentionGrad : OpRewritePattern<gt::AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(gt::AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    TosaBuilder b(rewriter, op.getLoc());
+    if (ShapedType::isDynamicShape(TosaBuilder::shape(op.getQuery())))
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    AttentionShapes a(op.getQuery(), op.getKey(), op.getValue(),
+                      op.getNumHeads());
+    int64_t g = a.batch * a.h;
+    double scale = op.getScaleOrDefault();
+    Value q = a.split(b, op.getQuery(), a.sq, a.dh);         // [G,Sq,dh]
+    Value k = a.split(b, op.getKey(), a.sk, a.dh);           // [G,Sk,dh]
+    Value kt = b.transpose(k, {0, 2, 1});                    // [G,dh,Sk]
+    Value vt = a.split(b, op.getValue(), a.sk, a.dvh, true); // [G,dvh,Sk]
+    Value dout = a.split(b, op.getDout(), a.sq, a.dvh);      // [G,Sq,dvh]
+    Value p4 = a.probabilities(b, q, kt, op.getBias(), op.getMask(), scale);
+    Value p = b.reshape(p4, {g, a.sq, a.sk});
+    Value pt = b.transpose(p, {0, 2, 1}); // [G,Sk,Sq]
+    Value dv = b.matmul(pt, dout);        // [G,Sk,dvh]
+    Value dp = b.matmul(dout, vt);        // [G,Sq,Sk]
+    Value ds = b.mul(p, b.sub(dp, b.reduceSum(b.mul(dp, p), 2)));
+    Value sc = b.scalar(a.e, scale, 3);
+    Value dq = b.mul(b.matmul(ds, k), sc);                         // [G,Sq,dh]
+    Value dk = b.mul(b.matmul(b.transpose(ds, {0, 2, 1}), q), sc); // [G,Sk,dh]
+    SmallVector<Value> results = {a.merge(b, dq, a.sq, a.dh),
+                                  a.merge(b, dk, a.sk, a.dh),
+                                  a.merge(b, dv, a.sk, a.dvh)};
+    if (Value bias = op.getBias()) {
+      // Sum dS [B, H, Sq, Sk] over the dimensions where the bias broadcast.
+      ArrayRef<int64_t> bs = TosaBuilder::shape(bias);
+      Value db = b.reshape(ds, {a.batch, a.h, a.sq, a.sk});
+      int64_t lead = 4 - bs.size();
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t t = i < lead ? 1 : bs[i - lead];
+        if (t == 1 && TosaBuilder::shape(db)[i] != 1)
+          db = b.reduceSum(db, i);
+      }
+      results.push_back(b.reshape(db, bs));
     }
-    Value o = b.matmul(b.reshape(p, {batch * h, sq, sk}), v);
-    o = b.reshape(b.transpose(b.reshape(o, {batch, h, sq, dvh}), {0, 2, 1, 3}),
-                  {batch, sq, dv});
-    rewriter.replaceOp(op, o);
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -578,7 +660,7 @@ struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
                  DecomposeSpatialBias, DecomposeCrossEntropy, DecomposeEdgeBias,
                  DecomposeSoftmax>(ctx);
     if (!keepAttention)
-      patterns.add<DecomposeAttention>(ctx);
+      patterns.add<DecomposeAttention, DecomposeAttentionGrad>(ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // 3. Whatever gt op remains has no CPU lowering yet (pre-order, so a

@@ -34,8 +34,7 @@ constexpr StringLiteral kMatmulKernel = "mgrt_matmul_f32";
 /// A rank-3 f32 memref of dynamic sizes and strides: what the kernel takes.
 MemRefType stridedDynamic(MLIRContext *ctx) {
   SmallVector<int64_t> dyn(3, ShapedType::kDynamic);
-  auto layout =
-      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn);
+  auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn);
   return MemRefType::get(dyn, Float32Type::get(ctx), layout);
 }
 

@@ -5,7 +5,9 @@
 // cross-entropy of the chosen output, and a reverse sweep that asks every op
 // on a path from a parameter to the loss for its GradientOpInterface rule.
 // The function returns the loss and one gradient per parameter global
-// (`gt.param`), named `grad:<parameter>`. Fan-out accumulates with tosa.add.
+// (`gt.param`), named `grad:<parameter>`, after the loss and the number of
+// correctly classified counted items (`correct`). Fan-out accumulates with
+// tosa.add.
 // The optimizer update (issue 5) consumes these gradients.
 //
 //===----------------------------------------------------------------------===//
@@ -17,7 +19,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace megagraph {
 #define GEN_PASS_DEF_GTAUTODIFF
@@ -37,6 +41,38 @@ Value splat(OpBuilder &b, Location loc, Type type, double value) {
   return tosa::ConstOp::create(
       b, loc, t,
       DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), value)));
+}
+
+/// Number (as f32) of items whose argmax over the last axis equals the label
+/// among those the mask counts.
+Value countCorrect(OpBuilder &b, Location loc, Value logits, Value labels,
+                   Value mask) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  int64_t c = type.getShape().back(), n = 1;
+  for (int64_t d : type.getShape().drop_back())
+    n *= d;
+  Type f = type.getElementType(), i32 = b.getI32Type(), i1 = b.getI1Type();
+  auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getShape() == shape)
+      return v;
+    ImplicitLocOpBuilder ib(loc, b);
+    return tosa::ReshapeOp::create(
+        b, loc, RankedTensorType::get(shape, t.getElementType()), v,
+        tosa::getTosaConstShape(ib, shape));
+  };
+  Value flat = reshape(logits, {n, c});
+  Value best = tosa::ArgMaxOp::create(b, loc, RankedTensorType::get({n}, i32),
+                                      flat, b.getI32IntegerAttr(1));
+  Value lab = tosa::CastOp::create(b, loc, RankedTensorType::get({n}, i32),
+                                   reshape(labels, {n}));
+  auto bools = RankedTensorType::get({n}, i1);
+  Value hit = tosa::EqualOp::create(b, loc, bools, best, lab);
+  hit = tosa::LogicalAndOp::create(b, loc, bools, hit, reshape(mask, {n}));
+  Value ones = tosa::CastOp::create(b, loc, RankedTensorType::get({n}, f), hit);
+  Value sum = tosa::ReduceSumOp::create(b, loc, RankedTensorType::get({1}, f),
+                                        ones, b.getI32IntegerAttr(0));
+  return reshape(sum, {});
 }
 
 struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
@@ -144,9 +180,13 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
       }
     }
 
-    // 4. Return the loss and the parameter gradients.
-    SmallVector<Value> results = {loss};
-    SmallVector<std::string> names = {"loss"};
+    // 4. Count the correctly classified counted items (argmax == label),
+    //    for the training log's accuracy.
+    Value correct = countCorrect(b, loc, ret.getOperand(output), labels, mask);
+
+    // 5. Return the loss, the count and the parameter gradients.
+    SmallVector<Value> results = {loss, correct};
+    SmallVector<std::string> names = {"loss", "correct"};
     for (ml_program::GlobalLoadOp load : params)
       if (Value g = grads.lookup(load.getResult())) {
         results.push_back(g);
@@ -173,7 +213,7 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
           b.getNamedAttr("gt.name", b.getStringAttr(name))));
     grad.setAllResultAttrs(resAttrs);
 
-    // 5. Optionally make it the module's entry point.
+    // 6. Optionally make it the module's entry point.
     if (replaceMain) {
       main.erase();
       grad.setSymName("main");

@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
-"""Gradient check against PyTorch autograd: exports a small transformer-style
-block (linear, layer norm, GELU MLP with a residual, head) from PyTorch,
-compiles its gradient function with `megagraph-compile --gradients
+"""Gradient check against PyTorch autograd: exports a small model from
+PyTorch, compiles its gradient function with `megagraph-compile --gradients
 --emit=exe`, runs it on random inputs, labels and a label mask, and compares
 the masked cross-entropy loss and every parameter gradient with
 `loss.backward()`.
 
-usage: gradient_check.py MEGAGRAPH_COMPILE WORKDIR
-Prints `loss: rel err E OK|FAIL` and one line per parameter; exits 1 on FAIL.
+Models:
+  block       a transformer-style block (linear, layer norm, GELU MLP with a
+              residual, head)
+  graphormer  a Graphormer-like block: summed nn.Embedding node features
+              (int64 [B,S,2]), an in-degree embedding, an SPD spatial-bias
+              embedding added to the attention scores of a hand-written
+              multi-head attention, a GELU FFN and a head (gt.node_embedding,
+              gt.degree_embedding, gt.spatial_bias and gt.attention after
+              gt-raise)
+
+usage: gradient_check.py MEGAGRAPH_COMPILE WORKDIR [MODEL [COMPILER FLAGS...]]
+(MODEL defaults to `block`; extra flags such as --reference-attention go to
+megagraph-compile.) Prints `loss: rel err E OK|FAIL` and one line per
+parameter; exits 1 on FAIL.
 """
+import math
 import os
 import subprocess
 import sys
@@ -20,6 +32,11 @@ from onnx import numpy_helper
 from torch import nn
 
 TOL = 1e-4
+# Errors are relative to the largest reference entry, but at least to FLOOR:
+# some gradients are zero in exact arithmetic (the key projection's bias,
+# since softmax ignores a shift shared by a row's scores) and their float32
+# round-off (~1e-9) must not count as a relative error.
+FLOOR = 1e-3
 
 
 class Block(nn.Module):
@@ -39,26 +56,106 @@ class Block(nn.Module):
         return self.head(self.ln2(h))
 
 
+# Graphormer-like block sizes.
+GB, GS, GD, GH, GC = 2, 8, 16, 2, 4
+GF, GVOCAB = 2, 6       # categorical features per node, values per feature
+GDEG, GSPATIAL = 5, 6   # in-degree and shortest-path-distance table sizes
+
+
+class GraphAttention(nn.Module):
+    """Hand-written multi-head attention with an additive bias, as in
+    examples/models/graphormer.py."""
+
+    def __init__(self, d, h):
+        super().__init__()
+        self.h, self.dh = h, d // h
+        self.q_proj = nn.Linear(d, d)
+        self.k_proj = nn.Linear(d, d)
+        self.v_proj = nn.Linear(d, d)
+        self.out_proj = nn.Linear(d, d)
+
+    def forward(self, x, attn_bias):
+        b, s, d = x.shape
+        q = self.q_proj(x).view(b, s, self.h, self.dh).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.h, self.dh).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.h, self.dh).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.dh)
+        attn = (scores + attn_bias).softmax(dim=-1)
+        out = (attn @ v).transpose(1, 2).reshape(b, s, d)
+        return self.out_proj(out)
+
+
+class GraphBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        # No padding_idx: its row would get no gradient in PyTorch.
+        self.atom_encoder = nn.Embedding(GF * GVOCAB, GD)
+        self.in_degree_encoder = nn.Embedding(GDEG, GD)
+        self.spatial_pos_encoder = nn.Embedding(GSPATIAL, GH)
+        self.attn_norm = nn.LayerNorm(GD)
+        self.attn = GraphAttention(GD, GH)
+        self.ffn_norm = nn.LayerNorm(GD)
+        self.ffn = nn.Sequential(nn.Linear(GD, 2 * GD), nn.GELU(),
+                                 nn.Linear(2 * GD, GD))
+        self.final_norm = nn.LayerNorm(GD)
+        self.head = nn.Linear(GD, GC)
+
+    def forward(self, x, in_degree, spd):
+        h = self.atom_encoder(x).sum(dim=-2)
+        h = h + self.in_degree_encoder(in_degree)
+        attn_bias = self.spatial_pos_encoder(spd).permute(0, 3, 1, 2)
+        h = h + self.attn(self.attn_norm(h), attn_bias)
+        h = h + self.ffn(self.ffn_norm(h))
+        return self.head(self.final_norm(h))
+
+
+def make_block():
+    x = torch.randn(2, 16, 8)
+    return Block(), {"x": x}, 4
+
+
+def make_graphormer():
+    g = torch.Generator().manual_seed(1)
+    x = (torch.randint(0, GVOCAB, (GB, GS, GF), generator=g)
+         + torch.arange(GF) * GVOCAB)
+    inputs = {
+        "x": x.to(torch.int64),
+        "in_degree": torch.randint(0, GDEG, (GB, GS), generator=g),
+        "spd": torch.randint(0, GSPATIAL, (GB, GS, GS), generator=g),
+    }
+    return GraphBlock(), inputs, GC
+
+
+MODELS = {"block": make_block, "graphormer": make_graphormer}
+
+
 def main():
     compiler, work = sys.argv[1], sys.argv[2]
+    which = sys.argv[3] if len(sys.argv) > 3 else "block"
+    flags = sys.argv[4:]
     os.makedirs(work, exist_ok=True)
     torch.manual_seed(0)
-    model = Block()
+    model, inputs, classes = MODELS[which]()
+    model.eval()
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.1 * torch.randn_like(p))
-    x = torch.randn(2, 16, 8)
+    names = list(inputs)
+    args = tuple(inputs[n] for n in names)
     onnx_path = os.path.join(work, "model.onnx")
-    torch.onnx.export(model, (x,), onnx_path, input_names=["x"],
+    torch.onnx.export(model, args, onnx_path, input_names=names,
                       output_names=["logits"], opset_version=17)
     exe = os.path.join(work, "grad")
-    subprocess.run([compiler, onnx_path, "--gradients", "--emit=exe", "-o", exe],
-                   check=True)
+    subprocess.run([compiler, onnx_path, "--gradients", "--emit=exe", "-o", exe]
+                   + flags, check=True)
 
+    first = next(iter(inputs.values()))
+    items = tuple(first.shape[:2])
     rng = np.random.default_rng(3)
-    labels = rng.integers(0, 4, (2, 16)).astype(np.int64)
-    mask = rng.random((2, 16)) < 0.7
-    feeds = {"x": x.numpy(), "labels": labels, "label_mask": mask}
+    labels = rng.integers(0, classes, items).astype(np.int64)
+    mask = rng.random(items) < 0.7
+    feeds = {n: t.numpy() for n, t in inputs.items()}
+    feeds.update({"labels": labels, "label_mask": mask})
     cmd = [exe, "--mode", "infer", "--quiet", "--output-dir", os.path.join(work, "out")]
     for name, value in feeds.items():
         path = os.path.join(work, name + ".npy")
@@ -66,11 +163,13 @@ def main():
         cmd += ["--input", f"{name}={path}"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
-    logits = model(x)
-    ce = nn.functional.cross_entropy(logits.reshape(-1, 4),
+    # The reference runs in float64 so that only the compiled side rounds.
+    model = model.double()
+    logits = model(*(a.double() if a.is_floating_point() else a for a in args))
+    ce = nn.functional.cross_entropy(logits.reshape(-1, classes),
                                      torch.from_numpy(labels).reshape(-1),
                                      reduction="none")
-    w = torch.from_numpy(mask.reshape(-1).astype(np.float32))
+    w = torch.from_numpy(mask.reshape(-1).astype(np.float64))
     loss = (ce * w).sum() / w.sum().clamp(min=1)
     loss.backward()
 
@@ -78,7 +177,7 @@ def main():
 
     def report(name, got, want):
         nonlocal ok
-        rel = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-12))
+        rel = float(np.abs(got - want).max() / max(np.abs(want).max(), FLOOR))
         good = got.shape == want.shape and rel <= TOL
         ok &= good
         print(f"{name}: rel err {rel:.2e} {'OK' if good else 'FAIL'}")
@@ -97,7 +196,7 @@ def main():
                      if p.dim() == 2 and tuple(p.shape[::-1]) == value.shape
                      and np.allclose(p.detach().numpy().T, value)]
             want = match[0].grad.numpy().T
-        report(init.name, got, want)
+        report(init.name, got, want.astype(np.float32))
     return 0 if ok else 1
 
 

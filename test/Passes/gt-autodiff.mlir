@@ -8,13 +8,14 @@ ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32>
 // gradient (row sum), in parameter order, named after the globals.
 // CHECK-LABEL: func.func @main_grad
 // CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32> {gt.name = "x"}, %[[L:.*]]: tensor<4xi64> {gt.name = "labels"}, %[[M:.*]]: tensor<4xi1> {gt.name = "label_mask"})
-// CHECK-SAME:    -> (tensor<f32> {gt.name = "loss"}, tensor<8x3xf32> {gt.name = "grad:w"}, tensor<3xf32> {gt.name = "grad:b"})
+// CHECK-SAME:    -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<8x3xf32> {gt.name = "grad:w"}, tensor<3xf32> {gt.name = "grad:b"})
 // CHECK:         %[[Y:.*]] = gt.linear %[[X]]
 // CHECK:         %[[LOSS:.*]] = gt.cross_entropy %[[Y]], %[[L]] mask(%[[M]])
 // CHECK:         tosa.equal
 // CHECK:         %[[DW:.*]] = tosa.reshape %{{.*}} -> tensor<8x3xf32>
 // CHECK:         %[[DB:.*]] = tosa.reshape %{{.*}} -> tensor<3xf32>
-// CHECK:         return %[[LOSS]], %[[DW]], %[[DB]] : tensor<f32>, tensor<8x3xf32>, tensor<3xf32>
+// CHECK:         tosa.argmax %{{.*}} {axis = 1 : i32} : (tensor<4x3xf32>) -> tensor<4xi32>
+// CHECK:         return %[[LOSS]], %{{.*}}, %[[DW]], %[[DB]] : tensor<f32>, tensor<f32>, tensor<8x3xf32>, tensor<3xf32>
 // MAIN-LABEL: func.func @main
 // MAIN-SAME:    {gt.name = "label_mask"}
 // MAIN-NOT:   func.func @main_grad
@@ -36,7 +37,7 @@ ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3x
 // CHECK:         %[[G2:.*]] = tosa.reduce_sum %{{.*}} {axis = 0 : i32} : (tensor<2x4x3xf32>) -> tensor<1x4x3xf32>
 // CHECK:         %[[ACC:.*]] = tosa.add %[[G1]], %[[G2]] : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
 // CHECK:         %[[DW:.*]] = tosa.reshape %[[ACC]], %{{.*}} : (tensor<1x4x3xf32>, !tosa.shape<2>) -> tensor<4x3xf32>
-// CHECK:         return %{{.*}}, %[[DW]] : tensor<f32>, tensor<4x3xf32>
+// CHECK:         return %{{.*}}, %{{.*}}, %[[DW]] : tensor<f32>, tensor<f32>, tensor<4x3xf32>
 func.func @main(%x: tensor<2x4x3xf32> {gt.name = "x"}) -> (tensor<2x4x3xf32> {gt.name = "logits"}) {
   %w = ml_program.global_load @w : tensor<4x3xf32>
   %s = tosa.const_shape {values = dense<[1, 4, 3]> : tensor<3xindex>} : () -> !tosa.shape<3>

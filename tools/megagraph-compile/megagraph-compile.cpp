@@ -83,6 +83,21 @@ cl::opt<bool> gradients(
              "inputs + labels + label_mask -> loss + one gradient per "
              "parameter (gt-autodiff; for checking gradients)"),
     cl::cat(category));
+cl::opt<bool> train(
+    "train",
+    cl::desc("Compile a training step: forward, masked cross-entropy loss, "
+             "backward and optimizer update (run with --mode train)"),
+    cl::cat(category));
+cl::opt<std::string> loss("loss",
+                          cl::desc("Training loss (only cross_entropy)"),
+                          cl::init("cross_entropy"), cl::cat(category));
+cl::opt<std::string> optimizerName("optimizer",
+                                   cl::desc("Training optimizer: sgd or adamw"),
+                                   cl::init("adamw"), cl::cat(category));
+cl::opt<double> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3),
+                             cl::cat(category));
+cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
+                            cl::init(0.0), cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
@@ -253,7 +268,17 @@ int run(MLIRContext &context) {
     pm.addPass(megagraph::createGTRaise());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
-    if (gradients) {
+    if (train) {
+      megagraph::GTAutodiffOptions autodiff;
+      pm.addPass(megagraph::createGTAutodiff(autodiff));
+      megagraph::GTOptimizerOptions opt;
+      opt.optimizer = optimizerName;
+      opt.learningRate = learningRate;
+      opt.weightDecay = weightDecay;
+      pm.addPass(megagraph::createGTOptimizer(opt));
+      pm.addPass(createCanonicalizerPass());
+      pm.addPass(createCSEPass());
+    } else if (gradients) {
       megagraph::GTAutodiffOptions autodiff;
       autodiff.replaceMain = true;
       pm.addPass(megagraph::createGTAutodiff(autodiff));
@@ -318,6 +343,10 @@ int main(int argc, char **argv) {
         "no input file; usage: megagraph-compile "
         "model.onnx|model.onnxtxt|model.mlir --emit=mlir|gt|llvm|obj|exe "
         "[-o out] [--input-shape NAME=D0xD1x...] (see --help)");
+  if (train && gradients)
+    return toolError("--train and --gradients are exclusive");
+  if (loss != "cross_entropy")
+    return toolError("--loss=" + loss + " is not supported; use cross_entropy");
   if (emit == Emit::Plan)
     return toolError("--emit=plan is not implemented yet; available stages: "
                      "--emit=mlir, gt, llvm, obj, exe",

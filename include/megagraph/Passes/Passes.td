@@ -175,8 +175,9 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
     parameter (`ml_program.global_load` of a `gt.param` global) to the loss.
     Each op builds its operand gradients through `GradientOpInterface`
     (implemented by gt ops; attached to TOSA ops by external models);
-    fan-out accumulates with `tosa.add`. Results are the loss and one
-    gradient per parameter, named `grad:<parameter>` (`gt.name`). An op
+    fan-out accumulates with `tosa.add`. Results are the loss, the number of
+    correctly classified counted items (`correct`, for the accuracy log),
+    and one gradient per parameter, named `grad:<parameter>` (`gt.name`). An op
     without a rule on such a path is an error naming it.
 
     With `replace-main`, the gradient function replaces `@main` (used by
@@ -205,6 +206,50 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect"];
+}
+
+def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Turn the gradient function into a training step (SGD/AdamW)";
+  let description = [{
+    Consumes `@main_grad` from gt-autodiff: every `grad:<param>` result
+    updates its parameter global in place (`ml_program.global_store`) and
+    the function, renamed `@main`, returns only the loss and the correct
+    count. The forward `@main` is removed.
+
+    * `sgd`: `w -= lr * (g + weight_decay * w)`.
+    * `adamw`: moments in new zero-initialized globals `<param>.adam_m` and
+      `<param>.adam_v`, the step count in `gt.adam_step`, bias-corrected,
+      with decoupled weight decay:
+      `w -= lr * (mhat / (sqrt(vhat) + eps) + weight_decay * w)`.
+
+    The module records the choice in a `gt.training` attribute.
+
+    Example:
+
+    ```mlir
+    // before: @main_grad(...) -> (loss, correct, grad:w)
+    // after:  @main(...) -> (loss, correct), with
+    %w = ml_program.global_load @w ...
+    %w2 = tosa.sub %w, %step ...
+    ml_program.global_store @w = %w2 ...
+    ```
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd or adamw">,
+    Option<"learningRate", "lr", "double", /*default=*/"1e-3",
+           "Learning rate">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (L2 for sgd, decoupled for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"epsilon", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+  ];
+  let dependentDialects = ["::mlir::ml_program::MLProgramDialect",
+                           "::mlir::tosa::TosaDialect"];
+  let statistics = [
+    Statistic<"numUpdated", "parameters", "parameters updated per step">,
+  ];
 }
 
 #endif // MEGAGRAPH_PASSES_PASSES_TD

@@ -41,7 +41,8 @@ class GT_ComputeOp<string mnemonic, list<Trait> traits = [],
 //===----------------------------------------------------------------------===//
 
 def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
-    ["getFlops", "getActivationBytes", "getTransientBytes"]> {
+    ["getFlops", "getActivationBytes", "getTransientBytes"],
+    ["buildGradient"]> {
   let summary = "Multi-head scaled dot-product attention with additive bias";
   let description = [{
     Computes, per sequence `b` and head `h`,
@@ -83,6 +84,62 @@ def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
   let assemblyFormat = [{
     $query `,` $key `,` $value (`bias` `(` $bias^ `)`)? (`mask` `(` $mask^ `)`)?
     `heads` `=` $num_heads attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Size of one head's slice of the hidden dimension.
+    int64_t getHeadDim();
+    /// The scale applied to Q K^T: the `scale` attribute or 1/sqrt(head_dim).
+    double getScaleOrDefault();
+  }];
+}
+
+def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
+    [AttrSizedOperandSegments], ["getFlops", "getTransientBytes"],
+    ["buildGradient"]> {
+  let summary = "Backward of gt.attention: gradients of query, key, value, bias";
+  let description = [{
+    Given `dout` (`[B, Sq, Dv]`, the gradient of the loss with respect to the
+    result of a `gt.attention` with the same `query`, `key`, `value`,
+    optional `bias` and `mask`, `num_heads` and `scale`), computes, with
+    `P = softmax(scale * Q_h K_h^T + bias + mask_bias)` recomputed per head,
+
+    ```
+    dV_h = P^T dO_h
+    dP   = dO_h V_h^T
+    dS   = P * (dP - rowsum(dP * P))
+    dQ_h = scale * dS K_h
+    dK_h = scale * dS^T Q_h
+    dbias = dS summed over the dimensions along which bias was broadcast
+    ```
+
+    The results are `dq`, `dk`, `dv` (the types of `query`, `key`, `value`)
+    and, only when a `bias` is present, `dbias` (the type of `bias`). Masked
+    scores and rows that keep no key contribute nothing. Lowering calls the
+    flash-attention-2 style runtime kernel, which never materializes the
+    `[H, Sq, Sk]` probabilities; `keep-attention=false` decomposes it into
+    TOSA (the reference). The op is itself not differentiable (no
+    second-order gradients).
+
+    ```mlir
+    %dq, %dk, %dv, %db = gt.attention_grad %do, %q, %k, %v bias(%b) heads = 8
+        : (tensor<2x128x64xf32>, tensor<2x128x64xf32>, tensor<2x128x64xf32>,
+           tensor<2x128x64xf32>, tensor<8x128x128xf32>)
+        -> (tensor<2x128x64xf32>, tensor<2x128x64xf32>, tensor<2x128x64xf32>,
+            tensor<8x128x128xf32>)
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$dout, GT_FloatTensor:$query,
+                   GT_FloatTensor:$key, GT_FloatTensor:$value,
+                   Optional<GT_FloatTensor>:$bias,
+                   Optional<GT_MaskTensor>:$mask,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                   OptionalAttr<F32Attr>:$scale);
+  let results = (outs GT_FloatTensor:$dq, GT_FloatTensor:$dk,
+                 GT_FloatTensor:$dv, Optional<GT_FloatTensor>:$dbias);
+  let assemblyFormat = [{
+    $dout `,` $query `,` $key `,` $value (`bias` `(` $bias^ `)`)?
+    (`mask` `(` $mask^ `)`)? `heads` `=` $num_heads attr-dict `:`
+    functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// Size of one head's slice of the hidden dimension.
@@ -151,7 +208,8 @@ def GT_SpmmOp : GT_ComputeOp<"spmm"> {
 // Graph encodings
 //===----------------------------------------------------------------------===//
 
-def GT_SpatialBiasOp : GT_ComputeOp<"spatial_bias"> {
+def GT_SpatialBiasOp : GT_ComputeOp<"spatial_bias", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Per-head attention bias from shortest-path distances";
   let description = [{
     Graphormer's spatial encoding: `result[..., h, i, j] =
@@ -201,7 +259,8 @@ def GT_EdgeBiasOp : GT_ComputeOp<"edge_bias"> {
   }];
 }
 
-def GT_DegreeEmbeddingOp : GT_ComputeOp<"degree_embedding"> {
+def GT_DegreeEmbeddingOp : GT_ComputeOp<"degree_embedding", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Centrality encoding: add a degree embedding to node features";
   let description = [{
     `result[..., s, :] = input[..., s, :] + table[clamp(degree[..., s], 0,
@@ -222,7 +281,8 @@ def GT_DegreeEmbeddingOp : GT_ComputeOp<"degree_embedding"> {
   }];
 }
 
-def GT_NodeEmbeddingOp : GT_ComputeOp<"node_embedding"> {
+def GT_NodeEmbeddingOp : GT_ComputeOp<"node_embedding", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Embedding lookup of categorical node features";
   let description = [{
     Looks up `table` (`[V, D]`) at every index of `ids`: the result has shape
