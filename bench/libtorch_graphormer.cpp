@@ -176,12 +176,11 @@ public:
       const std::string p = "layers." + std::to_string(i) + ".";
       if (!exists(dir + "/params/" + p + "attn_norm.weight.npy"))
         break;
-      layers.push_back(Layer{norm(p + "attn_norm"), norm(p + "ffn_norm"),
-                             linear(p + "attn.q_proj"),
-                             linear(p + "attn.k_proj"),
-                             linear(p + "attn.v_proj"),
-                             linear(p + "attn.out_proj"), linear(p + "ffn.0"),
-                             linear(p + "ffn.2")});
+      layers.push_back(
+          Layer{norm(p + "attn_norm"), norm(p + "ffn_norm"),
+                linear(p + "attn.q_proj"), linear(p + "attn.k_proj"),
+                linear(p + "attn.v_proj"), linear(p + "attn.out_proj"),
+                linear(p + "ffn.0"), linear(p + "ffn.2")});
     }
     finalNorm = norm("final_norm");
     head = linear("head");
@@ -297,9 +296,9 @@ int run(const Options &o) {
   std::fprintf(stderr,
                "libtorch %s: B=%ld S=%ld D=%ld H=%ld layers=%zu classes=%ld, "
                "%d intra-op thread(s)\n",
-               TORCH_VERSION, long(x.size(0)), long(x.size(1)),
-               long(model.dim), long(model.heads), model.numLayers(),
-               long(model.numClasses()), at::get_num_threads());
+               TORCH_VERSION, long(x.size(0)), long(x.size(1)), long(model.dim),
+               long(model.heads), model.numLayers(), long(model.numClasses()),
+               at::get_num_threads());
 
   at::Tensor out;
   for (long r = 0; r < o.warmup; ++r)
@@ -317,7 +316,8 @@ int run(const Options &o) {
     minMs = r == 0 || ms < minMs ? ms : minMs;
   }
   if (!out.sizes().equals(want.sizes())) {
-    std::fprintf(stderr, "error: output shape differs from outputs/logits.npy\n");
+    std::fprintf(stderr,
+                 "error: output shape differs from outputs/logits.npy\n");
     return 1;
   }
   const double err = (out - want).abs().max().item<double>();
@@ -327,8 +327,7 @@ int run(const Options &o) {
   }
   std::printf("libtorch: infer ok, %ld run(s), mean %.3f ms, min %.3f ms, max "
               "abs err %.3e, peak RSS %.1f MiB (after load %.1f MiB)\n",
-              o.repeat, totalMs / o.repeat, minMs, err, maxRssMiB(),
-              loadedMiB);
+              o.repeat, totalMs / o.repeat, minMs, err, maxRssMiB(), loadedMiB);
   return 0;
 }
 

@@ -84,8 +84,8 @@ struct Sampler {
   Sampler() {
     if (!out)
       return;
-    samples = static_cast<uintptr_t *>(
-        std::malloc(kMaxSamples * sizeof(uintptr_t)));
+    samples =
+        static_cast<uintptr_t *>(std::malloc(kMaxSamples * sizeof(uintptr_t)));
     struct sigaction sa = {};
     sa.sa_sigaction = onSample;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -113,8 +113,8 @@ struct Sampler {
         std::fprintf(f, "map %s", line);
       std::fclose(maps);
     }
-    const long n = numSamples.load() < kMaxSamples ? numSamples.load()
-                                                   : kMaxSamples;
+    const long n =
+        numSamples.load() < kMaxSamples ? numSamples.load() : kMaxSamples;
     for (long i = 0; i < n; ++i)
       std::fprintf(f, "%lx\n", static_cast<unsigned long>(samples[i]));
     std::fclose(f);
@@ -124,20 +124,17 @@ struct Sampler {
 } // namespace
 
 extern "C" {
-void __real__mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *,
-                                            mgrt_memref_f32_3 *,
-                                            mgrt_memref_f32_3 *,
-                                            mgrt_memref_f32_3 *,
-                                            mgrt_memref_f32_4 *,
-                                            mgrt_memref_i8_4 *, int64_t, float,
-                                            int64_t);
+void __real__mlir_ciface_mgrt_attention_f32(
+    mgrt_memref_f32_3 *, mgrt_memref_f32_3 *, mgrt_memref_f32_3 *,
+    mgrt_memref_f32_3 *, mgrt_memref_f32_4 *, mgrt_memref_i8_4 *, int64_t,
+    float, int64_t);
 void __wrap__mlir_ciface_mgrt_attention_f32(
     mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t heads, float scale, int64_t flags) {
   Scope s(counters[kAttention]);
-  __real__mlir_ciface_mgrt_attention_f32(out, q, k, v, bias, mask, heads,
-                                         scale, flags);
+  __real__mlir_ciface_mgrt_attention_f32(out, q, k, v, bias, mask, heads, scale,
+                                         flags);
 }
 void __real__mlir_ciface_mgrt_matmul_f32(mgrt_memref_f32_3 *,
                                          mgrt_memref_f32_3 *,
@@ -156,8 +153,8 @@ void __real__mlir_ciface_mgrt_layer_norm_f32(mgrt_memref_f32_2 *,
 void __wrap__mlir_ciface_mgrt_layer_norm_f32(mgrt_memref_f32_2 *out,
                                              mgrt_memref_f32_2 *x,
                                              mgrt_memref_f32_1 *gamma,
-                                             mgrt_memref_f32_1 *beta,
-                                             float eps, int64_t hasBeta) {
+                                             mgrt_memref_f32_1 *beta, float eps,
+                                             int64_t hasBeta) {
   Scope s(counters[kLayerNorm]);
   __real__mlir_ciface_mgrt_layer_norm_f32(out, x, gamma, beta, eps, hasBeta);
 }
@@ -167,8 +164,7 @@ void *__wrap__mlir_memref_to_llvm_alloc(size_t size) {
   return __real__mlir_memref_to_llvm_alloc(size);
 }
 void *__real__mlir_memref_to_llvm_aligned_alloc(size_t, size_t);
-void *__wrap__mlir_memref_to_llvm_aligned_alloc(size_t alignment,
-                                                size_t size) {
+void *__wrap__mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   Scope s(counters[kAlloc]);
   return __real__mlir_memref_to_llvm_aligned_alloc(alignment, size);
 }

@@ -38,9 +38,8 @@ struct DtypeCode {
   int dtype;
 };
 const DtypeCode kDtypes[] = {
-    {"<f4", MGRT_F32}, {"<f8", MGRT_F64}, {"<i8", MGRT_I64},
-    {"<i4", MGRT_I32}, {"|b1", MGRT_BOOL}, {"|u1", MGRT_U8},
-    {"|i1", MGRT_I8},
+    {"<f4", MGRT_F32},  {"<f8", MGRT_F64}, {"<i8", MGRT_I64}, {"<i4", MGRT_I32},
+    {"|b1", MGRT_BOOL}, {"|u1", MGRT_U8},  {"|i1", MGRT_I8},
 };
 
 /// Maps a descr to a dtype; one-byte types may use any byte-order mark.
@@ -181,8 +180,8 @@ extern "C" int mgrt_npy_read(const char *path, mgrt_tensor *out, char *err,
     unsigned char b[4];
     if (std::fread(b, 1, 4, file.f) != 4)
       return fail(err, errlen, MGRT_ERR_FORMAT, "%s: truncated header", path);
-    headerLen = b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 |
-                (size_t)b[3] << 24;
+    headerLen =
+        b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24;
   } else {
     return fail(err, errlen, MGRT_ERR_UNSUPPORTED,
                 "%s: unsupported .npy format version %d.%d", path, major,
@@ -254,8 +253,8 @@ extern "C" int mgrt_npy_read(const char *path, mgrt_tensor *out, char *err,
   return MGRT_OK;
 }
 
-extern "C" int mgrt_npy_write(const char *path, const mgrt_tensor *t,
-                              char *err, size_t errlen) {
+extern "C" int mgrt_npy_write(const char *path, const mgrt_tensor *t, char *err,
+                              size_t errlen) {
   if (!path || !t)
     return fail(err, errlen, MGRT_ERR_ARGUMENT, "null argument");
   const char *descr = descrOfDtype(t->dtype);

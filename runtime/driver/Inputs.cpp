@@ -31,7 +31,8 @@ bool convert(mgrt_tensor &t, int to, std::string &error) {
       static_cast<float *>(c.data)[i] =
           static_cast<float>(static_cast<const double *>(t.data)[i]);
     } else if (from == MGRT_I32) {
-      static_cast<int64_t *>(c.data)[i] = static_cast<const int32_t *>(t.data)[i];
+      static_cast<int64_t *>(c.data)[i] =
+          static_cast<const int32_t *>(t.data)[i];
     } else if (from == MGRT_I64) {
       int64_t v = static_cast<const int64_t *>(t.data)[i];
       if (v < INT32_MIN || v > INT32_MAX) {

@@ -163,22 +163,22 @@ int infer(const mgrt_model_info &model, const Options &opts) {
       char err[512];
       if (mgrt_npy_write(path.c_str(), &outputs[i], err, sizeof err) !=
           MGRT_OK) {
-        std::fprintf(stderr, "error: output '%s': %s\n",
-                     model.outputs[i].name, err);
+        std::fprintf(stderr, "error: output '%s': %s\n", model.outputs[i].name,
+                     err);
         status = 1;
       } else if (!opts.quiet) {
-        std::fprintf(stderr, "wrote %s (%s)\n", path.c_str(),
-                     describe(outputs[i].dtype, outputs[i].rank,
-                              outputs[i].shape)
-                         .c_str());
+        std::fprintf(
+            stderr, "wrote %s (%s)\n", path.c_str(),
+            describe(outputs[i].dtype, outputs[i].rank, outputs[i].shape)
+                .c_str());
       }
     }
     const size_t peak = mgrt_peak_bytes();
     std::printf("%s: infer %s, %ld run(s), mean %.3f ms, min %.3f ms, peak "
                 "memory %zu bytes (%.1f MiB)\n",
                 model.model_name ? model.model_name : "model",
-                status ? "FAILED" : "ok", opts.repeat,
-                totalMs / opts.repeat, minMs, peak, peak / 1048576.0);
+                status ? "FAILED" : "ok", opts.repeat, totalMs / opts.repeat,
+                minMs, peak, peak / 1048576.0);
     std::fflush(stdout);
   }
   for (mgrt_tensor &t : outputs)
@@ -213,8 +213,9 @@ extern "C" int mgrt_main(int argc, char **argv, const mgrt_model_info *model) {
     return 0;
   }
   if (opts.mode != "infer" && opts.mode != "train") {
-    std::fprintf(stderr, "error: unknown mode '%s' (expected infer or "
-                         "train)\n%s",
+    std::fprintf(stderr,
+                 "error: unknown mode '%s' (expected infer or "
+                 "train)\n%s",
                  opts.mode.c_str(), usage(prog).c_str());
     return 1;
   }
@@ -223,8 +224,7 @@ extern "C" int mgrt_main(int argc, char **argv, const mgrt_model_info *model) {
       training ? opts.inferFlags : opts.trainFlags;
   if (!wrong.empty()) {
     std::fprintf(stderr, "error: %s is not an option of --mode %s\n%s",
-                 wrong.front().c_str(), opts.mode.c_str(),
-                 usage(prog).c_str());
+                 wrong.front().c_str(), opts.mode.c_str(), usage(prog).c_str());
     return 1;
   }
   return training ? train(*model, opts) : infer(*model, opts);

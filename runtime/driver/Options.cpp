@@ -17,10 +17,14 @@ std::string usage(const char *prog) {
   return "usage: " + p +
          " --mode infer --input NAME=FILE.npy ... --output-dir DIR\n"
          "       [--repeat N] [--quiet]\n"
-         "       " + p + " --mode train --data SPEC --steps K [--batch B]\n"
+         "       " +
+         p +
+         " --mode train --data SPEC --steps K [--batch B]\n"
          "       [--seq-len S] [--log-json FILE] [--seed N]\n"
          "       [--max-distance D] [--train-fraction F] [--quiet]\n"
-         "       " + p + " --help\n"
+         "       " +
+         p +
+         " --help\n"
          "\n"
          "  --mode MODE          infer (default) or train (a model compiled\n"
          "                       with a training step: outputs loss, correct)\n"
@@ -39,7 +43,8 @@ std::string usage(const char *prog) {
          "  --seed N             batch order and train split seed (default 1)\n"
          "  --max-distance D     cap of the spd input (default 8)\n"
          "  --train-fraction F   share of nodes in label_mask (default 0.8)\n"
-         "  MEGAGRAPH_NUM_THREADS=N in the environment sets the kernel threads\n"
+         "  MEGAGRAPH_NUM_THREADS=N in the environment sets the kernel "
+         "threads\n"
          "\n"
          "exit codes: 0 ok, 1 usage / input / output / data error,\n"
          "            2 unsupported mode (train on a model without a training\n"
@@ -145,8 +150,8 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       errno = 0;
       double f = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || errno || !(f >= 0 && f <= 1)) {
-        error = "--train-fraction needs a number in [0, 1], got '" + value +
-                "'";
+        error =
+            "--train-fraction needs a number in [0, 1], got '" + value + "'";
         return false;
       }
       opts.trainFraction = f;

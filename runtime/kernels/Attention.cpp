@@ -45,10 +45,11 @@ Broadcast4<T> broadcastView(const Desc *d, const int64_t (&want)[4],
 
 using namespace mgrt;
 
-extern "C" void _mlir_ciface_mgrt_attention_f32(
-    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
-    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
-    int64_t numHeads, float scale, int64_t flags) {
+extern "C" void
+_mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
+                                mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                                mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                                int64_t numHeads, float scale, int64_t flags) {
   MGRT_CHECK(out && q && k && v, kName, "null operand descriptor");
   const bool hasBias = flags & MGRT_ATTENTION_BIAS;
   const bool hasMask = flags & MGRT_ATTENTION_MASK;
@@ -61,19 +62,18 @@ extern "C" void _mlir_ciface_mgrt_attention_f32(
              "%lld heads do not divide D=%lld and Dv=%lld", (long long)H,
              (long long)D, (long long)Dv);
   MGRT_CHECK(k->sizes[0] == B && v->sizes[0] == B && out->sizes[0] == B &&
-                 k->sizes[2] == D && v->sizes[1] == Sk &&
-                 out->sizes[1] == Sq && out->sizes[2] == Dv,
+                 k->sizes[2] == D && v->sizes[1] == Sk && out->sizes[1] == Sq &&
+                 out->sizes[2] == Dv,
              kName,
              "shape mismatch: q [%lld,%lld,%lld] k [%lld,%lld,%lld] "
              "v [%lld,%lld,%lld] out [%lld,%lld,%lld]",
-             (long long)B, (long long)Sq, (long long)D,
-             (long long)k->sizes[0], (long long)k->sizes[1],
-             (long long)k->sizes[2], (long long)v->sizes[0],
-             (long long)v->sizes[1], (long long)v->sizes[2],
-             (long long)out->sizes[0], (long long)out->sizes[1],
-             (long long)out->sizes[2]);
-  MGRT_CHECK(q->strides[2] == 1 && k->strides[2] == 1 &&
-                 v->strides[2] == 1 && out->strides[2] == 1,
+             (long long)B, (long long)Sq, (long long)D, (long long)k->sizes[0],
+             (long long)k->sizes[1], (long long)k->sizes[2],
+             (long long)v->sizes[0], (long long)v->sizes[1],
+             (long long)v->sizes[2], (long long)out->sizes[0],
+             (long long)out->sizes[1], (long long)out->sizes[2]);
+  MGRT_CHECK(q->strides[2] == 1 && k->strides[2] == 1 && v->strides[2] == 1 &&
+                 out->strides[2] == 1,
              kName, "innermost strides of q, k, v, out must be 1");
   if (B == 0 || Sq == 0 || Dv == 0)
     return;

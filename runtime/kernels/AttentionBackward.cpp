@@ -55,8 +55,7 @@ template <typename T> struct View4 {
   T *base = nullptr;
   int64_t stride[4] = {0, 0, 0, 0};
   T *at(int64_t b, int64_t h, int64_t i, int64_t j) const {
-    return base + b * stride[0] + h * stride[1] + i * stride[2] +
-           j * stride[3];
+    return base + b * stride[0] + h * stride[1] + i * stride[2] + j * stride[3];
   }
 };
 
@@ -136,8 +135,7 @@ MGRT_INLINE void packBody(const BwdProblem &p, int64_t b, int64_t h) {
   }
   const float *k = p.k + b * p.kStride[0] + h * dh;
   const float *v = p.v + b * p.vStride[0] + h * dvh;
-  float *kp = p.Kp(b, h), *kT = p.KT(b, h), *vp = p.Vp(b, h),
-        *vT = p.VT(b, h);
+  float *kp = p.Kp(b, h), *kT = p.KT(b, h), *vp = p.Vp(b, h), *vT = p.VT(b, h);
   for (int64_t j = 0; j < p.SkP; ++j) {
     const bool in = j < p.Sk;
     for (int64_t c = 0; c < p.dhPad; ++c) {
@@ -193,8 +191,8 @@ MGRT_INLINE void statsBody(const BwdProblem &p, BwdScratch &s, int64_t b,
     const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
     p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs, p.dhPad, kT + j0, p.SkP, s.s,
            kBlk);
-    p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
-           s.dp, kBlk);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP, s.dp,
+           kBlk);
     biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
     for (int64_t r = 0; r < mq; ++r) {
       const float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
@@ -237,8 +235,8 @@ MGRT_INLINE void keyBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
   for (int64_t qb = 0; qb < p.qBlocks; ++qb) {
     const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
     // S^T = K (scale Q)^T, dP^T = V dO^T: rows are keys, columns queries.
-    p.gemm(false, kBlk, kBlk / kLanes, p.dh, kp, p.dhPad, qsT + i0, p.SqP,
-           s.s, kBlk);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dh, kp, p.dhPad, qsT + i0, p.SqP, s.s,
+           kBlk);
     p.gemm(false, kBlk, kBlk / kLanes, p.dvh, vp, p.dvPad, dOT + i0, p.SqP,
            s.dp, kBlk);
     const float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
@@ -301,8 +299,8 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
     const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
     p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs, p.dhPad, kT + j0, p.SkP, s.s,
            kBlk);
-    p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
-           s.dp, kBlk);
+    p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP, s.dp,
+           kBlk);
     biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
     bool any = false;
     for (int64_t r = 0; r < kBlk; ++r) {
@@ -344,8 +342,7 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
 
 // The dispatched entry points (their parameter types have internal linkage).
 namespace bwd_detail {
-MGRT_SIMD_DISPATCH(pack, (const BwdProblem &p, int64_t b, int64_t h),
-                   (p, b, h))
+MGRT_SIMD_DISPATCH(pack, (const BwdProblem &p, int64_t b, int64_t h), (p, b, h))
 MGRT_SIMD_DISPATCH(stats,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t qb),
@@ -412,29 +409,24 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
   MGRT_CHECK(H > 0 && D % H == 0 && Dv % H == 0, kName,
              "%lld heads do not divide D=%lld and Dv=%lld", (long long)H,
              (long long)D, (long long)Dv);
-  auto same3 = [](const mgrt_memref_f32_3 *d, int64_t a, int64_t b,
-                  int64_t c) {
+  auto same3 = [](const mgrt_memref_f32_3 *d, int64_t a, int64_t b, int64_t c) {
     return d->sizes[0] == a && d->sizes[1] == b && d->sizes[2] == c;
   };
-  MGRT_CHECK(same3(k, B, Sk, D) && same3(v, B, Sk, Dv) &&
-                 same3(dout, B, Sq, Dv) && same3(dq, B, Sq, D) &&
-                 same3(dk, B, Sk, D) && same3(dv, B, Sk, Dv),
-             kName,
-             "shape mismatch: q [%lld,%lld,%lld] k [%lld,%lld,%lld] "
-             "v [%lld,%lld,%lld] dout [%lld,%lld,%lld]; dq, dk, dv must "
-             "match q, k, v",
-             (long long)B, (long long)Sq, (long long)D,
-             (long long)k->sizes[0], (long long)k->sizes[1],
-             (long long)k->sizes[2], (long long)v->sizes[0],
-             (long long)v->sizes[1], (long long)v->sizes[2],
-             (long long)dout->sizes[0], (long long)dout->sizes[1],
-             (long long)dout->sizes[2]);
-  MGRT_CHECK(q->strides[2] == 1 && k->strides[2] == 1 &&
-                 v->strides[2] == 1 && dout->strides[2] == 1 &&
-                 dq->strides[2] == 1 && dk->strides[2] == 1 &&
-                 dv->strides[2] == 1,
-             kName,
-             "innermost strides of q, k, v, dout, dq, dk, dv must be 1");
+  MGRT_CHECK(
+      same3(k, B, Sk, D) && same3(v, B, Sk, Dv) && same3(dout, B, Sq, Dv) &&
+          same3(dq, B, Sq, D) && same3(dk, B, Sk, D) && same3(dv, B, Sk, Dv),
+      kName,
+      "shape mismatch: q [%lld,%lld,%lld] k [%lld,%lld,%lld] "
+      "v [%lld,%lld,%lld] dout [%lld,%lld,%lld]; dq, dk, dv must "
+      "match q, k, v",
+      (long long)B, (long long)Sq, (long long)D, (long long)k->sizes[0],
+      (long long)k->sizes[1], (long long)k->sizes[2], (long long)v->sizes[0],
+      (long long)v->sizes[1], (long long)v->sizes[2], (long long)dout->sizes[0],
+      (long long)dout->sizes[1], (long long)dout->sizes[2]);
+  MGRT_CHECK(q->strides[2] == 1 && k->strides[2] == 1 && v->strides[2] == 1 &&
+                 dout->strides[2] == 1 && dq->strides[2] == 1 &&
+                 dk->strides[2] == 1 && dv->strides[2] == 1,
+             kName, "innermost strides of q, k, v, dout, dq, dk, dv must be 1");
 
   BwdProblem p{};
   const int64_t full[4] = {B, H, Sq, Sk};
@@ -483,7 +475,8 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
   const size_t packedFloats =
       BH * (2 * p.SqP * (p.dhPad + p.dvPad) + 2 * p.SkP * (p.dhPad + p.dvPad) +
             2 * p.SqP);
-  float *packed = static_cast<float *>(mgrt_alloc(packedFloats * sizeof(float)));
+  float *packed =
+      static_cast<float *>(mgrt_alloc(packedFloats * sizeof(float)));
   MGRT_CHECK(packed, kName, "out of memory (%zu bytes of packed operands)",
              packedFloats * sizeof(float));
   {
@@ -513,8 +506,8 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
   // 3. Pack, statistics, dK / dV, dQ / dBias.
   parallelFor(BH, [&](int64_t t, int) { bwd_detail::pack(p, t / H, t % H); });
   parallelFor(BH * p.qBlocks, [&](int64_t t, int w) {
-    bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks),
-                      (t / p.qBlocks) % H, t % p.qBlocks);
+    bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks), (t / p.qBlocks) % H,
+                      t % p.qBlocks);
   });
   parallelFor(BH * p.kBlocks, [&](int64_t t, int w) {
     bwd_detail::keyBlock(p, scratch[w], t / (H * p.kBlocks),
@@ -526,14 +519,12 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
   const bool bAll = wantDBias && p.dbiasSizes[0] == 1 && B > 1;
   const bool hAll = wantDBias && p.dbiasSizes[1] == 1 && H > 1;
   const bool qAll = wantDBias && p.dbiasSizes[2] == 1 && Sq > 1;
-  const int64_t gB = bAll ? 1 : B, gH = hAll ? 1 : H,
-                gQ = qAll ? 1 : p.qBlocks;
+  const int64_t gB = bAll ? 1 : B, gH = hAll ? 1 : H, gQ = qAll ? 1 : p.qBlocks;
   parallelFor(gB * gH * gQ, [&](int64_t t, int w) {
     const int64_t tb = t / (gH * gQ), th = (t / gQ) % gH, tq = t % gQ;
     for (int64_t b = bAll ? 0 : tb; b < (bAll ? B : tb + 1); ++b)
       for (int64_t h = hAll ? 0 : th; h < (hAll ? H : th + 1); ++h)
-        for (int64_t qb = qAll ? 0 : tq; qb < (qAll ? p.qBlocks : tq + 1);
-             ++qb)
+        for (int64_t qb = qAll ? 0 : tq; qb < (qAll ? p.qBlocks : tq + 1); ++qb)
           bwd_detail::queryBlock(p, scratch[w], b, h, qb);
   });
 

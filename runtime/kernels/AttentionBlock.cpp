@@ -29,9 +29,8 @@ int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 /// maskLd, possibly 0) or null. Returns whether any score was kept.
 MGRT_INLINE bool softmaxBlock(float *S, int64_t ldS, int64_t mq, int64_t nk,
                               const float *bias, int64_t biasLd,
-                              const int8_t *mask, int64_t maskLd,
-                              float *rowMax, float *rowSum, float *acc,
-                              int64_t ldAcc) {
+                              const int8_t *mask, int64_t maskLd, float *rowMax,
+                              float *rowSum, float *acc, int64_t ldAcc) {
   const int64_t nkPad = roundUp(nk, kLanes);
   bool anyKept = false;
   for (int64_t r = 0; r < mq; ++r) {
@@ -83,9 +82,8 @@ MGRT_INLINE bool softmaxBlock(float *S, int64_t ldS, int64_t mq, int64_t nk,
 } // namespace
 
 size_t AttentionScratch::bytes(const AttentionProblem &p) {
-  int64_t floats = roundUp(p.rowsPad * p.dh, kLanes) +
-                   p.rowsPad * kAttnLdS + p.rowsPad * p.dvPad +
-                   2 * roundUp(p.rowsPad, kLanes);
+  int64_t floats = roundUp(p.rowsPad * p.dh, kLanes) + p.rowsPad * kAttnLdS +
+                   p.rowsPad * p.dvPad + 2 * roundUp(p.rowsPad, kLanes);
   if (p.gatherBias)
     floats += p.blockQ * kAttnBlockK;
   size_t bytes = floats * sizeof(float);
@@ -131,9 +129,8 @@ MGRT_INLINE void packKeysValuesBody(const AttentionProblem &p, int64_t b,
   }
 }
 
-MGRT_INLINE void attendBlockBody(const AttentionProblem &p,
-                                 AttentionScratch &s, int64_t b, int64_t h,
-                                 int64_t i0) {
+MGRT_INLINE void attendBlockBody(const AttentionProblem &p, AttentionScratch &s,
+                                 int64_t b, int64_t h, int64_t i0) {
   const int64_t mq = std::min(p.blockQ, p.Sq - i0);
   const int64_t rows = roundUp(mq, kTileRows);
   const int64_t dh = p.dh, dvh = p.dvh, dvPad = p.dvPad;
@@ -147,14 +144,14 @@ MGRT_INLINE void attendBlockBody(const AttentionProblem &p,
   std::fill(s.acc, s.acc + rows * dvPad, 0.f);
   std::fill(s.rowMax, s.rowMax + rows, kNegInf);
   std::fill(s.rowSum, s.rowSum + rows, 0.f);
-  const float *biasHead =
-      p.hasBias ? p.bias.base + b * p.bias.stride[0] + h * p.bias.stride[1] +
-                      i0 * p.bias.stride[2]
-                : nullptr;
-  const int8_t *maskHead =
-      p.hasMask ? p.mask.base + b * p.mask.stride[0] + h * p.mask.stride[1] +
-                      i0 * p.mask.stride[2]
-                : nullptr;
+  const float *biasHead = p.hasBias
+                              ? p.bias.base + b * p.bias.stride[0] +
+                                    h * p.bias.stride[1] + i0 * p.bias.stride[2]
+                              : nullptr;
+  const int8_t *maskHead = p.hasMask ? p.mask.base + b * p.mask.stride[0] +
+                                           h * p.mask.stride[1] +
+                                           i0 * p.mask.stride[2]
+                                     : nullptr;
   const float *vHead = p.vHead(b, h);
 
   for (int64_t kb = 0; kb < p.keyBlocks; ++kb) {

@@ -1,4 +1,5 @@
-//===- AttentionBlock.h - The per-task work of the attention kernel -*- C++ -*-===//
+//===- AttentionBlock.h - The per-task work of the attention kernel -*- C++
+//-*-===//
 //
 // Internal to the runtime. Attention.cpp checks the operands, fills an
 // AttentionProblem and runs, on the pool, packKeysValues over every (batch,
@@ -17,8 +18,8 @@
 
 namespace mgrt {
 
-constexpr int64_t kAttnBlockK = 256;   // keys per block, a multiple of 16
-constexpr int64_t kAttnChunkK = 128;   // keys per P V product (V chunk in L1)
+constexpr int64_t kAttnBlockK = 256; // keys per block, a multiple of 16
+constexpr int64_t kAttnChunkK = 128; // keys per P V product (V chunk in L1)
 
 /// A [d0,d1,d2,d3] operand (bias or mask) seen through its strides, with the
 /// stride of every size-1 dimension zeroed so it broadcasts.
@@ -60,12 +61,12 @@ struct AttentionProblem {
 
 /// Per-worker buffers of attendBlock.
 struct AttentionScratch {
-  float *qs;      // [rowsPad, dh]         scaled queries
-  float *scores;  // [rowsPad, ldS]        S, then P
-  float *acc;     // [rowsPad, dvPad]      unnormalized output
+  float *qs;              // [rowsPad, dh]         scaled queries
+  float *scores;          // [rowsPad, ldS]        S, then P
+  float *acc;             // [rowsPad, dvPad]      unnormalized output
   float *rowMax, *rowSum; // [rowsPad]
-  float *bias;    // [blockQ, kAttnBlockK] gathered strided bias, or null
-  int8_t *mask;   // [blockQ, kAttnBlockK] gathered strided mask, or null
+  float *bias;  // [blockQ, kAttnBlockK] gathered strided bias, or null
+  int8_t *mask; // [blockQ, kAttnBlockK] gathered strided mask, or null
 
   /// Bytes needed for one worker, and carving them out of `block`.
   static size_t bytes(const AttentionProblem &p);

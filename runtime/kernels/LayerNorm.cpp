@@ -75,18 +75,16 @@ std::vector<float> gather(const mgrt_memref_f32_1 *m, int64_t C) {
 
 using namespace mgrt;
 
-extern "C" void _mlir_ciface_mgrt_layer_norm_f32(mgrt_memref_f32_2 *out,
-                                                 mgrt_memref_f32_2 *x,
-                                                 mgrt_memref_f32_1 *gamma,
-                                                 mgrt_memref_f32_1 *beta,
-                                                 float epsilon,
-                                                 int64_t hasBeta) {
+extern "C" void _mlir_ciface_mgrt_layer_norm_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *x, mgrt_memref_f32_1 *gamma,
+    mgrt_memref_f32_1 *beta, float epsilon, int64_t hasBeta) {
   MGRT_CHECK(out && x && gamma && (beta || !hasBeta), kName,
              "null operand descriptor");
   const int64_t R = x->sizes[0], C = x->sizes[1];
-  MGRT_CHECK(out->sizes[0] == R && out->sizes[1] == C &&
-                 gamma->sizes[0] == C && (!hasBeta || beta->sizes[0] == C),
-             kName, "shape mismatch: x [%lld,%lld] out [%lld,%lld] gamma [%lld]",
+  MGRT_CHECK(out->sizes[0] == R && out->sizes[1] == C && gamma->sizes[0] == C &&
+                 (!hasBeta || beta->sizes[0] == C),
+             kName,
+             "shape mismatch: x [%lld,%lld] out [%lld,%lld] gamma [%lld]",
              (long long)R, (long long)C, (long long)out->sizes[0],
              (long long)out->sizes[1], (long long)gamma->sizes[0]);
   if (R == 0 || C == 0)

@@ -91,16 +91,16 @@ const char *gemmBackendName(GemmBackend backend) {
   return backend == GemmBackend::Blas ? "blas" : "native";
 }
 
-void matmul(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a,
-            mgrt_memref_f32_3 *b, GemmBackend backend) {
+void matmul(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a, mgrt_memref_f32_3 *b,
+            GemmBackend backend) {
   MGRT_CHECK(out && a && b, kName, "null operand descriptor");
   const int64_t G = a->sizes[0], M = a->sizes[1], K = a->sizes[2];
   const int64_t N = b->sizes[2];
   MGRT_CHECK((b->sizes[0] == G || b->sizes[0] == 1) && b->sizes[1] == K &&
-                 out->sizes[0] == G && out->sizes[1] == M &&
-                 out->sizes[2] == N,
-             kName, "shape mismatch: a [%lld,%lld,%lld] b [%lld,%lld,%lld] "
-                    "out [%lld,%lld,%lld]",
+                 out->sizes[0] == G && out->sizes[1] == M && out->sizes[2] == N,
+             kName,
+             "shape mismatch: a [%lld,%lld,%lld] b [%lld,%lld,%lld] "
+             "out [%lld,%lld,%lld]",
              (long long)G, (long long)M, (long long)K, (long long)b->sizes[0],
              (long long)b->sizes[1], (long long)b->sizes[2],
              (long long)out->sizes[0], (long long)out->sizes[1],

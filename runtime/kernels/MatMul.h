@@ -1,4 +1,5 @@
-//===- MatMul.h - Batched matmul backends -------------------------*- C++ -*-===//
+//===- MatMul.h - Batched matmul backends -------------------------*- C++
+//-*-===//
 //
 // Internal to the runtime (and its white-box tests).
 //
@@ -25,8 +26,8 @@ GemmBackend defaultGemmBackend();
 const char *gemmBackendName(GemmBackend backend);
 
 /// The matmul kernel with an explicit backend.
-void matmul(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a,
-            mgrt_memref_f32_3 *b, GemmBackend backend);
+void matmul(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a, mgrt_memref_f32_3 *b,
+            GemmBackend backend);
 
 } // namespace mgrt
 

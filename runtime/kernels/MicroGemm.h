@@ -1,4 +1,5 @@
-//===- MicroGemm.h - Register-tiled GEMM for small packed blocks -*- C++ -*-===//
+//===- MicroGemm.h - Register-tiled GEMM for small packed blocks -*- C++
+//-*-===//
 //
 // Internal to the runtime. C[M, 16*vectors] (+)= A[M, K] B[K, 16*vectors] for
 // the blocks of the attention kernel, whose sizes are small and known. A
@@ -25,8 +26,7 @@ constexpr int kTileRows = 6;
 
 typedef void (*MicroGemmFn)(bool accumulate, int64_t M, int64_t vectors,
                             int64_t K, const float *a, int64_t lda,
-                            const float *b, int64_t ldb, float *c,
-                            int64_t ldc);
+                            const float *b, int64_t ldb, float *c, int64_t ldc);
 
 /// The best implementation for this CPU (AVX-512, AVX2+FMA or portable),
 /// chosen once.

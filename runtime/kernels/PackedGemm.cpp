@@ -63,7 +63,8 @@ void packB(const MatrixView &b, int64_t k0, int64_t depth, int64_t j0,
     const int64_t width = std::min(kStrip, cols - s0);
     float *strip = dst + (s0 / kStrip) * kSliceK * kStrip;
     for (int64_t k = 0; k < depth; ++k) {
-      const float *src = b.data + (k0 + k) * b.rowStride + (j0 + s0) * b.colStride;
+      const float *src =
+          b.data + (k0 + k) * b.rowStride + (j0 + s0) * b.colStride;
       float *d = strip + k * kStrip;
       if (b.colStride == 1)
         std::memcpy(d, src, width * sizeof(float));

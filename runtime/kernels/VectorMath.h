@@ -38,10 +38,10 @@ inline SimdLevel simdLevel() {
 /// function) compiled for the best of x86-64-v4, x86-64-v3 and the baseline
 /// that the CPU supports.
 #define MGRT_SIMD_DISPATCH(NAME, PARAMS, ARGS)                                 \
-  __attribute__((target("arch=x86-64-v4"))) static void NAME##V4 PARAMS {     \
+  __attribute__((target("arch=x86-64-v4"))) static void NAME##V4 PARAMS {      \
     NAME##Body ARGS;                                                           \
   }                                                                            \
-  __attribute__((target("arch=x86-64-v3"))) static void NAME##V3 PARAMS {     \
+  __attribute__((target("arch=x86-64-v3"))) static void NAME##V3 PARAMS {      \
     NAME##Body ARGS;                                                           \
   }                                                                            \
   static void NAME##Baseline PARAMS { NAME##Body ARGS; }                       \

@@ -31,8 +31,8 @@ std::atomic<size_t> peakBytes{0};
 void track(size_t bytes) {
   size_t now = currentBytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   size_t peak = peakBytes.load(std::memory_order_relaxed);
-  while (now > peak && !peakBytes.compare_exchange_weak(
-                           peak, now, std::memory_order_relaxed))
+  while (now > peak &&
+         !peakBytes.compare_exchange_weak(peak, now, std::memory_order_relaxed))
     ;
 }
 
@@ -61,15 +61,19 @@ void *trackedAlloc(size_t alignment, size_t bytes) {
 
 extern "C" {
 
-void *mgrt_alloc(size_t bytes) { return trackedAlloc(kDefaultAlignment, bytes); }
+void *mgrt_alloc(size_t bytes) {
+  return trackedAlloc(kDefaultAlignment, bytes);
+}
 
 void mgrt_free(void *p) {
   if (!p)
     return;
   BlockHeader *h = static_cast<BlockHeader *>(p) - 1;
   if (h->magic != kMagic) {
-    std::fprintf(stderr, "megagraph runtime: mgrt_free(%p): not a block of "
-                         "the runtime allocator (double free?)\n", p);
+    std::fprintf(stderr,
+                 "megagraph runtime: mgrt_free(%p): not a block of "
+                 "the runtime allocator (double free?)\n",
+                 p);
     std::abort();
   }
   h->magic = 0;
@@ -81,7 +85,9 @@ size_t mgrt_current_bytes(void) {
   return currentBytes.load(std::memory_order_relaxed);
 }
 
-size_t mgrt_peak_bytes(void) { return peakBytes.load(std::memory_order_relaxed); }
+size_t mgrt_peak_bytes(void) {
+  return peakBytes.load(std::memory_order_relaxed);
+}
 
 void mgrt_reset_peak(void) {
   peakBytes.store(currentBytes.load(std::memory_order_relaxed),

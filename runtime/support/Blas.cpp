@@ -20,23 +20,25 @@ void initBlas() {
 
 const char *blasCoreHint() {
   static char hint[256];
-  static const char *result = [] () -> const char * {
+  static const char *result = []() -> const char * {
     if (std::getenv("OPENBLAS_CORETYPE"))
       return nullptr; // the user chose
     const char *core = openblas_get_corename();
     // OpenBLAS targets without AVX2 kernels.
     static const char *const old[] = {
-        "Prescott", "Core2",     "Penryn",    "Dunnington", "Nehalem",
-        "Atom",     "Sandybridge", "Katmai",  "Coppermine", "Northwood",
-        "Banias",   "Barcelona", "Opteron",   "Opteron_SSE3", "Bobcat",
+        "Prescott", "Core2",       "Penryn",  "Dunnington",   "Nehalem",
+        "Atom",     "Sandybridge", "Katmai",  "Coppermine",   "Northwood",
+        "Banias",   "Barcelona",   "Opteron", "Opteron_SSE3", "Bobcat",
         "Nano",     "Athlon"};
     bool isOld = false;
     for (const char *o : old)
       isOld |= core && std::strcmp(core, o) == 0;
     __builtin_cpu_init();
     const char *better = nullptr;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    if (__builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
       better = "SkylakeX";
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
       better = "Haswell";

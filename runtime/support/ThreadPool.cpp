@@ -67,7 +67,8 @@ public:
 private:
   void work(int worker) {
     const std::function<void(int64_t, int)> &fn = *job;
-    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < jobSize;)
+    for (int64_t i;
+         (i = next.fetch_add(1, std::memory_order_relaxed)) < jobSize;)
       fn(i, worker);
   }
 

@@ -208,9 +208,8 @@ FailureOr<ConstTensor> readTensorProto(MLIRContext *ctx,
     if (static_cast<int64_t>(bits.size()) != n)
       return sizeError(bits.size());
     const llvm::fltSemantics &sem =
-        proto.data_type() == onnx::TensorProto::FLOAT16
-            ? APFloat::IEEEhalf()
-            : APFloat::BFloat();
+        proto.data_type() == onnx::TensorProto::FLOAT16 ? APFloat::IEEEhalf()
+                                                        : APFloat::BFloat();
     for (uint16_t v : bits)
       c.floats.push_back(APFloat(sem, APInt(16, v)).convertToDouble());
     break;
@@ -395,8 +394,8 @@ Value ImportContext::splat(Type elem, double value, ArrayRef<int64_t> shape) {
   ConstTensor one = ConstTensor::zeros(elem, {});
   one.set(0, value);
   auto type = tensorType(shape, elem);
-  auto attr = DenseElementsAttr::get(
-      type, one.toAttr().getSplatValue<Attribute>());
+  auto attr =
+      DenseElementsAttr::get(type, one.toAttr().getSplatValue<Attribute>());
   return tosa::ConstOp::create(b, loc(), type, attr);
 }
 
@@ -481,7 +480,8 @@ ImportContext::broadcastShape(ArrayRef<int64_t> a, ArrayRef<int64_t> c) {
 }
 
 FailureOr<Value> ImportContext::binary(StringRef kind, Value a, Value c) {
-  FailureOr<SmallVector<int64_t>> shape = broadcastShape(shapeOf(a), shapeOf(c));
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShape(shapeOf(a), shapeOf(c));
   if (failed(shape))
     return failure();
   int64_t rank = shape->size();
@@ -508,8 +508,8 @@ FailureOr<Value> ImportContext::binary(StringRef kind, Value a, Value c) {
   }
   if (kind == "div") {
     if (isa<FloatType>(elem)) {
-      Value rec = tosa::ReciprocalOp::create(
-          b, l, tensorType(shapeOf(c), elem), c);
+      Value rec =
+          tosa::ReciprocalOp::create(b, l, tensorType(shapeOf(c), elem), c);
       Value shift = splat(b.getI8Type(), 0, {1});
       return Value(tosa::MulOp::create(b, l, type, a, rec, shift));
     }
@@ -591,12 +591,12 @@ Value ImportContext::unary(StringRef kind, Value v) {
     Attribute lo, hi;
     if (auto ft = dyn_cast<FloatType>(elem)) {
       lo = b.getFloatAttr(ft, 0.0);
-      hi = b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics())
-                                  .convertToDouble());
+      hi = b.getFloatAttr(
+          ft, APFloat::getInf(ft.getFloatSemantics()).convertToDouble());
     } else {
       lo = b.getIntegerAttr(elem, 0);
-      hi = b.getIntegerAttr(elem, APInt::getSignedMaxValue(
-                                      elem.getIntOrFloatBitWidth()));
+      hi = b.getIntegerAttr(
+          elem, APInt::getSignedMaxValue(elem.getIntOrFloatBitWidth()));
     }
     return tosa::ClampOp::create(b, l, type, v, llvm::cast<TypedAttr>(lo),
                                  llvm::cast<TypedAttr>(hi));
@@ -697,8 +697,8 @@ FailureOr<Value> ImportContext::matmul(Value a, Value c) {
   int64_t m = sa[sa.size() - 2], k = sa.back(), k2 = sc[sc.size() - 2],
           n = sc.back();
   if (k != k2)
-    return fail("matmul contraction sizes differ: " + llvm::Twine(k) +
-                " vs " + llvm::Twine(k2));
+    return fail("matmul contraction sizes differ: " + llvm::Twine(k) + " vs " +
+                llvm::Twine(k2));
   ArrayRef<int64_t> batchA = ArrayRef<int64_t>(sa).drop_back(2),
                     batchC = ArrayRef<int64_t>(sc).drop_back(2);
   FailureOr<SmallVector<int64_t>> batch = broadcastShape(batchA, batchC);
@@ -824,8 +824,8 @@ Value ImportContext::gather(Value v, int64_t axis, Value indices) {
 }
 
 Value ImportContext::gather(Value v, int64_t axis, ArrayRef<int64_t> indices) {
-  ConstTensor idx =
-      ConstTensor::zeros(b.getI32Type(), {static_cast<int64_t>(indices.size())});
+  ConstTensor idx = ConstTensor::zeros(b.getI32Type(),
+                                       {static_cast<int64_t>(indices.size())});
   for (auto [i, j] : llvm::enumerate(indices))
     idx.set(i, static_cast<double>(j));
   return gather(v, axis, materialize(idx));
@@ -848,10 +848,9 @@ Value ImportContext::select(Value pred, Value onTrue, Value onFalse) {
     return emptyTensor(*shape, elemOf(onTrue));
   if (!elemOf(pred).isInteger(1))
     pred = cast(pred, b.getI1Type());
-  return tosa::SelectOp::create(b, loc(), tensorType(*shape, elemOf(onTrue)),
-                                expandRank(pred, rank),
-                                expandRank(onTrue, rank),
-                                expandRank(onFalse, rank));
+  return tosa::SelectOp::create(
+      b, loc(), tensorType(*shape, elemOf(onTrue)), expandRank(pred, rank),
+      expandRank(onTrue, rank), expandRank(onFalse, rank));
 }
 
 } // namespace megagraph::onnx_import

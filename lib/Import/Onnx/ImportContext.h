@@ -14,8 +14,8 @@
 #include "onnx/onnx_pb.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -38,8 +38,8 @@ namespace megagraph::onnx_import {
 struct ConstTensor {
   mlir::Type elementType;
   llvm::SmallVector<int64_t> shape;
-  std::vector<double> floats;  // when elementType is a float type
-  std::vector<int64_t> ints;   // otherwise (integers, i1)
+  std::vector<double> floats; // when elementType is a float type
+  std::vector<int64_t> ints;  // otherwise (integers, i1)
 
   bool isFloat() const { return llvm::isa<mlir::FloatType>(elementType); }
   int64_t numElements() const;
@@ -67,8 +67,8 @@ struct TensorInfo {
 };
 
 class ImportContext;
-using OpHandler =
-    std::function<mlir::LogicalResult(ImportContext &, const onnx::NodeProto &)>;
+using OpHandler = std::function<mlir::LogicalResult(ImportContext &,
+                                                    const onnx::NodeProto &)>;
 
 /// Registry of handlers by ONNX op type, filled by the OnnxOps*.cpp files.
 llvm::StringMap<OpHandler> &getOpHandlers();
@@ -129,7 +129,8 @@ public:
   int64_t attrInt(llvm::StringRef name, int64_t dflt) const;
   float attrFloat(llvm::StringRef name, float dflt) const;
   std::string attrString(llvm::StringRef name, llvm::StringRef dflt) const;
-  std::optional<llvm::SmallVector<int64_t>> attrInts(llvm::StringRef name) const;
+  std::optional<llvm::SmallVector<int64_t>>
+  attrInts(llvm::StringRef name) const;
 
   //===--------------------------------------------------------------------===//
   // Diagnostics

@@ -109,8 +109,9 @@ OpHandler unaryOp(StringRef kind, double (*fold)(double), bool floatOnly) {
                               const onnx::NodeProto &) -> LogicalResult {
     SmallVector<const ConstTensor *> cs;
     if (fold && allConst(ic, cs) && cs.size() == 1) {
-      if (auto r = foldBroadcast(ic, cs, cs[0]->elementType,
-                                 [&](ArrayRef<double> a) { return fold(a[0]); })) {
+      if (auto r =
+              foldBroadcast(ic, cs, cs[0]->elementType,
+                            [&](ArrayRef<double> a) { return fold(a[0]); })) {
         ic.setOutputConst(0, std::move(*r));
         return success();
       }
@@ -119,8 +120,7 @@ OpHandler unaryOp(StringRef kind, double (*fold)(double), bool floatOnly) {
     if (!v)
       return failure();
     if (floatOnly && !isa<FloatType>(elemOf(v)))
-      return ic.fail("expects a floating-point input, got " +
-                     llvm::Twine(k));
+      return ic.fail("expects a floating-point input, got " + llvm::Twine(k));
     ic.setOutput(0, ic.unary(k, v));
     return success();
   };
@@ -152,10 +152,10 @@ double foldXor(double a, double b, bool) { return (a != 0) != (b != 0); }
 LogicalResult importPow(ImportContext &ic, const onnx::NodeProto &) {
   SmallVector<const ConstTensor *> cs;
   if (allConst(ic, cs) && cs.size() == 2) {
-    if (auto r = foldBroadcast(ic, cs, cs[0]->elementType,
-                               [](ArrayRef<double> a) {
-                                 return std::pow(a[0], a[1]);
-                               })) {
+    if (auto r =
+            foldBroadcast(ic, cs, cs[0]->elementType, [](ArrayRef<double> a) {
+              return std::pow(a[0], a[1]);
+            })) {
       ic.setOutputConst(0, std::move(*r));
       return success();
     }
@@ -181,9 +181,9 @@ LogicalResult importPow(ImportContext &ic, const onnx::NodeProto &) {
   Value p = *r;
   if (!isa<FloatType>(expElem)) {
     // Round: floor(p + 0.5).
-    FailureOr<Value> shifted =
-        ic.binary("add", p, ic.splat(calc, 0.5, SmallVector<int64_t>(
-                                                     shapeOf(p).size(), 1)));
+    FailureOr<Value> shifted = ic.binary(
+        "add", p,
+        ic.splat(calc, 0.5, SmallVector<int64_t>(shapeOf(p).size(), 1)));
     if (failed(shifted))
       return failure();
     // Already integral: a plain conversion.
@@ -199,10 +199,10 @@ LogicalResult importPow(ImportContext &ic, const onnx::NodeProto &) {
 LogicalResult importWhere(ImportContext &ic, const onnx::NodeProto &) {
   SmallVector<const ConstTensor *> cs;
   if (allConst(ic, cs) && cs.size() == 3) {
-    if (auto r = foldBroadcast(ic, cs, cs[1]->elementType,
-                               [](ArrayRef<double> a) {
-                                 return a[0] != 0 ? a[1] : a[2];
-                               })) {
+    if (auto r =
+            foldBroadcast(ic, cs, cs[1]->elementType, [](ArrayRef<double> a) {
+              return a[0] != 0 ? a[1] : a[2];
+            })) {
       ic.setOutputConst(0, std::move(*r));
       return success();
     }
@@ -246,9 +246,10 @@ LogicalResult importIdentity(ImportContext &ic, const onnx::NodeProto &node) {
   if (node.op_type() == "Dropout" && ic.hasInput(2)) {
     const ConstTensor *mode = ic.inputConst(2);
     if (!mode || mode->numElements() != 1 || mode->getInt(0) != 0)
-      return ic.fail("training-mode Dropout (training_mode is " +
-                     llvm::Twine(mode ? "true" : "not a compile-time constant") +
-                     ") is not supported; export the model in eval() mode");
+      return ic.fail(
+          "training-mode Dropout (training_mode is " +
+          llvm::Twine(mode ? "true" : "not a compile-time constant") +
+          ") is not supported; export the model in eval() mode");
   }
   if (const ConstTensor *c = ic.inputConst(0)) {
     ic.setOutputConst(0, *c);
@@ -336,24 +337,36 @@ void registerElementwiseOps(llvm::StringMap<OpHandler> &h) {
   h["And"] = binaryOp("and", true, foldAnd);
   h["Or"] = binaryOp("or", true, foldOr);
   h["Xor"] = binaryOp("xor", true, foldXor);
-  h["Sqrt"] = unaryOp("sqrt", [](double x) { return std::sqrt(x); }, true);
-  h["Reciprocal"] =
-      unaryOp("reciprocal", [](double x) { return 1.0 / x; }, true);
-  h["Neg"] = unaryOp("neg", [](double x) { return -x; }, false);
-  h["Abs"] = unaryOp("abs", [](double x) { return std::abs(x); }, false);
-  h["Exp"] = unaryOp("exp", [](double x) { return std::exp(x); }, true);
-  h["Log"] = unaryOp("log", [](double x) { return std::log(x); }, true);
-  h["Erf"] = unaryOp("erf", [](double x) { return std::erf(x); }, true);
-  h["Tanh"] = unaryOp("tanh", [](double x) { return std::tanh(x); }, true);
-  h["Sin"] = unaryOp("sin", [](double x) { return std::sin(x); }, true);
-  h["Cos"] = unaryOp("cos", [](double x) { return std::cos(x); }, true);
-  h["Floor"] = unaryOp("floor", [](double x) { return std::floor(x); }, true);
-  h["Ceil"] = unaryOp("ceil", [](double x) { return std::ceil(x); }, true);
+  h["Sqrt"] = unaryOp(
+      "sqrt", [](double x) { return std::sqrt(x); }, true);
+  h["Reciprocal"] = unaryOp(
+      "reciprocal", [](double x) { return 1.0 / x; }, true);
+  h["Neg"] = unaryOp(
+      "neg", [](double x) { return -x; }, false);
+  h["Abs"] = unaryOp(
+      "abs", [](double x) { return std::abs(x); }, false);
+  h["Exp"] = unaryOp(
+      "exp", [](double x) { return std::exp(x); }, true);
+  h["Log"] = unaryOp(
+      "log", [](double x) { return std::log(x); }, true);
+  h["Erf"] = unaryOp(
+      "erf", [](double x) { return std::erf(x); }, true);
+  h["Tanh"] = unaryOp(
+      "tanh", [](double x) { return std::tanh(x); }, true);
+  h["Sin"] = unaryOp(
+      "sin", [](double x) { return std::sin(x); }, true);
+  h["Cos"] = unaryOp(
+      "cos", [](double x) { return std::cos(x); }, true);
+  h["Floor"] = unaryOp(
+      "floor", [](double x) { return std::floor(x); }, true);
+  h["Ceil"] = unaryOp(
+      "ceil", [](double x) { return std::ceil(x); }, true);
   h["Sigmoid"] = unaryOp(
       "sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, true);
-  h["Relu"] =
-      unaryOp("relu", [](double x) { return x > 0 ? x : 0.0; }, false);
-  h["Not"] = unaryOp("not", [](double x) { return double(x == 0); }, false);
+  h["Relu"] = unaryOp(
+      "relu", [](double x) { return x > 0 ? x : 0.0; }, false);
+  h["Not"] = unaryOp(
+      "not", [](double x) { return double(x == 0); }, false);
   h["Where"] = importWhere;
   h["Cast"] = importCast;
   h["Identity"] = importIdentity;

@@ -455,8 +455,10 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
         std::string got;
         llvm::raw_string_ostream os(got);
         os << computed;
-        (void)error("graph output '" + out.name() + "' is declared with a "
-                    "different type than the importer computed (" + got +
+        (void)error("graph output '" + out.name() +
+                    "' is declared with a "
+                    "different type than the importer computed (" +
+                    got +
                     "); check the --input-shape values, or report this "
                     "model");
         return nullptr;

@@ -59,8 +59,9 @@ LogicalResult importGemm(ImportContext &ic, const onnx::NodeProto &) {
     if (!bias)
       return failure();
     if (beta != 1.0f)
-      bias = *ic.binary("mul", bias, ic.splat(elem, beta,
-                                        SmallVector<int64_t>(shapeOf(bias).size(), 1)));
+      bias = *ic.binary(
+          "mul", bias,
+          ic.splat(elem, beta, SmallVector<int64_t>(shapeOf(bias).size(), 1)));
     FailureOr<Value> sum = ic.binary("add", out, bias);
     if (failed(sum))
       return failure();
@@ -134,12 +135,12 @@ LogicalResult importEinsum(ImportContext &ic, const onnx::NodeProto &node) {
     if (pos != std::string::npos)
       t.replace(pos, 3, ellLabels(rank - static_cast<int64_t>(t.size() - 3)));
     if (static_cast<int64_t>(t.size()) != rank)
-      return ic.fail("operand rank " + llvm::Twine(rank) +
-                     " does not match '" + t + "'");
+      return ic.fail("operand rank " + llvm::Twine(rank) + " does not match '" +
+                     t + "'");
     for (char ch : t)
       if (!std::isalpha(ch) && !std::isdigit(ch))
-        return ic.fail("invalid index '" + std::string(1, ch) + "' in '" +
-                       eq + "'");
+        return ic.fail("invalid index '" + std::string(1, ch) + "' in '" + eq +
+                       "'");
   }
   std::string out;
   if (rhs) {
@@ -317,8 +318,8 @@ LogicalResult importSoftmax(ImportContext &ic, const onnx::NodeProto &node) {
     return success();
   }
   Value init = tensor::EmptyOp::create(ic.b, ic.loc(), shapeOf(v), elemOf(v));
-  auto op = linalg::SoftmaxOp::create(ic.b, ic.loc(), TypeRange{v.getType()},
-                                      v, init, *axis);
+  auto op = linalg::SoftmaxOp::create(ic.b, ic.loc(), TypeRange{v.getType()}, v,
+                                      init, *axis);
   ic.setOutput(0, op.getResult()[0]);
   return success();
 }
@@ -373,8 +374,8 @@ LogicalResult importLayerNorm(ImportContext &ic, const onnx::NodeProto &node) {
   Value var = ic.reduce("mean", *ic.binary("mul", centered, centered), axes,
                         /*keepDims=*/true);
   SmallVector<int64_t> ones(rank, 1);
-  Value invStd = ic.unary(
-      "rsqrt", *ic.binary("add", var, ic.splat(stashType, eps, ones)));
+  Value invStd =
+      ic.unary("rsqrt", *ic.binary("add", var, ic.splat(stashType, eps, ones)));
   ic.setOutput(1, mean);
   ic.setOutput(2, invStd);
   return success();
@@ -411,7 +412,9 @@ LogicalResult importBatchNorm(ImportContext &ic, const onnx::NodeProto &node) {
   Type elem = elemOf(x);
   float eps = ic.attrFloat("epsilon", 1e-5f);
   // y = (x - mean) * (scale * rsqrt(var + eps)) + B
-  Value varEps = *ic.binary("add", params[3], ic.splat(elem, eps, SmallVector<int64_t>(shape.size(), 1)));
+  Value varEps =
+      *ic.binary("add", params[3],
+                 ic.splat(elem, eps, SmallVector<int64_t>(shape.size(), 1)));
   Value factor = *ic.binary("mul", params[0], ic.unary("rsqrt", varEps));
   Value centered = *ic.binary("sub", x, params[2]);
   Value scaled = *ic.binary("mul", centered, factor);

@@ -154,9 +154,9 @@ LogicalResult importReshape(ImportContext &ic, const onnx::NodeProto &) {
   }
   if (inferred >= 0) {
     if (known == 0 || t.getNumElements() % known != 0)
-      return ic.fail("cannot infer the -1 dimension: " +
-                     llvm::Twine(t.getNumElements()) +
-                     " elements do not divide into " + llvm::Twine(known));
+      return ic.fail(
+          "cannot infer the -1 dimension: " + llvm::Twine(t.getNumElements()) +
+          " elements do not divide into " + llvm::Twine(known));
     shape[inferred] = t.getNumElements() / known;
   }
   if (product(shape) != t.getNumElements())
@@ -176,7 +176,8 @@ LogicalResult importFlatten(ImportContext &ic, const onnx::NodeProto &) {
   if (axis < 0 || axis > t.getRank())
     return ic.fail("axis out of range");
   int64_t outer = product(t.getShape().take_front(axis));
-  return setReshaped(ic, {outer, t.getNumElements() / std::max<int64_t>(outer, 1)});
+  return setReshaped(ic,
+                     {outer, t.getNumElements() / std::max<int64_t>(outer, 1)});
 }
 
 /// Axes of (Un)Squeeze: an input since opset 13, an attribute before.
@@ -322,8 +323,8 @@ LogicalResult importConcat(ImportContext &ic, const onnx::NodeProto &node) {
         pos -= types[k++].getDimSize(*axis);
       SmallVector<int64_t> src(index);
       src[*axis] = pos;
-      out.set(flat, ic.inputConst(k)->getDouble(
-                        flatten(src, types[k].getShape())));
+      out.set(flat,
+              ic.inputConst(k)->getDouble(flatten(src, types[k].getShape())));
     }
     ic.setOutputConst(0, std::move(out));
     return success();
@@ -479,8 +480,8 @@ LogicalResult importSplit(ImportContext &ic, const onnx::NodeProto &node) {
       sizes.push_back(std::min(chunk, dim - i * chunk));
   }
   if (static_cast<int64_t>(sizes.size()) != parts)
-    return ic.fail("split has " + llvm::Twine(sizes.size()) +
-                   " sizes for " + llvm::Twine(parts) + " outputs");
+    return ic.fail("split has " + llvm::Twine(sizes.size()) + " sizes for " +
+                   llvm::Twine(parts) + " outputs");
   int64_t offset = 0;
   Value v = ic.input(0);
   if (!v)
@@ -518,8 +519,10 @@ LogicalResult importGather(ImportContext &ic, const onnx::NodeProto &) {
     for (int64_t i = 0, e = idx->numElements(); i < e; ++i) {
       int64_t j = idx->getInt(i);
       if (j < -k || j >= k)
-        return ic.fail("index " + llvm::Twine(j) + " is out of range for a "
-                       "dimension of size " + llvm::Twine(k));
+        return ic.fail("index " + llvm::Twine(j) +
+                       " is out of range for a "
+                       "dimension of size " +
+                       llvm::Twine(k));
     }
   if (data && idx && product(outShape) <= kMaxFoldElements) {
     int64_t idxRank = idxShape.size();
@@ -623,8 +626,8 @@ LogicalResult importExpand(ImportContext &ic, const onnx::NodeProto &) {
                           int64_t off = 0;
                           for (int64_t d = 0; d < cr; ++d) {
                             int64_t dim = c->shape[d];
-                            off = off * dim +
-                                  (dim == 1 ? 0 : idx[rank - cr + d]);
+                            off =
+                                off * dim + (dim == 1 ? 0 : idx[rank - cr + d]);
                           }
                           return off;
                         }));

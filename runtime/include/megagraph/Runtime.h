@@ -111,8 +111,7 @@ enum {
  *  working memory is a packed copy of k and v plus O(block) per thread.
  *  Innermost strides of q, k, v, out must be 1. */
 void _mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out,
-                                     mgrt_memref_f32_3 *q,
-                                     mgrt_memref_f32_3 *k,
+                                     mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
                                      mgrt_memref_f32_3 *v,
                                      mgrt_memref_f32_4 *bias,
                                      mgrt_memref_i8_4 *mask, int64_t num_heads,
@@ -195,20 +194,20 @@ enum {
 void _mlir_ciface_mgrt_sparse_attention_f32(
     mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *q, mgrt_memref_f32_2 *k,
     mgrt_memref_f32_2 *v, mgrt_memref_i64_1 *row_ptr,
-    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_2 *edge_bias,
-    int64_t num_heads, float scale, int64_t flags);
+    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_2 *edge_bias, int64_t num_heads,
+    float scale, int64_t flags);
 
 /*===-- Tensors and .npy --------------------------------------------------===*/
 
 /** Element types; the values are ONNX's TensorProto.DataType codes. */
 typedef enum mgrt_dtype {
-  MGRT_F32 = 1,   /**< float,    npy '<f4' */
-  MGRT_U8 = 2,    /**< uint8,    npy '|u1' */
-  MGRT_I8 = 3,    /**< int8,     npy '|i1' */
-  MGRT_I32 = 6,   /**< int32,    npy '<i4' */
-  MGRT_I64 = 7,   /**< int64,    npy '<i8' */
-  MGRT_BOOL = 9,  /**< one byte, 0 or 1, npy '|b1' */
-  MGRT_F64 = 11   /**< double,   npy '<f8' */
+  MGRT_F32 = 1,  /**< float,    npy '<f4' */
+  MGRT_U8 = 2,   /**< uint8,    npy '|u1' */
+  MGRT_I8 = 3,   /**< int8,     npy '|i1' */
+  MGRT_I32 = 6,  /**< int32,    npy '<i4' */
+  MGRT_I64 = 7,  /**< int64,    npy '<i8' */
+  MGRT_BOOL = 9, /**< one byte, 0 or 1, npy '|b1' */
+  MGRT_F64 = 11  /**< double,   npy '<f8' */
 } mgrt_dtype;
 
 #define MGRT_MAX_RANK 8

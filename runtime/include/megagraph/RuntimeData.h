@@ -64,17 +64,14 @@ int mgrt_graph_check(const mgrt_graph *g, char *err, size_t errlen);
  *  (the "synthetic:" prefix is optional; keys in any order, each at most
  *  once, no spaces). Keys and defaults:
  *    nodes     N >= 1, required.
- *    classes   C in [1, N], default min(8, N). Node i is in block (= class) i % C,
- *              so the blocks are interleaved, not contiguous: node ids carry
- *              no structure, and partitioning has to find the blocks.
- *    features  F >= 0, default 16.
- *    degree    expected degree used for the default p_in / p_out, default
- *              20: 80% of it within the block, 20% across blocks, i.e.
- *              p_in = min(1, 0.8 degree / (N/C - 1)),
- *              p_out = min(1, 0.2 degree / (N - N/C))
- *              (with C = 1: p_in = min(1, degree / (N - 1))).
- *    p_in      probability of each intra-block pair, in [0, 1].
- *    p_out     probability of each inter-block pair, in [0, 1].
+ *    classes   C in [1, N], default min(8, N). Node i is in block (= class) i %
+ * C, so the blocks are interleaved, not contiguous: node ids carry no
+ * structure, and partitioning has to find the blocks. features  F >= 0,
+ * default 16. degree    expected degree used for the default p_in / p_out,
+ * default 20: 80% of it within the block, 20% across blocks, i.e. p_in = min(1,
+ * 0.8 degree / (N/C - 1)), p_out = min(1, 0.2 degree / (N - N/C)) (with C = 1:
+ * p_in = min(1, degree / (N - 1))). p_in      probability of each intra-block
+ * pair, in [0, 1]. p_out     probability of each inter-block pair, in [0, 1].
  *    signal    class signal strength (the SNR knob), >= 0, default 1.
  *    seed      unsigned 64-bit, default 1.
  *  Graph: every unordered pair {i, j}, i != j, is an edge independently with
@@ -123,10 +120,9 @@ int mgrt_graph_degrees(const mgrt_graph *g, mgrt_tensor *in_degree,
  *  pool; working memory is the induced subgraph plus one queue of S
  *  entries per thread, never S x S. Any row block gives the same rows as the
  *  full matrix. Duplicate or out-of-range ids are MGRT_ERR_ARGUMENT. */
-int mgrt_spd_block(const mgrt_graph *g, const int64_t *nodes,
-                   int64_t num_nodes, int64_t row_begin, int64_t row_end,
-                   int64_t max_distance, int64_t *out, char *err,
-                   size_t errlen);
+int mgrt_spd_block(const mgrt_graph *g, const int64_t *nodes, int64_t num_nodes,
+                   int64_t row_begin, int64_t row_end, int64_t max_distance,
+                   int64_t *out, char *err, size_t errlen);
 
 /** Writes into order[0, N) a permutation of the nodes of g grouping them
  *  into sequences of seq_len well-connected nodes: sequence s is

@@ -51,9 +51,20 @@ std::vector<int64_t> shapeOf(Bcast b, const Case &c) {
 }
 
 AttentionProblem makeProblem(const Case &c, unsigned seed) {
-  AttentionProblem p{c.B, c.Sq, c.Sk, c.H, c.dh, c.dvh,
+  AttentionProblem p{c.B,
+                     c.Sq,
+                     c.Sk,
+                     c.H,
+                     c.dh,
+                     c.dvh,
                      1.f / std::sqrt(static_cast<float>(c.dh)),
-                     {}, {}, {}, {}, {}, {}, {}};
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     {}};
   p.q = randomFloats(c.B * c.Sq * c.H * c.dh, seed, -2, 2);
   p.k = randomFloats(c.B * c.Sk * c.H * c.dh, seed + 1, -2, 2);
   p.v = randomFloats(c.B * c.Sk * c.H * c.dvh, seed + 2);
@@ -78,7 +89,8 @@ AttentionProblem makeProblem(const Case &c, unsigned seed) {
 
 /// Runs the backward kernel (outputs prefilled with garbage).
 AttentionGrads runKernel(const AttentionProblem &p,
-                         const std::vector<float> &dout, bool wantDBias = true) {
+                         const std::vector<float> &dout,
+                         bool wantDBias = true) {
   const int64_t D = p.H * p.dh, Dv = p.H * p.dvh;
   AttentionGrads g;
   g.dq.assign(p.B * p.Sq * D, -7.f);
@@ -166,8 +178,8 @@ const Case kCases[] = {
      true},
     {"s64_one_batch", 1, 64, 64, 4, 16, 16, Bcast::OneBatch, Bcast::None,
      false},
-    {"s64_one_head_mask", 2, 64, 64, 2, 16, 8, Bcast::OneHead,
-     Bcast::OneBatch, true},
+    {"s64_one_head_mask", 2, 64, 64, 2, 16, 8, Bcast::OneHead, Bcast::OneBatch,
+     true},
     {"s130_one_both", 2, 130, 130, 2, 16, 16, Bcast::OneBoth, Bcast::None,
      false},
     {"s130_full_mask_h4", 1, 130, 130, 4, 8, 16, Bcast::Full, Bcast::Full,
@@ -177,8 +189,8 @@ const Case kCases[] = {
     {"sq130_sk64_nobias_mask", 2, 130, 64, 4, 16, 8, Bcast::None, Bcast::Full,
      true},
     {"sq64_sk1", 1, 64, 1, 2, 8, 8, Bcast::Full, Bcast::None, false},
-    {"keypad_bias", 2, 130, 100, 2, 8, 16, Bcast::KeyPadding,
-     Bcast::KeyPadding, false},
+    {"keypad_bias", 2, 130, 100, 2, 8, 16, Bcast::KeyPadding, Bcast::KeyPadding,
+     false},
     {"s200_two_blocks", 1, 200, 290, 2, 16, 24, Bcast::OneBoth, Bcast::Full,
      true},
 };
@@ -212,8 +224,7 @@ TEST(AttentionBackward, FullyMaskedEverywhereGivesZeros) {
   Case c{"allmasked", 1, 9, 11, 1, 8, 8, Bcast::Full, Bcast::Full, false};
   AttentionProblem p = makeProblem(c, 8);
   std::fill(p.mask.begin(), p.mask.end(), 0);
-  AttentionGrads got =
-      runKernel(p, randomFloats(c.B * c.Sq * c.H * c.dvh, 4));
+  AttentionGrads got = runKernel(p, randomFloats(c.B * c.Sq * c.H * c.dvh, 4));
   for (const std::vector<float> *g : {&got.dq, &got.dk, &got.dv, &got.dbias})
     for (float x : *g)
       ASSERT_EQ(x, 0.f);
@@ -273,13 +284,12 @@ TEST(AttentionBackward, MatchesFiniteDifferences) {
   const std::vector<float> dout = randomFloats(c.B * c.Sq * c.H * c.dvh, 32);
   AttentionGrads got = runKernel(p, dout);
   AttentionGrads ref = torchAttentionBackward(p, dout);
-  std::vector<double> ops[4] = {
-      {p.q.begin(), p.q.end()}, {p.k.begin(), p.k.end()},
-      {p.v.begin(), p.v.end()}, {p.bias.begin(), p.bias.end()}};
-  const std::vector<float> *kernel[4] = {&got.dq, &got.dk, &got.dv,
-                                         &got.dbias};
-  const std::vector<float> *torch[4] = {&ref.dq, &ref.dk, &ref.dv,
-                                        &ref.dbias};
+  std::vector<double> ops[4] = {{p.q.begin(), p.q.end()},
+                                {p.k.begin(), p.k.end()},
+                                {p.v.begin(), p.v.end()},
+                                {p.bias.begin(), p.bias.end()}};
+  const std::vector<float> *kernel[4] = {&got.dq, &got.dk, &got.dv, &got.dbias};
+  const std::vector<float> *torch[4] = {&ref.dq, &ref.dk, &ref.dv, &ref.dbias};
   const char *names[4] = {"dq", "dk", "dv", "dbias"};
   const double h = 1e-5;
   for (int o = 0; o < 4; ++o) {
@@ -317,14 +327,13 @@ TEST(AttentionBackward, ContractViolationAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe"); // the pool has threads
   std::vector<float> x(4 * 24);
   auto d = memref<mgrt_memref_f32_3>(x.data(), {1, 4, 24});
-  EXPECT_DEATH(_mlir_ciface_mgrt_attention_bwd_f32(&d, &d, &d, nullptr, &d,
-                                                   &d, &d, &d, nullptr,
-                                                   nullptr, 5, 1.f, 0),
+  EXPECT_DEATH(_mlir_ciface_mgrt_attention_bwd_f32(&d, &d, &d, nullptr, &d, &d,
+                                                   &d, &d, nullptr, nullptr, 5,
+                                                   1.f, 0),
                "mgrt_attention_bwd_f32: 5 heads do not divide D=24");
-  EXPECT_DEATH(_mlir_ciface_mgrt_attention_bwd_f32(&d, &d, &d, nullptr, &d,
-                                                   &d, &d, &d, nullptr,
-                                                   nullptr, 2, 1.f,
-                                                   MGRT_ATTENTION_DBIAS),
+  EXPECT_DEATH(_mlir_ciface_mgrt_attention_bwd_f32(&d, &d, &d, nullptr, &d, &d,
+                                                   &d, &d, nullptr, nullptr, 2,
+                                                   1.f, MGRT_ATTENTION_DBIAS),
                "dbias flag set but dbias is null");
 }
 

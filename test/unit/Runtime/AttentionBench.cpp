@@ -14,9 +14,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 using namespace mgrt_test;
 
@@ -58,9 +58,8 @@ int main(int argc, char **argv) {
       auto qd = memref<mgrt_memref_f32_3>(q.data(), {B, S, D});
       auto kd = memref<mgrt_memref_f32_3>(k.data(), {B, S, D});
       auto vd = memref<mgrt_memref_f32_3>(v.data(), {B, S, D});
-      auto bd = withBias
-                    ? memref<mgrt_memref_f32_4>(bias.data(), {1, H, S, S})
-                    : mgrt_memref_f32_4{};
+      auto bd = withBias ? memref<mgrt_memref_f32_4>(bias.data(), {1, H, S, S})
+                         : mgrt_memref_f32_4{};
       auto run = [&] {
         _mlir_ciface_mgrt_attention_f32(&od, &qd, &kd, &vd, &bd, nullptr, H,
                                         scale, withBias ? 1 : 0);
@@ -71,11 +70,14 @@ int main(int argc, char **argv) {
       double ours = bestMs(run, S >= 4096 ? 3 : 5);
       size_t scratch = mgrt_peak_bytes() - before;
 
-      at::Tensor tq = at::from_blob(q.data(), {B, S, H, dh}).permute({0, 2, 1, 3});
-      at::Tensor tk = at::from_blob(k.data(), {B, S, H, dh}).permute({0, 2, 1, 3});
-      at::Tensor tv = at::from_blob(v.data(), {B, S, H, dh}).permute({0, 2, 1, 3});
-      at::Tensor tb = withBias ? at::from_blob(bias.data(), {1, H, S, S})
-                               : at::Tensor();
+      at::Tensor tq =
+          at::from_blob(q.data(), {B, S, H, dh}).permute({0, 2, 1, 3});
+      at::Tensor tk =
+          at::from_blob(k.data(), {B, S, H, dh}).permute({0, 2, 1, 3});
+      at::Tensor tv =
+          at::from_blob(v.data(), {B, S, H, dh}).permute({0, 2, 1, 3});
+      at::Tensor tb =
+          withBias ? at::from_blob(bias.data(), {1, H, S, S}) : at::Tensor();
       at::Tensor ref;
       auto torchRun = [&] {
         at::Tensor s = at::matmul(tq, tk.transpose(-2, -1)) * scale;
@@ -85,7 +87,8 @@ int main(int argc, char **argv) {
       };
       torchRun();
       double theirs = bestMs(torchRun, S >= 4096 ? 3 : 5);
-      at::Tensor refOut = ref.permute({0, 2, 1, 3}).reshape({B, S, D}).contiguous();
+      at::Tensor refOut =
+          ref.permute({0, 2, 1, 3}).reshape({B, S, D}).contiguous();
       std::vector<float> r(refOut.data_ptr<float>(),
                            refOut.data_ptr<float>() + refOut.numel());
       const double gflop = 4.0 * B * H * S * S * dh / 1e9;

@@ -18,7 +18,8 @@ struct Case {
   const char *name;
   int64_t B, Sq, Sk, H, dh, dvh;
   Bcast bias, mask;
-  bool emptyRow; // force one query row (or one batch for KeyPadding) to keep nothing
+  bool emptyRow; // force one query row (or one batch for KeyPadding) to keep
+                 // nothing
 };
 
 std::vector<int64_t> shapeOf(Bcast b, const Case &c) {
@@ -40,9 +41,20 @@ std::vector<int64_t> shapeOf(Bcast b, const Case &c) {
 }
 
 AttentionProblem makeProblem(const Case &c, unsigned seed) {
-  AttentionProblem p{c.B, c.Sq, c.Sk, c.H, c.dh, c.dvh,
+  AttentionProblem p{c.B,
+                     c.Sq,
+                     c.Sk,
+                     c.H,
+                     c.dh,
+                     c.dvh,
                      1.f / std::sqrt(static_cast<float>(c.dh)),
-                     {}, {}, {}, {}, {}, {}, {}};
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     {}};
   p.q = randomFloats(c.B * c.Sq * c.H * c.dh, seed, -2, 2);
   p.k = randomFloats(c.B * c.Sk * c.H * c.dh, seed + 1, -2, 2);
   p.v = randomFloats(c.B * c.Sk * c.H * c.dvh, seed + 2);
@@ -70,7 +82,8 @@ AttentionProblem makeProblem(const Case &c, unsigned seed) {
 }
 
 /// Runs the kernel; bias / mask descriptors may use custom strides.
-std::vector<float> runKernel(AttentionProblem &p, const float *biasData = nullptr,
+std::vector<float> runKernel(AttentionProblem &p,
+                             const float *biasData = nullptr,
                              std::vector<int64_t> biasStrides = {}) {
   const int64_t D = p.H * p.dh, Dv = p.H * p.dvh;
   std::vector<float> out(p.B * p.Sq * Dv, -7.f);
@@ -125,8 +138,7 @@ const Case kCases[] = {
      Bcast::KeyPadding, true},
     {"sq7_sk300_dv32", 2, 7, 300, 1, 16, 32, Bcast::OneBoth, Bcast::Full, true},
     {"sq300_sk64_h8", 1, 300, 64, 8, 8, 16, Bcast::Full, Bcast::OneBatch, true},
-    {"sq1_sk300", 2, 1, 300, 2, 64, 64, Bcast::OneBatch, Bcast::OneHead,
-     false},
+    {"sq1_sk300", 2, 1, 300, 2, 64, 64, Bcast::OneBatch, Bcast::OneHead, false},
     {"sq64_sk7_dv8", 2, 64, 7, 2, 16, 8, Bcast::None, Bcast::OneBoth, true},
     {"s300_mask_only_d64", 1, 300, 300, 1, 64, 64, Bcast::None, Bcast::Full,
      true},
@@ -159,8 +171,8 @@ TEST(Attention, StridedBiasIsGathered) {
       for (int64_t j = 0; j < c.Sk; ++j)
         transposed[(bh * c.Sk + j) * c.Sq + i] =
             p.bias[(bh * c.Sq + i) * c.Sk + j];
-  std::vector<float> got = runKernel(
-      p, transposed.data(), {c.H * c.Sk * c.Sq, c.Sk * c.Sq, 1, c.Sq});
+  std::vector<float> got = runKernel(p, transposed.data(),
+                                     {c.H * c.Sk * c.Sq, c.Sk * c.Sq, 1, c.Sq});
   EXPECT_LE(maxAbsDiff(got, naiveAttention(p)), 1e-4f);
 }
 
@@ -181,8 +193,8 @@ TEST(Attention, ContractViolationAborts) {
   std::vector<float> x(4 * 24);
   auto d = memref<mgrt_memref_f32_3>(x.data(), {1, 4, 24});
   // 5 heads cannot split D = 24.
-  EXPECT_DEATH(_mlir_ciface_mgrt_attention_f32(&d, &d, &d, &d, nullptr,
-                                               nullptr, 5, 1.f, 0),
+  EXPECT_DEATH(_mlir_ciface_mgrt_attention_f32(&d, &d, &d, &d, nullptr, nullptr,
+                                               5, 1.f, 0),
                "mgrt_attention_f32: 5 heads do not divide D=24 and Dv=24");
 }
 

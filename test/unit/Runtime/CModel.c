@@ -13,8 +13,8 @@ static void entry(void **descriptors) {
   for (int64_t i = 0; i < x->sizes[0]; ++i)
     for (int64_t j = 0; j < x->sizes[1]; ++j)
       y->aligned[y->offset + i * y->strides[0] + j * y->strides[1]] =
-          2.f * x->aligned[x->offset + i * x->strides[0] +
-                           j * x->strides[1]] + 1.f;
+          2.f * x->aligned[x->offset + i * x->strides[0] + j * x->strides[1]] +
+          1.f;
 }
 
 static const mgrt_tensor_info inputs[] = {{"x", MGRT_F32, 2, {2, 2}}};

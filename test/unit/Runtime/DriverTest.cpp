@@ -37,8 +37,8 @@ const mgrt_tensor_info kOutputs[] = {{"sum", MGRT_F32, 2, {2, 3}}};
 const mgrt_model_info kModel = {"add", 2, kInputs, 1, kOutputs, addEntry};
 
 /// Writes a tensor of `dtype` and `shape` with values base, base+1, ...
-void writeInput(const std::string &path, int dtype,
-                std::vector<int64_t> shape, double base) {
+void writeInput(const std::string &path, int dtype, std::vector<int64_t> shape,
+                double base) {
   mgrt_tensor t;
   ASSERT_EQ(mgrt_tensor_alloc(&t, dtype, (int)shape.size(), shape.data()),
             MGRT_OK);
@@ -141,7 +141,8 @@ TEST_F(Driver, WrongShape) {
   Result r = runMain({"--mode", "infer", "--input", "x=" + dir + "/x.npy",
                       "--input", "y=" + dir + "/y32.npy", "--output-dir", dir});
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("input 'y' (" + dir + "/y32.npy): expected "
+  EXPECT_THAT(r.err, HasSubstr("input 'y' (" + dir +
+                               "/y32.npy): expected "
                                "shape f32 [2, 3], got f32 [3, 2]"));
 }
 
@@ -156,8 +157,7 @@ TEST_F(Driver, WrongDtypeUnknownNameAndBadFile) {
                "y=" + dir + "/y.npy", "--input", "z=" + dir + "/y.npy",
                "--output-dir", dir});
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err,
-              HasSubstr("unknown input 'z' (the model's inputs: x, y)"));
+  EXPECT_THAT(r.err, HasSubstr("unknown input 'z' (the model's inputs: x, y)"));
 
   r = runMain({"--input", "x=" + dir + "/nope.npy", "--input",
                "y=" + dir + "/y.npy", "--output-dir", dir});
@@ -190,8 +190,8 @@ TEST_F(Driver, UsageErrorsAndModes) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("--input needs NAME=FILE.npy"));
 
-  r = runMain({"--input", "x=" + dir + "/x.npy", "--input",
-               "y=" + dir + "/y.npy"});
+  r = runMain(
+      {"--input", "x=" + dir + "/x.npy", "--input", "y=" + dir + "/y.npy"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("--output-dir DIR is required"));
 

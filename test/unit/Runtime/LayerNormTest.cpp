@@ -21,9 +21,9 @@ std::vector<float> naiveLayerNorm(const std::vector<float> &x, int64_t R,
       var += (x[r * C + c] - mean) * (x[r * C + c] - mean);
     var /= C;
     for (int64_t c = 0; c < C; ++c)
-      out[r * C + c] = (float)((x[r * C + c] - mean) / std::sqrt(var + eps) *
-                                   g[c] +
-                               (b ? (*b)[c] : 0.0));
+      out[r * C + c] =
+          (float)((x[r * C + c] - mean) / std::sqrt(var + eps) * g[c] +
+                  (b ? (*b)[c] : 0.0));
   }
   return out;
 }
@@ -34,24 +34,26 @@ struct LnCase {
 };
 
 TEST(LayerNorm, MatchesNaiveAndTorch) {
-  for (const LnCase p : {LnCase{1, 1, true}, LnCase{3, 7, false},
-                         LnCase{64, 16, true}, LnCase{300, 512, true},
-                         LnCase{5000, 33, false}}) {
-  SCOPED_TRACE(testing::Message() << "R=" << p.R << " C=" << p.C
-                                  << " beta=" << p.hasBeta);
-  std::vector<float> x = randomFloats(p.R * p.C, 11, -3, 5);
-  std::vector<float> g = randomFloats(p.C, 12), b = randomFloats(p.C, 13);
-  std::vector<float> out(p.R * p.C);
-  auto xd = memref<mgrt_memref_f32_2>(x.data(), {p.R, p.C});
-  auto od = memref<mgrt_memref_f32_2>(out.data(), {p.R, p.C});
-  auto gd = memref<mgrt_memref_f32_1>(g.data(), {p.C});
-  auto bd = memref<mgrt_memref_f32_1>(b.data(), {p.C});
-  const float eps = 1e-5f;
-  _mlir_ciface_mgrt_layer_norm_f32(&od, &xd, &gd, p.hasBeta ? &bd : nullptr,
-                                   eps, p.hasBeta);
-  const std::vector<float> *beta = p.hasBeta ? &b : nullptr;
-  EXPECT_LE(maxAbsDiff(out, naiveLayerNorm(x, p.R, p.C, g, beta, eps)), 1e-4f);
-  EXPECT_LE(maxAbsDiff(out, torchLayerNorm(x, p.R, p.C, g, beta, eps)), 1e-4f);
+  for (const LnCase p :
+       {LnCase{1, 1, true}, LnCase{3, 7, false}, LnCase{64, 16, true},
+        LnCase{300, 512, true}, LnCase{5000, 33, false}}) {
+    SCOPED_TRACE(testing::Message()
+                 << "R=" << p.R << " C=" << p.C << " beta=" << p.hasBeta);
+    std::vector<float> x = randomFloats(p.R * p.C, 11, -3, 5);
+    std::vector<float> g = randomFloats(p.C, 12), b = randomFloats(p.C, 13);
+    std::vector<float> out(p.R * p.C);
+    auto xd = memref<mgrt_memref_f32_2>(x.data(), {p.R, p.C});
+    auto od = memref<mgrt_memref_f32_2>(out.data(), {p.R, p.C});
+    auto gd = memref<mgrt_memref_f32_1>(g.data(), {p.C});
+    auto bd = memref<mgrt_memref_f32_1>(b.data(), {p.C});
+    const float eps = 1e-5f;
+    _mlir_ciface_mgrt_layer_norm_f32(&od, &xd, &gd, p.hasBeta ? &bd : nullptr,
+                                     eps, p.hasBeta);
+    const std::vector<float> *beta = p.hasBeta ? &b : nullptr;
+    EXPECT_LE(maxAbsDiff(out, naiveLayerNorm(x, p.R, p.C, g, beta, eps)),
+              1e-4f);
+    EXPECT_LE(maxAbsDiff(out, torchLayerNorm(x, p.R, p.C, g, beta, eps)),
+              1e-4f);
   }
 }
 

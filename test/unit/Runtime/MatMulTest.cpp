@@ -37,10 +37,10 @@ const mgrt::GemmBackend kBackends[] = {mgrt::GemmBackend::Blas,
                                        mgrt::GemmBackend::Native};
 
 const Dims kShapes[] = {
-    {1, 1, 1, 1, 1},    {3, 3, 7, 5, 9},   {4, 1, 33, 17, 65},
-    {1, 1, 300, 64, 130}, {2, 2, 1, 128, 3}, {5, 1, 64, 1, 8},
-    {2, 2, 3, 0, 4},
-    {1, 1, 250, 300, 600}, // several row blocks, K slices and N panels
+    {1, 1, 1, 1, 1},      {3, 3, 7, 5, 9},       {4, 1, 33, 17, 65},
+    {1, 1, 300, 64, 130}, {2, 2, 1, 128, 3},     {5, 1, 64, 1, 8},
+    {2, 2, 3, 0, 4},      {1, 1, 250, 300, 600}, // several row blocks, K slices
+                                                 // and N panels
 };
 
 /// One test per backend (shapes grouped to keep the CTest process count low).
@@ -48,9 +48,8 @@ class MatMulTest : public ::testing::TestWithParam<mgrt::GemmBackend> {};
 
 TEST_P(MatMulTest, Shapes) {
   for (const Dims &d : kShapes) {
-    SCOPED_TRACE(testing::Message() << "G=" << d.G << " Gb=" << d.Gb
-                                    << " M=" << d.M << " K=" << d.K
-                                    << " N=" << d.N);
+    SCOPED_TRACE(testing::Message() << "G=" << d.G << " Gb=" << d.Gb << " M="
+                                    << d.M << " K=" << d.K << " N=" << d.N);
     std::vector<float> a = randomFloats(d.G * d.M * d.K, 1);
     std::vector<float> b = randomFloats(d.Gb * d.K * d.N, 2);
     std::vector<float> out(d.G * d.M * d.N, -5.f);

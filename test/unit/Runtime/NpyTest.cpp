@@ -157,13 +157,19 @@ TEST(Npy, RoundTripEveryDtype) {
   std::string check = "import sys, numpy as np\n";
   for (const DtypeCase &d : kDtypes)
     for (size_t s = 0; s < kShapes.size(); ++s)
-      check += "n = int(np.prod(" + pyShape(kShapes[s]) + "))\n"
+      check += "n = int(np.prod(" + pyShape(kShapes[s]) +
+               "))\n"
                "i = np.arange(n)\n"
-               "a = np.load(sys.argv[1] + \"/" + fileName(d, s) + "\")\n"
-               "e = (" + numpyPattern(d.dtype) + ").astype(\"" + d.numpy +
-               "\").reshape(" + pyShape(kShapes[s]) + ")\n"
+               "a = np.load(sys.argv[1] + \"/" +
+               fileName(d, s) +
+               "\")\n"
+               "e = (" +
+               numpyPattern(d.dtype) + ").astype(\"" + d.numpy +
+               "\").reshape(" + pyShape(kShapes[s]) +
+               ")\n"
                "assert a.dtype == e.dtype and a.shape == e.shape and "
-               "np.array_equal(a, e), \"" + fileName(d, s) + "\"\n";
+               "np.array_equal(a, e), \"" +
+               fileName(d, s) + "\"\n";
   EXPECT_EQ(runPython(check, dir), 0);
 }
 
@@ -172,10 +178,11 @@ TEST(Npy, ReadsFilesWrittenByNumpy) {
   std::string gen = "import sys, numpy as np\n";
   for (const DtypeCase &d : kDtypes)
     for (size_t s = 0; s < kShapes.size(); ++s)
-      gen += "i = np.arange(int(np.prod(" + pyShape(kShapes[s]) + ")))\n"
-             "np.save(sys.argv[1] + \"/" + fileName(d, s) + "\", (" +
-             numpyPattern(d.dtype) + ").astype(\"" + d.numpy + "\").reshape(" +
-             pyShape(kShapes[s]) + "))\n";
+      gen += "i = np.arange(int(np.prod(" + pyShape(kShapes[s]) +
+             ")))\n"
+             "np.save(sys.argv[1] + \"/" +
+             fileName(d, s) + "\", (" + numpyPattern(d.dtype) + ").astype(\"" +
+             d.numpy + "\").reshape(" + pyShape(kShapes[s]) + "))\n";
   // Format 2.0 header, and a 1-D Fortran-order array (same layout as C).
   gen += "f = open(sys.argv[1] + \"/v2.npy\", \"wb\")\n"
          "np.lib.format.write_array(f, np.arange(6, dtype=np.float32)"
@@ -196,9 +203,9 @@ TEST(Npy, ReadsFilesWrittenByNumpy) {
       for (int i = 0; i < t.rank; ++i)
         EXPECT_EQ(t.shape[i], kShapes[s][i]);
       for (int64_t i = 0; i < mgrt_tensor_numel(&t); ++i)
-        ASSERT_EQ(element(t, i), (d.dtype == MGRT_F32
-                                      ? (double)(float)pattern(d.dtype, i)
-                                      : pattern(d.dtype, i)))
+        ASSERT_EQ(element(t, i),
+                  (d.dtype == MGRT_F32 ? (double)(float)pattern(d.dtype, i)
+                                       : pattern(d.dtype, i)))
             << path << " at " << i;
       mgrt_tensor_free(&t);
     }
@@ -209,9 +216,8 @@ TEST(Npy, ReadsFilesWrittenByNumpy) {
   EXPECT_EQ(t.rank, 2);
   EXPECT_EQ(static_cast<float *>(t.data)[5], 5.f);
   mgrt_tensor_free(&t);
-  ASSERT_EQ(mgrt_npy_read((dir + "/fortran1d.npy").c_str(), &t, err,
-                          sizeof err),
-            0)
+  ASSERT_EQ(
+      mgrt_npy_read((dir + "/fortran1d.npy").c_str(), &t, err, sizeof err), 0)
       << err;
   EXPECT_EQ(static_cast<int32_t *>(t.data)[3], 3);
   mgrt_tensor_free(&t);
@@ -232,8 +238,8 @@ void expectReadError(const std::string &path, int code, const char *needle) {
 
 TEST(Npy, ErrorCases) {
   const std::string dir = makeTempDir("npy");
-  ASSERT_EQ(runPython(
-                "import sys, numpy as np\n"
+  ASSERT_EQ(
+      runPython("import sys, numpy as np\n"
                 "d = sys.argv[1]\n"
                 "np.save(d + \"/fortran.npy\", "
                 "np.asfortranarray(np.ones((3, 4), np.float32)))\n"
@@ -246,7 +252,7 @@ TEST(Npy, ErrorCases) {
                 "open(d + \"/magic.npy\", \"wb\").write(b\"PK\" + b[2:])\n"
                 "open(d + \"/empty.npy\", \"wb\").write(b\"\")\n",
                 dir),
-            0);
+      0);
   expectReadError(dir + "/fortran.npy", MGRT_ERR_UNSUPPORTED, "Fortran-order");
   expectReadError(dir + "/big.npy", MGRT_ERR_UNSUPPORTED, "big-endian");
   expectReadError(dir + "/half.npy", MGRT_ERR_UNSUPPORTED,
@@ -263,9 +269,9 @@ TEST(Npy, ErrorCases) {
   mgrt_tensor t;
   ASSERT_EQ(mgrt_tensor_alloc(&t, MGRT_F32, 0, nullptr), MGRT_OK);
   char err[256] = "";
-  EXPECT_EQ(mgrt_npy_write((dir + "/no/such/dir/x.npy").c_str(), &t, err,
-                           sizeof err),
-            MGRT_ERR_IO);
+  EXPECT_EQ(
+      mgrt_npy_write((dir + "/no/such/dir/x.npy").c_str(), &t, err, sizeof err),
+      MGRT_ERR_IO);
   EXPECT_NE(std::strstr(err, "cannot create"), nullptr) << err;
   mgrt_tensor_free(&t);
 }

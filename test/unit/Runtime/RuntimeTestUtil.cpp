@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 namespace mgrt_test {
 
@@ -88,8 +88,8 @@ std::string makeTempDir(const std::string &tag) {
   std::filesystem::path root = base && *base ? base : "/tmp";
   const ::testing::TestInfo *info =
       ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = "mgrt-test-" + tag + "-" +
-                     std::to_string(static_cast<long>(::getpid()));
+  std::string name =
+      "mgrt-test-" + tag + "-" + std::to_string(static_cast<long>(::getpid()));
   if (info)
     name += std::string("-") + info->name();
   for (char &c : name)

@@ -28,21 +28,20 @@ std::vector<float> toFloats(const at::Tensor &t) {
 std::vector<float> torchAttention(const AttentionProblem &p) {
   at::Tensor q = fromFloats(p.q, {p.B, p.Sq, p.H, p.dh}).permute({0, 2, 1, 3});
   at::Tensor k = fromFloats(p.k, {p.B, p.Sk, p.H, p.dh}).permute({0, 2, 1, 3});
-  at::Tensor v =
-      fromFloats(p.v, {p.B, p.Sk, p.H, p.dvh}).permute({0, 2, 1, 3});
+  at::Tensor v = fromFloats(p.v, {p.B, p.Sk, p.H, p.dvh}).permute({0, 2, 1, 3});
   at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * p.scale;
   if (!p.biasShape.empty())
     scores = scores + fromFloats(p.bias, p.biasShape);
   if (!p.maskShape.empty()) {
-    at::Tensor mask =
-        at::from_blob(const_cast<uint8_t *>(p.mask.data()), p.maskShape,
-                      at::kByte);
+    at::Tensor mask = at::from_blob(const_cast<uint8_t *>(p.mask.data()),
+                                    p.maskShape, at::kByte);
     scores = scores.masked_fill(mask.eq(0), -INFINITY);
   }
   at::Tensor probs = at::softmax(scores, -1);
   probs = at::nan_to_num(probs, 0.0); // rows that keep nothing
-  at::Tensor out = at::matmul(probs, v).permute({0, 2, 1, 3}).reshape(
-      {p.B, p.Sq, p.H * p.dvh});
+  at::Tensor out = at::matmul(probs, v)
+                       .permute({0, 2, 1, 3})
+                       .reshape({p.B, p.Sq, p.H * p.dvh});
   return toFloats(out);
 }
 
@@ -52,9 +51,8 @@ AttentionGrads torchAttentionBackward(const AttentionProblem &p,
   at::Tensor k = fromFloats(p.k, {p.B, p.Sk, p.H, p.dh}).requires_grad_();
   at::Tensor v = fromFloats(p.v, {p.B, p.Sk, p.H, p.dvh}).requires_grad_();
   at::Tensor bias;
-  at::Tensor scores = at::matmul(q.permute({0, 2, 1, 3}),
-                                 k.permute({0, 2, 3, 1})) *
-                      p.scale;
+  at::Tensor scores =
+      at::matmul(q.permute({0, 2, 1, 3}), k.permute({0, 2, 3, 1})) * p.scale;
   if (!p.biasShape.empty()) {
     bias = fromFloats(p.bias, p.biasShape).requires_grad_();
     scores = scores + bias;
@@ -86,9 +84,9 @@ AttentionGrads torchAttentionBackward(const AttentionProblem &p,
 std::vector<float> torchLayerNorm(const std::vector<float> &x, int64_t R,
                                   int64_t C, const std::vector<float> &gamma,
                                   const std::vector<float> *beta, float eps) {
-  at::Tensor out = at::layer_norm(
-      fromFloats(x, {R, C}), {C}, fromFloats(gamma, {C}),
-      beta ? fromFloats(*beta, {C}) : at::Tensor(), eps);
+  at::Tensor out =
+      at::layer_norm(fromFloats(x, {R, C}), {C}, fromFloats(gamma, {C}),
+                     beta ? fromFloats(*beta, {C}) : at::Tensor(), eps);
   return toFloats(out);
 }
 
