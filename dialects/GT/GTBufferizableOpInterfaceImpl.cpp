@@ -117,9 +117,22 @@ func::FuncOp getOrDeclareKernel(RewriterBase &rewriter, Operation *from,
   return fn;
 }
 
-struct AttentionOpInterface
-    : BufferizableOpInterface::ExternalModel<AttentionOpInterface,
-                                             gt::AttentionOp> {
+/// Casts the operands to their C-interface types, declares `name` once and
+/// calls it.
+void callKernel(RewriterBase &rewriter, Operation *op, StringRef name,
+                ArrayRef<Value> args) {
+  SmallVector<Type> argTypes;
+  for (Value a : args)
+    argTypes.push_back(a.getType());
+  func::FuncOp kernel = getOrDeclareKernel(
+      rewriter, op, name, rewriter.getFunctionType(argTypes, {}));
+  func::CallOp::create(rewriter, op->getLoc(), kernel, args);
+}
+
+/// Shared parts of the models of ops that read every operand and allocate
+/// their result.
+template <typename Model, typename Op>
+struct KernelCallModel : BufferizableOpInterface::ExternalModel<Model, Op> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -133,7 +146,12 @@ struct AttentionOpInterface
     return {};
   }
   bool bufferizesToAllocation(Operation *, Value) const { return true; }
+};
 
+/// gt.attention -> mgrt_attention_f32(out, q, k, v, bias, mask, num_heads,
+/// scale, flags).
+struct AttentionOpInterface
+    : KernelCallModel<AttentionOpInterface, gt::AttentionOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
@@ -189,12 +207,7 @@ struct AttentionOpInterface
             rewriter, loc, rewriter.getF32Type(),
             APFloat(static_cast<float>(attn.getScaleOrDefault()))),
         arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
-    SmallVector<Type> argTypes;
-    for (Value a : args)
-      argTypes.push_back(a.getType());
-    func::FuncOp kernel = getOrDeclareKernel(
-        rewriter, op, kAttentionKernel, rewriter.getFunctionType(argTypes, {}));
-    func::CallOp::create(rewriter, loc, kernel, args);
+    callKernel(rewriter, op, kAttentionKernel, args);
     replaceOpWithBufferizedValues(rewriter, op, out);
     return success();
   }
@@ -253,37 +266,6 @@ FailureOr<Value> csrIndices(RewriterBase &rewriter, Location loc, Value tensor,
   }
   return toDynamicIdentity(rewriter, loc, wide);
 }
-
-/// Casts the operands to their C-interface types, declares `name` once and
-/// calls it.
-void callKernel(RewriterBase &rewriter, Operation *op, StringRef name,
-                ArrayRef<Value> args) {
-  SmallVector<Type> argTypes;
-  for (Value a : args)
-    argTypes.push_back(a.getType());
-  func::FuncOp kernel = getOrDeclareKernel(
-      rewriter, op, name, rewriter.getFunctionType(argTypes, {}));
-  func::CallOp::create(rewriter, op->getLoc(), kernel, args);
-}
-
-/// Shared parts of the models of ops that read every operand and allocate
-/// their result.
-template <typename Model, typename Op>
-struct KernelCallModel : BufferizableOpInterface::ExternalModel<Model, Op> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return true;
-  }
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return false;
-  }
-  AliasingValueList getAliasingValues(Operation *, OpOperand &,
-                                      const AnalysisState &) const {
-    return {};
-  }
-  bool bufferizesToAllocation(Operation *, Value) const { return true; }
-};
 
 /// gt.spmm -> mgrt_spmm_f32(out, row_ptr, col_idx, values, x).
 struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
