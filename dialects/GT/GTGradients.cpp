@@ -12,6 +12,7 @@
 #include "megagraph/Dialect/GT/GTGradients.h"
 
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Support/TosaBuilder.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -26,88 +27,10 @@ using namespace megagraph::gt;
 
 namespace {
 
-/// Minimal static-shape TOSA builder for gradient rules.
-struct GradBuilder {
-  OpBuilder &b;
-  Location loc;
+/// The shared TOSA builder plus the one-hot helpers of the embedding rules.
+struct GradBuilder : megagraph::TosaBuilder {
+  using TosaBuilder::TosaBuilder;
 
-  static ArrayRef<int64_t> shape(Value v) {
-    return cast<RankedTensorType>(v.getType()).getShape();
-  }
-  static Type elem(Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType();
-  }
-  RankedTensorType type(ArrayRef<int64_t> s, Type e) {
-    return RankedTensorType::get(s, e);
-  }
-  Value scalar(Type e, double value, int64_t rank) {
-    SmallVector<int64_t> s(rank, 1);
-    auto t = type(s, e);
-    return tosa::ConstOp::create(
-        b, loc, t, DenseElementsAttr::get(t, b.getFloatAttr(e, value)));
-  }
-  Value reshape(Value v, ArrayRef<int64_t> s) {
-    if (shape(v) == s)
-      return v;
-    ImplicitLocOpBuilder ib(loc, b);
-    return tosa::ReshapeOp::create(b, loc, type(s, elem(v)), v,
-                                   tosa::getTosaConstShape(ib, s));
-  }
-  Value transpose(Value v, ArrayRef<int32_t> perm) {
-    SmallVector<int64_t> s;
-    for (int32_t p : perm)
-      s.push_back(shape(v)[p]);
-    return tosa::TransposeOp::create(b, loc, type(s, elem(v)), v,
-                                     b.getDenseI32ArrayAttr(perm));
-  }
-  SmallVector<int64_t> bshape(Value x, Value y) {
-    SmallVector<int64_t> s;
-    for (auto [p, q] : llvm::zip(shape(x), shape(y)))
-      s.push_back(p == 1 ? q : p);
-    return s;
-  }
-  Value add(Value x, Value y) {
-    return tosa::AddOp::create(b, loc, type(bshape(x, y), elem(x)), x, y);
-  }
-  Value sub(Value x, Value y) {
-    return tosa::SubOp::create(b, loc, type(bshape(x, y), elem(x)), x, y);
-  }
-  Value mul(Value x, Value y) {
-    auto i8 = type({1}, b.getI8Type());
-    Value shift = tosa::ConstOp::create(
-        b, loc, i8, DenseElementsAttr::get(i8, b.getI8IntegerAttr(0)));
-    return tosa::MulOp::create(b, loc, type(bshape(x, y), elem(x)), x, y,
-                               shift);
-  }
-  Value reduceSum(Value v, int32_t axis) {
-    SmallVector<int64_t> s(shape(v));
-    s[axis] = 1;
-    return tosa::ReduceSumOp::create(b, loc, type(s, elem(v)), v,
-                                     b.getI32IntegerAttr(axis));
-  }
-  Value reduceMax(Value v, int32_t axis) {
-    SmallVector<int64_t> s(shape(v));
-    s[axis] = 1;
-    return tosa::ReduceMaxOp::create(b, loc, type(s, elem(v)), v,
-                                     b.getI32IntegerAttr(axis));
-  }
-  Value exp(Value v) { return tosa::ExpOp::create(b, loc, v.getType(), v); }
-  Value erf(Value v) { return tosa::ErfOp::create(b, loc, v.getType(), v); }
-  Value rsqrt(Value v) { return tosa::RsqrtOp::create(b, loc, v.getType(), v); }
-  Value recip(Value v) {
-    return tosa::ReciprocalOp::create(b, loc, v.getType(), v);
-  }
-  Value matmul(Value x, Value y) {
-    Type e = elem(x);
-    auto zt = type({1}, e);
-    Value zp = tosa::ConstOp::create(
-        b, loc, zt, DenseElementsAttr::get(zt, b.getFloatAttr(e, 0.0)));
-    return tosa::MatMulOp::create(
-        b, loc, type({shape(x)[0], shape(x)[1], shape(y)[2]}, e), x, y, zp, zp);
-  }
-  /// The transposed one-hot matrix [V, N] of the flattened `ids` clamped
-  /// into [0, V - 1] exactly as the forward lookups clamp them:
-  /// cast(equal(iota[V, 1], clamp(ids)[1, N])).
   Value oneHotT(Value ids, int64_t v) {
     Type ie = elem(ids);
     int64_t n = 1;
@@ -117,19 +40,19 @@ struct GradBuilder {
     auto intConst = [&](int64_t value) {
       auto t = type({1, 1}, ie);
       return tosa::ConstOp::create(
-          b, loc, t, DenseElementsAttr::get(t, b.getIntegerAttr(ie, value)));
+          r, loc, t, DenseElementsAttr::get(t, r.getIntegerAttr(ie, value)));
     };
     auto flatType = type({1, n}, ie);
-    Value c = tosa::MaximumOp::create(b, loc, flatType, flat, intConst(0));
-    c = tosa::MinimumOp::create(b, loc, flatType, c, intConst(v - 1));
+    Value c = tosa::MaximumOp::create(r, loc, flatType, flat, intConst(0));
+    c = tosa::MinimumOp::create(r, loc, flatType, c, intConst(v - 1));
     SmallVector<Attribute> iota;
     for (int64_t i = 0; i < v; ++i)
-      iota.push_back(b.getIntegerAttr(ie, i));
+      iota.push_back(r.getIntegerAttr(ie, i));
     auto iotaType = type({v, 1}, ie);
-    Value rows = tosa::ConstOp::create(b, loc, iotaType,
+    Value rows = tosa::ConstOp::create(r, loc, iotaType,
                                        DenseElementsAttr::get(iotaType, iota));
     Value hit =
-        tosa::EqualOp::create(b, loc, type({v, n}, b.getI1Type()), rows, c);
+        tosa::EqualOp::create(r, loc, type({v, n}, r.getI1Type()), rows, c);
     return hit;
   }
   /// dtable[V, D] = onehot(ids)^T @ dy with dy [N, D] (N = #ids): the
@@ -138,24 +61,12 @@ struct GradBuilder {
   Value embeddingGrad(Value ids, Value dy2, int64_t v, Type e) {
     int64_t n = shape(dy2)[0], d = shape(dy2)[1];
     Value hitT = oneHotT(ids, v);
-    Value onehotT = tosa::CastOp::create(b, loc, type({v, n}, e), hitT);
+    Value onehotT = tosa::CastOp::create(r, loc, type({v, n}, e), hitT);
     return reshape(matmul(reshape(onehotT, {1, v, n}), reshape(dy2, {1, n, d})),
                    {v, d});
   }
   /// Sums `grad` over the dimensions along which a value of `target` shape
   /// was broadcast in the forward (numpy rules), giving `target`'s shape.
-  Value sumToShape(Value grad, ArrayRef<int64_t> target) {
-    ArrayRef<int64_t> gs = shape(grad);
-    if (gs == target)
-      return grad;
-    int64_t lead = gs.size() - target.size();
-    for (int64_t i = 0; i < static_cast<int64_t>(gs.size()); ++i) {
-      int64_t t = i < lead ? 1 : target[i - lead];
-      if (t == 1 && shape(grad)[i] != 1)
-        grad = reduceSum(grad, i);
-    }
-    return reshape(grad, target);
-  }
 };
 
 /// Normalization statistics shared by the layer-norm rule: xhat and
