@@ -69,30 +69,6 @@ struct GradBuilder : megagraph::TosaBuilder {
   /// was broadcast in the forward (numpy rules), giving `target`'s shape.
 };
 
-/// Normalization statistics shared by the layer-norm rule: xhat and
-/// 1/sqrt(var + eps) over the trailing `normRank` dims.
-struct Normalized {
-  Value xhat, inv;
-};
-
-Normalized normalize(GradBuilder &g, Value x, int64_t normRank, double eps) {
-  ArrayRef<int64_t> xs = GradBuilder::shape(x);
-  int64_t rank = xs.size();
-  Type e = GradBuilder::elem(x);
-  int64_t count = 1;
-  for (int64_t d : xs.take_back(normRank))
-    count *= d;
-  auto meanOf = [&](Value v) {
-    for (int64_t a = rank - normRank; a < rank; ++a)
-      v = g.reduceSum(v, a);
-    return g.mul(v, g.scalar(e, 1.0 / count, rank));
-  };
-  Value centered = g.sub(x, meanOf(x));
-  Value var = meanOf(g.mul(centered, centered));
-  Value inv = g.rsqrt(g.add(var, g.scalar(e, eps, rank)));
-  return {g.mul(centered, inv), inv};
-}
-
 //===----------------------------------------------------------------------===//
 // External models for TOSA ops
 //===----------------------------------------------------------------------===//
@@ -208,7 +184,7 @@ LogicalResult LayerNormOp::buildGradient(OpBuilder &builder,
   int64_t count = 1;
   for (int64_t d : xs.take_back(normRank))
     count *= d;
-  Normalized n = normalize(g, x, normRank, getEpsilon().convertToDouble());
+  auto [xhat, inv] = g.normalize(x, normRank, getEpsilon().convertToDouble());
   SmallVector<int64_t> ps(rank - normRank, 1);
   llvm::append_range(ps, xs.take_back(normRank));
   auto meanOf = [&](Value v) {
@@ -219,10 +195,10 @@ LogicalResult LayerNormOp::buildGradient(OpBuilder &builder,
   // dx = inv * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
   Value dxhat = g.mul(dy, g.reshape(gamma, ps));
   Value inner = g.sub(g.sub(dxhat, meanOf(dxhat)),
-                      g.mul(n.xhat, meanOf(g.mul(dxhat, n.xhat))));
+                      g.mul(xhat, meanOf(g.mul(dxhat, xhat))));
   operandGrads.assign(getOperation()->getNumOperands(), Value());
-  operandGrads[0] = g.mul(n.inv, inner);
-  operandGrads[1] = g.sumToShape(g.mul(dy, n.xhat), GradBuilder::shape(gamma));
+  operandGrads[0] = g.mul(inv, inner);
+  operandGrads[1] = g.sumToShape(g.mul(dy, xhat), GradBuilder::shape(gamma));
   if (Value beta = getBias())
     operandGrads[2] = g.sumToShape(dy, GradBuilder::shape(beta));
   return success();

@@ -98,23 +98,11 @@ struct DecomposeLayerNorm : OpRewritePattern<gt::LayerNormOp> {
     ArrayRef<int64_t> xs = TosaBuilder::shape(x);
     int64_t rank = xs.size();
     int64_t normRank = TosaBuilder::shape(op.getScale()).size();
-    Type e = TosaBuilder::elem(x);
-    int64_t count = 1;
-    for (int64_t d : xs.take_back(normRank))
-      count *= d;
-    auto meanOf = [&](Value v) {
-      for (int64_t a = rank - normRank; a < rank; ++a)
-        v = b.reduceSum(v, a);
-      return b.mul(v, b.scalar(e, 1.0 / count, rank));
-    };
-    Value centered = b.sub(x, meanOf(x));
-    Value var = meanOf(b.mul(centered, centered));
-    Value inv = b.unary(
-        "rsqrt",
-        b.add(var, b.scalar(e, op.getEpsilon().convertToDouble(), rank)));
+    auto [xhat, inv] =
+        b.normalize(x, normRank, op.getEpsilon().convertToDouble());
     SmallVector<int64_t> ps(rank - normRank, 1);
     llvm::append_range(ps, xs.take_back(normRank));
-    Value y = b.mul(b.mul(centered, inv), b.reshape(op.getScale(), ps));
+    Value y = b.mul(xhat, b.reshape(op.getScale(), ps));
     if (Value beta = op.getBias())
       y = b.add(y, b.reshape(beta, ps));
     rewriter.replaceOp(op, y);

@@ -28,15 +28,9 @@ constexpr int64_t kMinBlockQ = 12;
 template <typename T, typename Desc>
 Broadcast4<T> broadcastView(const Desc *d, const int64_t (&want)[4],
                             const char *what) {
-  static const char *const dims[4] = {"batch", "heads", "queries", "keys"};
   Broadcast4<T> view;
   view.base = d->aligned + d->offset;
-  for (int i = 0; i < 4; ++i) {
-    MGRT_CHECK(d->sizes[i] == want[i] || d->sizes[i] == 1, kName,
-               "%s dimension %d (%s) is %lld, expected 1 or %lld", what, i,
-               dims[i], (long long)d->sizes[i], (long long)want[i]);
-    view.stride[i] = d->sizes[i] == 1 ? 0 : d->strides[i];
-  }
+  broadcastStrides(d, want, kName, what, view.stride);
   return view;
 }
 

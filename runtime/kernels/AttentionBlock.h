@@ -12,6 +12,7 @@
 #define MEGAGRAPH_RUNTIME_KERNELS_ATTENTIONBLOCK_H
 
 #include "kernels/MicroGemm.h"
+#include "support/Check.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,22 @@ namespace mgrt {
 
 constexpr int64_t kAttnBlockK = 256; // keys per block, a multiple of 16
 constexpr int64_t kAttnChunkK = 128; // keys per P V product (V chunk in L1)
+
+/// Checks that a rank-4 descriptor broadcasts to `want` ([B,H,Sq,Sk]) and
+/// returns its strides with every size-1 dimension's zeroed, so it
+/// broadcasts. Shared by the forward and backward attention kernels.
+template <typename Desc>
+void broadcastStrides(const Desc *d, const int64_t (&want)[4],
+                      const char *kernel, const char *what,
+                      int64_t (&stride)[4]) {
+  static const char *const dims[4] = {"batch", "heads", "queries", "keys"};
+  for (int i = 0; i < 4; ++i) {
+    MGRT_CHECK(d->sizes[i] == want[i] || d->sizes[i] == 1, kernel,
+               "%s dimension %d (%s) is %lld, expected 1 or %lld", what, i,
+               dims[i], (long long)d->sizes[i], (long long)want[i]);
+    stride[i] = d->sizes[i] == 1 ? 0 : d->strides[i];
+  }
+}
 
 /// A [d0,d1,d2,d3] operand (bias or mask) seen through its strides, with the
 /// stride of every size-1 dimension zeroed so it broadcasts.

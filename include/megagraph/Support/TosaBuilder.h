@@ -154,6 +154,26 @@ public:
     }
     return reshape(grad, target);
   }
+  /// Layer-norm statistics over the trailing `normRank` dims of `x`:
+  /// xhat = (x - mean) * inv and inv = 1 / sqrt(var + eps) (biased var).
+  /// Shared by the forward lowering and the gradient rule.
+  std::pair<Value, Value> normalize(Value x, int64_t normRank, double eps) {
+    ArrayRef<int64_t> xs = shape(x);
+    int64_t rank = xs.size();
+    Type e = elem(x);
+    int64_t count = 1;
+    for (int64_t d : xs.take_back(normRank))
+      count *= d;
+    auto meanOf = [&](Value v) {
+      for (int64_t a = rank - normRank; a < rank; ++a)
+        v = reduceSum(v, a);
+      return mul(v, scalar(e, 1.0 / count, rank));
+    };
+    Value centered = sub(x, meanOf(x));
+    Value var = meanOf(mul(centered, centered));
+    Value inv = rsqrt(add(var, scalar(e, eps, rank)));
+    return {mul(centered, inv), inv};
+  }
   /// A !tosa.shape constant.
   Value constShape(ArrayRef<int64_t> s) {
     ImplicitLocOpBuilder ib(loc, r);
