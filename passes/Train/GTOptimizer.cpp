@@ -136,6 +136,11 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
       biasCorr2 = corr(beta2);
     }
 
+    DenseMap<StringAttr, Value> forwardLoads;
+    for (auto load : body.getOps<ml_program::GlobalLoadOp>())
+      forwardLoads.try_emplace(load.getGlobal().getLeafReference(),
+                               load.getResult());
+
     // 2. One update per gradient result.
     SmallVector<Value> kept;
     SmallVector<DictionaryAttr> keptAttrs;
@@ -155,7 +160,11 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
       }
       auto type = cast<RankedTensorType>(value.getType());
       auto ref = FlatSymbolRefAttr::get(global.getSymNameAttr());
-      Value w = ml_program::GlobalLoadOp::create(b, loc, type, ref);
+      // Reuse the forward's load of the parameter: nothing stores to it
+      // before the updates.
+      Value w = forwardLoads.lookup(global.getSymNameAttr());
+      if (!w)
+        w = ml_program::GlobalLoadOp::create(b, loc, type, ref);
       Value g = value;
       Value step;
       if (optimizer == "sgd") {

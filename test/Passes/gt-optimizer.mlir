@@ -1,0 +1,34 @@
+// RUN: megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=sgd lr=0.5 weight-decay=0.1" | FileCheck %s --check-prefix=SGD
+// RUN: megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=adamw lr=0.01" | FileCheck %s --check-prefix=ADAM
+
+ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.param}
+
+// With sgd the step function replaces @main, returns loss and correct only, and
+// stores w - lr * (g + wd * w) into the parameter global.
+// SGD:      module attributes {gt.training = {lr = 5.000000e-01 : f64, optimizer = "sgd", weight_decay = 1.000000e-01 : f64}}
+// SGD-NOT:  func.func @main_grad
+// SGD-LABEL: func.func @main
+// SGD-SAME:    -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"})
+// SGD:         %[[W:.*]] = ml_program.global_load @w : tensor<8x3xf32>
+// SGD-NOT:     ml_program.global_load @w
+// SGD:         %[[NEW:.*]] = tosa.sub %[[W]], %{{.*}} : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+// SGD-NEXT:    ml_program.global_store @w = %[[NEW]] : tensor<8x3xf32>
+// SGD:         return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
+
+// With adamw: zero-initialized moment globals and a step counter, bias
+// corrections from the counter, moments stored back before the parameter.
+// ADAM-DAG:  ml_program.global private mutable @gt.adam_step(dense<0.000000e+00> : tensor<f32>) : tensor<f32> {gt.optimizer_state}
+// ADAM-DAG:  ml_program.global private mutable @w.adam_m(dense<0.000000e+00> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.optimizer_state}
+// ADAM-DAG:  ml_program.global private mutable @w.adam_v(dense<0.000000e+00> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.optimizer_state}
+// ADAM-LABEL: func.func @main
+// ADAM:        ml_program.global_store @gt.adam_step
+// ADAM:        tosa.pow
+// ADAM:        ml_program.global_store @w.adam_m
+// ADAM-NEXT:   ml_program.global_store @w.adam_v
+// ADAM:        ml_program.global_store @w =
+// ADAM:        return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
+func.func @main(%x: tensor<4x8xf32> {gt.name = "x"}) -> (tensor<4x3xf32> {gt.name = "logits"}) {
+  %w = ml_program.global_load @w : tensor<8x3xf32>
+  %y = gt.linear %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
