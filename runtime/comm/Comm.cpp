@@ -1,0 +1,529 @@
+//===- Comm.cpp - The mgrt_comm_* C front end -----------------------------===//
+//
+// Setup (MPI init, the world group, grid groups), the error policy, and
+// argument checks of every collective before it reaches a backend
+// (CommGroup.h). Checks run on each rank independently; in abort mode a bad
+// argument on one rank ends the whole job, so its peers never wait for it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/CommGroup.h"
+
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace mgrt::comm;
+
+namespace {
+
+int gErrorMode = MGRT_COMM_ERRORS_ABORT;
+thread_local std::string gLastError;
+bool gInitializedHere = false;
+mgrt_comm_group *gWorld = nullptr;
+
+int worldRank() {
+  int init = 0, fin = 0, r = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin)
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int worldSize() {
+  int init = 0, fin = 0, n = 1;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin)
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+void finalizeAtExit() { mgrt_comm_finalize(); }
+
+bool validOp(int op) { return op >= MGRT_COMM_SUM && op <= MGRT_COMM_MIN; }
+
+/// Common checks; returns MGRT_OK or the failure.
+int checkGroup(const mgrt_comm_group *g, const char *call) {
+  if (!g)
+    return fail(MGRT_ERR_ARGUMENT, call, "group is NULL");
+  return MGRT_OK;
+}
+
+int checkType(int dtype, const char *call) {
+  if (!elementSize(dtype))
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "unsupported dtype %d (use f32, f64, i32, i64, i8, u8, bool)",
+                dtype);
+  return MGRT_OK;
+}
+
+int checkCount(int64_t count, const void *p, const char *what,
+               const char *call) {
+  if (count < 0)
+    return fail(MGRT_ERR_ARGUMENT, call, "%s count %lld is negative", what,
+                (long long)count);
+  if (count > INT_MAX)
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "%s count %lld exceeds %d elements per call", what,
+                (long long)count, INT_MAX);
+  if (count > 0 && !p)
+    return fail(MGRT_ERR_ARGUMENT, call, "%s buffer is NULL", what);
+  return MGRT_OK;
+}
+
+/// Fills per-rank counts (from `given` or `uniform`) and displacements;
+/// checks them; returns the total through `total`.
+int fillCounts(const mgrt_comm_group *g, const int64_t *given, int64_t uniform,
+               std::vector<int64_t> &counts, std::vector<int64_t> &displs,
+               int64_t &total, const char *what, const char *call) {
+  counts.assign(g->size, uniform);
+  displs.assign(g->size, 0);
+  total = 0;
+  for (int r = 0; r < g->size; ++r) {
+    if (given)
+      counts[r] = given[r];
+    if (counts[r] < 0)
+      return fail(MGRT_ERR_ARGUMENT, call, "%s[%d] = %lld is negative", what, r,
+                  (long long)counts[r]);
+    displs[r] = total;
+    total += counts[r];
+  }
+  if (total > INT_MAX)
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "%s add up to %lld elements, more than %d per call", what,
+                (long long)total, INT_MAX);
+  return MGRT_OK;
+}
+
+} // namespace
+
+namespace mgrt::comm {
+
+int fail(int code, const char *call, const char *fmt, ...) {
+  char msg[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(msg, sizeof msg, fmt, args);
+  va_end(args);
+  gLastError = std::string(call) + ": " + msg;
+  if (gErrorMode == MGRT_COMM_ERRORS_RETURN)
+    return code;
+  mgrt_comm_abort(gLastError.c_str(), 3);
+  return code; // not reached
+}
+
+int checkMpi(int rc, const char *call) {
+  if (rc == MPI_SUCCESS)
+    return MGRT_OK;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+    std::snprintf(text, sizeof text, "MPI error %d", rc);
+  return fail(MGRT_ERR_COMM, call, "%s", text);
+}
+
+size_t elementSize(int dtype) {
+  switch (dtype) {
+  case MGRT_F32:
+  case MGRT_I32:
+    return 4;
+  case MGRT_F64:
+  case MGRT_I64:
+    return 8;
+  case MGRT_I8:
+  case MGRT_U8:
+  case MGRT_BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+MPI_Datatype mpiType(int dtype) {
+  switch (dtype) {
+  case MGRT_F32:
+    return MPI_FLOAT;
+  case MGRT_F64:
+    return MPI_DOUBLE;
+  case MGRT_I32:
+    return MPI_INT32_T;
+  case MGRT_I64:
+    return MPI_INT64_T;
+  case MGRT_I8:
+    return MPI_INT8_T;
+  default:
+    return MPI_UINT8_T;
+  }
+}
+
+template <typename T> static void divideAll(void *buf, int64_t count, int n) {
+  T *p = static_cast<T *>(buf);
+  for (int64_t i = 0; i < count; ++i)
+    p[i] = static_cast<T>(p[i] / static_cast<T>(n));
+}
+
+void divideBy(void *buf, int64_t count, int dtype, int n) {
+  switch (dtype) {
+  case MGRT_F32:
+    return divideAll<float>(buf, count, n);
+  case MGRT_F64:
+    return divideAll<double>(buf, count, n);
+  case MGRT_I32:
+    return divideAll<int32_t>(buf, count, n);
+  case MGRT_I64:
+    return divideAll<int64_t>(buf, count, n);
+  case MGRT_I8:
+    return divideAll<int8_t>(buf, count, n);
+  default:
+    return divideAll<uint8_t>(buf, count, n);
+  }
+}
+
+double timeoutSeconds() {
+  static double t = [] {
+    const char *s = std::getenv("MEGAGRAPH_COMM_TIMEOUT");
+    if (!s || !*s)
+      return 300.0;
+    char *end = nullptr;
+    double v = std::strtod(s, &end);
+    return end && *end == 0 && v >= 0 ? v : 300.0;
+  }();
+  return t;
+}
+
+} // namespace mgrt::comm
+
+extern "C" {
+
+int mgrt_comm_set_error_mode(int mode) {
+  int old = gErrorMode;
+  if (mode == MGRT_COMM_ERRORS_ABORT || mode == MGRT_COMM_ERRORS_RETURN)
+    gErrorMode = mode;
+  return old;
+}
+
+const char *mgrt_comm_last_error(void) { return gLastError.c_str(); }
+
+void mgrt_comm_abort(const char *message, int code) {
+  std::fprintf(stderr, "megagraph comm: rank %d of %d: %s\n", worldRank(),
+               worldSize(), message ? message : "");
+  std::fflush(stderr);
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin)
+    MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+int mgrt_comm_launched(void) {
+  for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                        "PMI_RANK", "MPI_LOCALNRANKS", "SLURM_PROCID"})
+    if (std::getenv(v))
+      return 1;
+  return 0;
+}
+
+int mgrt_comm_init(int *argc, char ***argv) {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (fin)
+    return fail(MGRT_ERR_COMM_STATE, "mgrt_comm_init",
+                "MPI was already finalized");
+  if (!init) {
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+        MPI_SUCCESS) {
+      std::fprintf(stderr, "megagraph comm: MPI_Init_thread failed\n");
+      std::_Exit(3);
+    }
+    gInitializedHere = true;
+    std::atexit(finalizeAtExit);
+  }
+  if (!gWorld) {
+    if (int rc =
+            checkMpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
+                     "mgrt_comm_init"))
+      return rc;
+    MPI_Comm dup;
+    if (int rc = checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "mgrt_comm_init"))
+      return rc;
+    gWorld = makeMpiGroup(dup);
+  }
+  return MGRT_OK;
+}
+
+int mgrt_comm_initialized(void) {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  return gWorld && init && !fin;
+}
+
+int mgrt_comm_finalize(void) {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!init || fin)
+    return MGRT_OK;
+  delete gWorld;
+  gWorld = nullptr;
+  if (gInitializedHere) {
+    gInitializedHere = false;
+    MPI_Finalize();
+  }
+  return MGRT_OK;
+}
+
+mgrt_comm_group *mgrt_comm_world(void) { return gWorld; }
+
+int mgrt_comm_grid_coords(int ndims, const int64_t *shape, int rank,
+                          int64_t *coords) {
+  const char *call = "mgrt_comm_grid_coords";
+  if (ndims < 1 || ndims > MGRT_COMM_MAX_AXES || !shape || !coords)
+    return fail(MGRT_ERR_ARGUMENT, call, "bad grid (ndims %d)", ndims);
+  int64_t rest = rank;
+  for (int i = ndims - 1; i >= 0; --i) {
+    if (shape[i] < 1)
+      return fail(MGRT_ERR_ARGUMENT, call, "grid axis %d has size %lld", i,
+                  (long long)shape[i]);
+    coords[i] = rest % shape[i];
+    rest /= shape[i];
+  }
+  if (rest != 0 || rank < 0)
+    return fail(MGRT_ERR_ARGUMENT, call, "rank %d is outside the grid", rank);
+  return MGRT_OK;
+}
+
+int mgrt_comm_grid_group(int ndims, const int64_t *shape, uint32_t axes_mask,
+                         mgrt_comm_group **out) {
+  const char *call = "mgrt_comm_grid_group";
+  if (!out)
+    return fail(MGRT_ERR_ARGUMENT, call, "out is NULL");
+  *out = nullptr;
+  if (!gWorld)
+    return fail(MGRT_ERR_COMM_STATE, call,
+                "call mgrt_comm_init first (MPI is not initialized)");
+  if (ndims < 1 || ndims > MGRT_COMM_MAX_AXES || !shape)
+    return fail(MGRT_ERR_ARGUMENT, call, "a grid needs 1 to %d axes, got %d",
+                MGRT_COMM_MAX_AXES, ndims);
+  if (axes_mask >> ndims)
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "axes mask 0x%x names an axis beyond the grid's %d", axes_mask,
+                ndims);
+  int64_t product = 1;
+  std::string text;
+  for (int i = 0; i < ndims; ++i) {
+    if (shape[i] < 1)
+      return fail(MGRT_ERR_ARGUMENT, call, "grid axis %d has size %lld", i,
+                  (long long)shape[i]);
+    product *= shape[i];
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  }
+  if (product != gWorld->size)
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "the grid %s has %lld processes but the job has %d (launch "
+                "with mpirun -np %lld)",
+                text.c_str(), (long long)product, gWorld->size,
+                (long long)product);
+  int64_t coords[MGRT_COMM_MAX_AXES];
+  mgrt_comm_grid_coords(ndims, shape, gWorld->rank, coords);
+  // color: row-major index over the other axes; key: over the chosen ones.
+  int64_t color = 0, key = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (axes_mask & (1u << i))
+      key = key * shape[i] + coords[i];
+    else
+      color = color * shape[i] + coords[i];
+  }
+  MPI_Comm comm;
+  if (int rc = checkMpi(MPI_Comm_split(gWorld->comm, static_cast<int>(color),
+                                       static_cast<int>(key), &comm),
+                        call))
+    return rc;
+  *out = makeMpiGroup(comm);
+  return MGRT_OK;
+}
+
+int mgrt_comm_group_free(mgrt_comm_group *group) {
+  if (group && group != gWorld)
+    delete group;
+  return MGRT_OK;
+}
+
+int mgrt_comm_rank(const mgrt_comm_group *g) { return g ? g->rank : -1; }
+int mgrt_comm_size(const mgrt_comm_group *g) { return g ? g->size : 0; }
+int mgrt_comm_backend_of(const mgrt_comm_group *g) {
+  return g ? g->backend : -1;
+}
+int mgrt_comm_world_rank_of(const mgrt_comm_group *g, int rank) {
+  return g && rank >= 0 && rank < g->size ? g->worldRanks[rank] : -1;
+}
+
+int mgrt_comm_all_reduce(mgrt_comm_group *g, const void *send, void *recv,
+                         int64_t count, int dtype, int op) {
+  const char *call = "mgrt_comm_all_reduce";
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (!validOp(op))
+    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
+  if (int rc = checkCount(count, send, "send", call))
+    return rc;
+  if (int rc = checkCount(count, recv, "recv", call))
+    return rc;
+  return g->allReduce(send, recv, count, dtype, op);
+}
+
+int mgrt_comm_all_gather(mgrt_comm_group *g, const void *send,
+                         int64_t send_count, void *recv,
+                         const int64_t *recv_counts, int dtype) {
+  const char *call = "mgrt_comm_all_gather";
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (int rc = checkCount(send_count, send, "send", call))
+    return rc;
+  std::vector<int64_t> counts, displs;
+  int64_t total;
+  if (int rc = fillCounts(g, recv_counts, send_count, counts, displs, total,
+                          "recv_counts", call))
+    return rc;
+  if (counts[g->rank] != send_count)
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "send_count %lld differs from recv_counts[%d] = %lld",
+                (long long)send_count, g->rank, (long long)counts[g->rank]);
+  if (int rc = checkCount(total, recv, "recv", call))
+    return rc;
+  if (total > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  return g->allGather(send, recv, counts.data(), displs.data(), !recv_counts,
+                      dtype);
+}
+
+int mgrt_comm_reduce_scatter(mgrt_comm_group *g, const void *send, void *recv,
+                             int64_t recv_count, const int64_t *recv_counts,
+                             int dtype, int op) {
+  const char *call = "mgrt_comm_reduce_scatter";
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (!validOp(op))
+    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
+  std::vector<int64_t> counts, displs;
+  int64_t total;
+  if (int rc = fillCounts(g, recv_counts, recv_count, counts, displs, total,
+                          "recv_counts", call))
+    return rc;
+  if (int rc = checkCount(total, send, "send", call))
+    return rc;
+  if (int rc = checkCount(counts[g->rank], recv, "recv", call))
+    return rc;
+  if (total > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  return g->reduceScatter(send, recv, counts.data(), displs.data(),
+                          !recv_counts, dtype, op);
+}
+
+int mgrt_comm_all_to_all(mgrt_comm_group *g, const void *send,
+                         const int64_t *send_counts, void *recv,
+                         const int64_t *recv_counts, int64_t count, int dtype) {
+  const char *call = "mgrt_comm_all_to_all";
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if ((!send_counts || !recv_counts) && count < 0)
+    return fail(MGRT_ERR_ARGUMENT, call, "count %lld is negative",
+                (long long)count);
+  std::vector<int64_t> sc, sd, rc_, rd;
+  int64_t st, rt;
+  if (int rc =
+          fillCounts(g, send_counts, count, sc, sd, st, "send_counts", call))
+    return rc;
+  if (int rc =
+          fillCounts(g, recv_counts, count, rc_, rd, rt, "recv_counts", call))
+    return rc;
+  if (int rc = checkCount(st, send, "send", call))
+    return rc;
+  if (int rc = checkCount(rt, recv, "recv", call))
+    return rc;
+  if (st > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  return g->allToAll(send, sc.data(), sd.data(), recv, rc_.data(), rd.data(),
+                     dtype);
+}
+
+int mgrt_comm_broadcast(mgrt_comm_group *g, void *buf, int64_t count, int dtype,
+                        int root) {
+  const char *call = "mgrt_comm_broadcast";
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (int rc = checkCount(count, buf, "buf", call))
+    return rc;
+  if (root < 0 || root >= g->size)
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "root %d is not a rank of the group "
+                "of %d",
+                root, g->size);
+  return g->broadcast(buf, count, dtype, root);
+}
+
+int mgrt_comm_sendrecv(mgrt_comm_group *g, const void *send, int64_t send_count,
+                       int dest, void *recv, int64_t recv_count, int source,
+                       int dtype, int tag) {
+  const char *call = "mgrt_comm_sendrecv";
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (dest < -1 || dest >= g->size || source < -1 || source >= g->size)
+    return fail(MGRT_ERR_ARGUMENT, call,
+                "peer %d is not a rank of the group of %d",
+                dest < -1 || dest >= g->size ? dest : source, g->size);
+  if (tag < 0)
+    return fail(MGRT_ERR_ARGUMENT, call, "tag %d is negative", tag);
+  if (dest >= 0)
+    if (int rc = checkCount(send_count, send, "send", call))
+      return rc;
+  if (source >= 0)
+    if (int rc = checkCount(recv_count, recv, "recv", call))
+      return rc;
+  return g->sendRecv(send, send_count, dest, recv, recv_count, source, dtype,
+                     tag);
+}
+
+int mgrt_comm_send(mgrt_comm_group *g, const void *buf, int64_t count,
+                   int dtype, int peer, int tag) {
+  if (peer < 0 && g)
+    return fail(MGRT_ERR_ARGUMENT, "mgrt_comm_send",
+                "peer %d is not a rank of the group of %d", peer, g->size);
+  return mgrt_comm_sendrecv(g, buf, count, peer, nullptr, 0, -1, dtype, tag);
+}
+
+int mgrt_comm_recv(mgrt_comm_group *g, void *buf, int64_t count, int dtype,
+                   int peer, int tag) {
+  if (peer < 0 && g)
+    return fail(MGRT_ERR_ARGUMENT, "mgrt_comm_recv",
+                "peer %d is not a rank of the group of %d", peer, g->size);
+  return mgrt_comm_sendrecv(g, nullptr, 0, -1, buf, count, peer, dtype, tag);
+}
+
+int mgrt_comm_barrier(mgrt_comm_group *g) {
+  if (int rc = checkGroup(g, "mgrt_comm_barrier"))
+    return rc;
+  return g->barrier();
+}
+
+} // extern "C"

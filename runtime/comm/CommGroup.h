@@ -1,0 +1,83 @@
+//===- CommGroup.h - Backends of the communication runtime ------*- C++ -*-===//
+//
+// Internal to the runtime. mgrt_comm_group is the base class of the two
+// backends (MpiGroup.cpp, NcclGroup.cpp). The C front end (Comm.cpp) checks
+// every argument, fills in the per-rank counts and displacements, and calls
+// the virtual methods below, which only move data and report failures
+// through commFail.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_RUNTIME_COMM_COMMGROUP_H
+#define MEGAGRAPH_RUNTIME_COMM_COMMGROUP_H
+
+#include "megagraph/Comm.h"
+
+// The C API only (no MPI C++ bindings to link).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+struct mgrt_comm_group {
+  virtual ~mgrt_comm_group() = default;
+
+  int backend = MGRT_COMM_MPI;
+  int rank = 0, size = 1;
+  /// The MPI communicator over the members (the NCCL backend keeps one for
+  /// its bootstrap and barrier).
+  MPI_Comm comm = MPI_COMM_NULL;
+  /// World rank of each member, by group rank.
+  std::vector<int> worldRanks;
+
+  virtual int allReduce(const void *send, void *recv, int64_t count, int dtype,
+                        int op) = 0;
+  /// counts/displs: one per rank, in elements.
+  virtual int allGather(const void *send, void *recv, const int64_t *counts,
+                        const int64_t *displs, bool uniform, int dtype) = 0;
+  virtual int reduceScatter(const void *send, void *recv, const int64_t *counts,
+                            const int64_t *displs, bool uniform, int dtype,
+                            int op) = 0;
+  virtual int allToAll(const void *send, const int64_t *sendCounts,
+                       const int64_t *sendDispls, void *recv,
+                       const int64_t *recvCounts, const int64_t *recvDispls,
+                       int dtype) = 0;
+  virtual int broadcast(void *buf, int64_t count, int dtype, int root) = 0;
+  /// dest / source -1: that half is skipped.
+  virtual int sendRecv(const void *send, int64_t sendCount, int dest,
+                       void *recv, int64_t recvCount, int source, int dtype,
+                       int tag) = 0;
+  virtual int barrier() = 0;
+};
+
+namespace mgrt::comm {
+
+/// Reports a failure of `call`: in abort mode prints "megagraph comm: rank R
+/// of W: CALL: MESSAGE" and ends the job (MPI_Abort(3)); in return mode
+/// records the message and returns `code`.
+int fail(int code, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/// MGRT_OK, or fail(MGRT_ERR_COMM) with MPI's message for `rc`.
+int checkMpi(int rc, const char *call);
+
+/// Bytes per element of `dtype` (0 if the comm runtime does not support
+/// it) and its MPI datatype.
+size_t elementSize(int dtype);
+MPI_Datatype mpiType(int dtype);
+
+/// Divides `count` elements of `buf` by `n` (AVG after a SUM).
+void divideBy(void *buf, int64_t count, int dtype, int n);
+
+/// Seconds a blocking call may wait for its peers before it ends the job
+/// (MEGAGRAPH_COMM_TIMEOUT, default 300; 0 = forever).
+double timeoutSeconds();
+
+/// Creates the MPI group over `comm` (takes ownership of it).
+mgrt_comm_group *makeMpiGroup(MPI_Comm comm);
+
+} // namespace mgrt::comm
+
+#endif // MEGAGRAPH_RUNTIME_COMM_COMMGROUP_H
