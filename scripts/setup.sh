@@ -15,7 +15,7 @@ PACKAGES=(
   # ONNX import
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   # Runtime: MPI, BLAS, graph partitioning
-  openmpi-bin libopenmpi-dev libopenblas-dev libmetis-dev
+  openmpi-bin libopenmpi-dev libopenblas-dev libmetis-dev zlib1g-dev
   # Tests: GoogleTest/GoogleMock; PyTorch/ONNX/NumPy for reference data;
   # LibTorch (C++) for the runtime's kernel references
   libgtest-dev libgmock-dev python3-numpy python3-onnx python3-torch

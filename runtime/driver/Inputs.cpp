@@ -2,10 +2,38 @@
 
 #include "driver/Inputs.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 
 namespace mgrt {
+
+std::string makeDirectories(const std::string &dir) {
+  std::string path;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    path = dir.substr(0, pos);
+    if (path.empty())
+      continue;
+    if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
+      return "cannot create directory '" + path + "': " + std::strerror(errno);
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return "'" + dir + "' is not a directory";
+  return "";
+}
+
+std::string fileNameOf(const char *name) {
+  std::string s = name;
+  for (char &c : s)
+    if (c == '/')
+      c = '_';
+  return s;
+}
+
 namespace {
 
 /// Converts `t` in place to `to` when that is a lossless-enough conversion

@@ -15,6 +15,12 @@
 
 namespace mgrt {
 
+/// mkdir -p; returns an error message or "".
+std::string makeDirectories(const std::string &dir);
+
+/// A tensor name as a file name: '/' becomes '_'.
+std::string fileNameOf(const char *name);
+
 /// "f32 [2, 3]".
 std::string describe(int dtype, int rank, const int64_t *shape);
 

@@ -26,24 +26,6 @@
 namespace mgrt {
 namespace {
 
-/// mkdir -p; returns an error message or "".
-std::string makeDirectories(const std::string &dir) {
-  std::string path;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    path = dir.substr(0, pos);
-    if (path.empty())
-      continue;
-    if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
-      return "cannot create directory '" + path + "': " + std::strerror(errno);
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return "'" + dir + "' is not a directory";
-  return "";
-}
-
 /// A rank-r memref descriptor over row-major `t`: allocated, aligned,
 /// offset, sizes, strides as int64 words.
 std::vector<int64_t> descriptorOf(const mgrt_tensor &t) {
@@ -155,11 +137,8 @@ int infer(const mgrt_model_info &model, const Options &opts) {
     }
 
     for (int i = 0; i < model.num_outputs; ++i) {
-      std::string name = model.outputs[i].name;
-      for (char &c : name)
-        if (c == '/')
-          c = '_';
-      const std::string path = opts.outputDir + "/" + name + ".npy";
+      const std::string path =
+          opts.outputDir + "/" + fileNameOf(model.outputs[i].name) + ".npy";
       char err[512];
       if (mgrt_npy_write(path.c_str(), &outputs[i], err, sizeof err) !=
           MGRT_OK) {

@@ -21,7 +21,8 @@ std::string usage(const char *prog) {
          p +
          " --mode train --data SPEC --steps K [--batch B]\n"
          "       [--seq-len S] [--log-json FILE] [--seed N]\n"
-         "       [--max-distance D] [--train-fraction F] [--quiet]\n"
+         "       [--max-distance D] [--train-fraction F]\n"
+         "       [--partition metis|greedy] [--dump-inputs DIR] [--quiet]\n"
          "       " +
          p +
          " --help\n"
@@ -34,15 +35,21 @@ std::string usage(const char *prog) {
          "  --repeat N           run the model N times, report the mean time\n"
          "  --quiet              print only the summary line\n"
          "train:\n"
-         "  --data SPEC          synthetic:sbm,nodes=N,classes=C,...\n"
-         "                       (dataset directories: not supported yet)\n"
+         "  --data SPEC          synthetic:sbm,nodes=N,classes=C,... or\n"
+         "                       ogb:DIR[,split=NAME] (or just DIR): the OGB\n"
+         "                       node-property-prediction raw layout\n"
          "  --steps K            number of training steps\n"
          "  --batch B, --seq-len S  must equal the model's static [B, S, ...]\n"
          "                       input shapes (default: taken from them)\n"
          "  --log-json FILE      append one JSON object per step\n"
          "  --seed N             batch order and train split seed (default 1)\n"
          "  --max-distance D     cap of the spd input (default 8)\n"
-         "  --train-fraction F   share of nodes in label_mask (default 0.8)\n"
+         "  --train-fraction F   share of nodes in label_mask (default 0.8;\n"
+         "                       the rest are test nodes); OGB: its split\n"
+         "  --partition P        metis (default) or greedy: how the graph is\n"
+         "                       cut into sequences of S nodes\n"
+         "  --dump-inputs DIR    write each step's inputs to\n"
+         "                       DIR/step<t>/<input>.npy (t from 1)\n"
          "  MEGAGRAPH_NUM_THREADS=N in the environment sets the kernel "
          "threads\n"
          "\n"
@@ -105,14 +112,18 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       }
       opts.repeat = n;
       opts.inferFlags.push_back(arg);
-    } else if (arg == "--data" || arg == "--log-json") {
+    } else if (arg == "--data" || arg == "--log-json" || arg == "--partition" ||
+               arg == "--dump-inputs") {
       if (!takeValue())
         return false;
       if (value.empty()) {
         error = arg + " needs a non-empty value";
         return false;
       }
-      (arg == "--data" ? opts.data : opts.logJson) = value;
+      (arg == "--data"        ? opts.data
+       : arg == "--log-json"  ? opts.logJson
+       : arg == "--partition" ? opts.partition
+                              : opts.dumpInputs) = value;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--steps" || arg == "--batch" || arg == "--seq-len" ||
                arg == "--max-distance" || arg == "--seed") {

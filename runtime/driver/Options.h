@@ -23,14 +23,16 @@ struct Options {
   bool quiet = false;
 
   // --mode train (driver/Train.cpp).
-  std::string data;           // --data SPEC
-  long steps = 0;             // --steps K (required)
-  long batch = 0;             // --batch B (0: the model's)
-  long seqLen = 0;            // --seq-len S (0: the model's)
-  std::string logJson;        // --log-json FILE
-  uint64_t seed = 1;          // --seed N: batch order and train split
-  long maxDistance = 8;       // --max-distance D of the spd input
-  double trainFraction = 0.8; // --train-fraction F
+  std::string data;                // --data SPEC
+  long steps = 0;                  // --steps K (required)
+  long batch = 0;                  // --batch B (0: the model's)
+  long seqLen = 0;                 // --seq-len S (0: the model's)
+  std::string logJson;             // --log-json FILE
+  uint64_t seed = 1;               // --seed N: batch order and train split
+  long maxDistance = 8;            // --max-distance D of the spd input
+  double trainFraction = 0.8;      // --train-fraction F
+  std::string partition = "metis"; // --partition metis|greedy
+  std::string dumpInputs;          // --dump-inputs DIR
   /// Flags of the other mode that were given (checked by mgrt_main).
   std::vector<std::string> inferFlags, trainFlags;
 };

@@ -36,12 +36,13 @@ enum class Role {
   Spd,
   AdjNorm,
   Labels,
-  LabelMask
+  LabelMask,
+  EvalMask
 };
 
 const char *const kSupportedNames =
     "x, features, node_feat, in_degree, out_degree, degree, spd, adj_norm, "
-    "labels, label_mask";
+    "labels, label_mask, eval_mask";
 
 bool roleOf(const std::string &name, Role &role) {
   if (name == "x" || name == "features" || name == "node_feat")
@@ -58,6 +59,8 @@ bool roleOf(const std::string &name, Role &role) {
     role = Role::Labels;
   else if (name == "label_mask")
     role = Role::LabelMask;
+  else if (name == "eval_mask")
+    role = Role::EvalMask;
   else
     return false;
   return true;
@@ -78,6 +81,9 @@ void expected(Role role, int &rank, int &dtypeA, int &dtypeB,
     return;
   case Role::LabelMask:
     rank = 2, dtypeA = MGRT_BOOL, dtypeB = MGRT_U8, shapeText = "[B, S]";
+    return;
+  case Role::EvalMask:
+    rank = 2, dtypeA = dtypeB = MGRT_F32, shapeText = "[B, S]";
     return;
   default:
     rank = 2, dtypeA = MGRT_I64, dtypeB = MGRT_I32, shapeText = "[B, S]";
@@ -130,12 +136,12 @@ std::string jsonNumber(double v) {
 /// Everything the loop owns; released by the destructor.
 struct State {
   mgrt_graph graph{};
-  mgrt_tensor features{}, labels{}, inDegree{}, outDegree{};
+  mgrt_tensor features{}, labels{}, inDegree{}, outDegree{}, split{};
   std::vector<mgrt_tensor> inputs, outputs;
   FILE *log = nullptr;
   ~State() {
     mgrt_graph_free(&graph);
-    for (mgrt_tensor *t : {&features, &labels, &inDegree, &outDegree})
+    for (mgrt_tensor *t : {&features, &labels, &inDegree, &outDegree, &split})
       mgrt_tensor_free(t);
     for (mgrt_tensor &t : inputs)
       mgrt_tensor_free(&t);
@@ -146,6 +152,32 @@ struct State {
   }
 };
 
+/// True for `ogb:DIR[,split=NAME]` or an existing directory.
+bool isOgbSpec(const std::string &spec) {
+  if (spec.compare(0, 4, "ogb:") == 0)
+    return true;
+  struct stat sb;
+  return spec.compare(0, 10, "synthetic:") != 0 &&
+         ::stat(spec.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/// DIR and split scheme ("" = the only one) of an OGB spec.
+void splitOgbSpec(const std::string &spec, std::string &dir,
+                  std::string &scheme) {
+  dir = spec.compare(0, 4, "ogb:") == 0 ? spec.substr(4) : spec;
+  scheme.clear();
+  const size_t at = dir.rfind(",split=");
+  if (at != std::string::npos) {
+    scheme = dir.substr(at + 7);
+    dir.resize(at);
+  }
+}
+
+bool hasFlag(const Options &opts, const char *flag) {
+  return std::find(opts.trainFlags.begin(), opts.trainFlags.end(), flag) !=
+         opts.trainFlags.end();
+}
+
 int fail(const std::string &message, int code = 1) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return code;
@@ -155,13 +187,17 @@ int fail(const std::string &message, int code = 1) {
 
 int train(const mgrt_model_info &model, const Options &opts) {
   // Outputs: loss (required), correct (optional), others ignored.
-  int lossIndex = -1, correctIndex = -1;
+  // Outputs: loss (required), correct and eval_correct (optional), others
+  // ignored.
+  int lossIndex = -1, correctIndex = -1, evalCorrectIndex = -1;
   for (int i = 0; i < model.num_outputs; ++i) {
     const std::string name = model.outputs[i].name;
     if (name == "loss")
       lossIndex = i;
     else if (name == "correct")
       correctIndex = i;
+    else if (name == "eval_correct")
+      evalCorrectIndex = i;
   }
   if (lossIndex < 0)
     return fail(std::string("--mode train: model '") +
@@ -169,7 +205,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
                     "' has no training step (no output 'loss'); compile it "
                     "with --train",
                 2);
-  for (int i : {lossIndex, correctIndex}) {
+  for (int i : {lossIndex, correctIndex, evalCorrectIndex}) {
     if (i < 0)
       continue;
     const mgrt_tensor_info &o = model.outputs[i];
@@ -188,6 +224,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
     errors.push_back("--data SPEC is required for --mode train");
   if (opts.steps < 1)
     errors.push_back("--steps K is required for --mode train");
+  if (opts.partition != "metis" && opts.partition != "greedy")
+    errors.push_back("--partition '" + opts.partition +
+                     "' is not a partitioner (expected metis or greedy)");
 
   // Inputs: roles, dtypes, ranks, one B and S for all.
   std::vector<Role> roles(model.num_inputs);
@@ -240,26 +279,32 @@ int train(const mgrt_model_info &model, const Options &opts) {
     return 1;
   }
 
-  // Data.
+  // Data: a generator, or a dataset in the OGB raw layout.
   State st;
   char err[512];
+  const bool ogb = isOgbSpec(opts.data);
   {
     struct stat sb;
     const bool synthetic = opts.data.compare(0, 10, "synthetic:") == 0;
-    if (!synthetic && ::stat(opts.data.c_str(), &sb) == 0) {
-      if (S_ISDIR(sb.st_mode))
-        return fail("--data '" + opts.data +
-                    "': loading a dataset directory (OGB raw layout) is not "
-                    "supported yet; use a generator such as "
-                    "synthetic:sbm,nodes=4096,classes=8,seed=1");
+    if (!synthetic && !ogb && ::stat(opts.data.c_str(), &sb) == 0)
       return fail("--data '" + opts.data +
-                  "': loading a dataset file is not supported yet; use a "
-                  "generator such as synthetic:sbm,nodes=4096,classes=8");
-    }
+                  "': loading a dataset file is not supported; give a "
+                  "directory in the OGB raw layout (ogb:DIR) or a generator "
+                  "such as synthetic:sbm,nodes=4096,classes=8");
     auto start = std::chrono::steady_clock::now();
-    if (mgrt_sbm_generate(opts.data.c_str(), &st.graph, &st.features,
-                          &st.labels, err, sizeof err) != MGRT_OK)
+    if (ogb) {
+      std::string dir, scheme;
+      splitOgbSpec(opts.data, dir, scheme);
+      if (mgrt_ogb_load(dir.c_str(), scheme.c_str(), &st.graph, &st.features,
+                        &st.labels, &st.split, err, sizeof err) != MGRT_OK)
+        return fail("--data '" + opts.data + "': " + err);
+      if (!opts.quiet && hasFlag(opts, "--train-fraction"))
+        std::fprintf(stderr, "note: --train-fraction is ignored: the "
+                             "dataset's split is used\n");
+    } else if (mgrt_sbm_generate(opts.data.c_str(), &st.graph, &st.features,
+                                 &st.labels, err, sizeof err) != MGRT_OK) {
       return fail("--data '" + opts.data + "': " + err);
+    }
     if (mgrt_graph_degrees(&st.graph, &st.inDegree, &st.outDegree, err,
                            sizeof err) != MGRT_OK)
       return fail(std::string("degrees: ") + err);
@@ -295,19 +340,45 @@ int train(const mgrt_model_info &model, const Options &opts) {
   }
 
   std::vector<int64_t> order(N);
-  if (mgrt_partition_sequences(&st.graph, S, order.data(), err, sizeof err) !=
-      MGRT_OK)
-    return fail(std::string("partition: ") + err);
-  // Train split: the first round(f N) nodes of a seeded shuffle.
-  std::vector<uint8_t> isTrain(N, 0);
   {
+    auto start = std::chrono::steady_clock::now();
+    const bool metis = opts.partition == "metis";
+    if ((metis ? mgrt_partition_metis(&st.graph, S, opts.seed, order.data(),
+                                      err, sizeof err)
+               : mgrt_partition_sequences(&st.graph, S, order.data(), err,
+                                          sizeof err)) != MGRT_OK)
+      return fail("partition (" + opts.partition + "): " + err);
+    int64_t cut = 0;
+    if (!opts.quiet && mgrt_partition_edge_cut(&st.graph, order.data(), S, &cut,
+                                               err, sizeof err) == MGRT_OK)
+      std::fprintf(stderr,
+                   "partition: %s, sequences of %lld nodes cut %.1f%% of the "
+                   "edges (%.2f s)\n",
+                   opts.partition.c_str(), (long long)S,
+                   st.graph.num_edges ? 100.0 * cut / st.graph.num_edges : 0.0,
+                   std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
+  }
+  // Train and evaluation (test) nodes. SBM: the first round(f N) nodes of a
+  // seeded shuffle train, the rest are evaluated. OGB: the split's train
+  // and test nodes that have a label.
+  std::vector<uint8_t> isTrain(N, 0), isEval(N, 0);
+  if (ogb) {
+    const uint8_t *split = static_cast<const uint8_t *>(st.split.data);
+    const int64_t *lab = static_cast<const int64_t *>(st.labels.data);
+    for (int64_t i = 0; i < N; ++i) {
+      isTrain[i] = lab[i] >= 0 && split[i] == MGRT_SPLIT_TRAIN;
+      isEval[i] = lab[i] >= 0 && split[i] == MGRT_SPLIT_TEST;
+    }
+  } else {
     std::vector<int64_t> perm(N);
     for (int64_t i = 0; i < N; ++i)
       perm[i] = i;
     shuffle(perm, mixSeed(opts.seed, 0x73706c6974ULL /* "split" */));
     const int64_t numTrain = std::llround(opts.trainFraction * N);
-    for (int64_t i = 0; i < numTrain; ++i)
-      isTrain[perm[i]] = 1;
+    for (int64_t i = 0; i < N; ++i)
+      isTrain[perm[i]] = i < numTrain, isEval[perm[i]] = i >= numTrain;
   }
 
   // Input and output tensors, descriptors.
@@ -345,10 +416,11 @@ int train(const mgrt_model_info &model, const Options &opts) {
     std::fprintf(stderr,
                  "train: B = %lld sequences of S = %lld nodes, %lld "
                  "sequences (%lld nodes unused), %lld steps per epoch, %lld "
-                 "training nodes\n",
+                 "training nodes, %lld test nodes\n",
                  (long long)B, (long long)S, (long long)numSeq,
                  (long long)(N - numSeq * S), (long long)(numSeq / B),
-                 (long long)std::count(isTrain.begin(), isTrain.end(), 1));
+                 (long long)std::count(isTrain.begin(), isTrain.end(), 1),
+                 (long long)std::count(isEval.begin(), isEval.end(), 1));
 
   const int64_t *inDeg = static_cast<const int64_t *>(st.inDegree.data);
   const int64_t *outDeg = static_cast<const int64_t *>(st.outDegree.data);
@@ -362,6 +434,11 @@ int train(const mgrt_model_info &model, const Options &opts) {
   std::vector<float> adj, dinv(S);
 
   double totalS = 0, lastLoss = NAN, lastAcc = NAN;
+  int evalMaskIndex = -1;
+  for (int i = 0; i < model.num_inputs; ++i)
+    if (roles[i] == Role::EvalMask)
+      evalMaskIndex = i;
+  std::vector<std::pair<double, double>> window; // (eval_correct, count)
   size_t maxPeak = 0;
   long done = 0;
   int status = 0;
@@ -375,11 +452,11 @@ int train(const mgrt_model_info &model, const Options &opts) {
       shuffle(epochOrder, mixSeed(opts.seed, 0x65706f6368ULL /* "epoch" */,
                                   static_cast<uint64_t>(e)));
     }
-    int64_t counted = 0;
+    int64_t counted = 0, evalCounted = 0;
     for (int64_t b = 0; b < B; ++b) {
       const int64_t *nodes = order.data() + epochOrder[k * B + b] * S;
       for (int64_t s = 0; s < S; ++s)
-        counted += isTrain[nodes[s]];
+        counted += isTrain[nodes[s]], evalCounted += isEval[nodes[s]];
       for (int i = 0; i < model.num_inputs; ++i) {
         const mgrt_tensor &t = st.inputs[i];
         const int64_t base = b * S; // row (b, 0) in node units
@@ -395,13 +472,18 @@ int train(const mgrt_model_info &model, const Options &opts) {
           const int64_t *src = roles[i] == Role::InDegree    ? inDeg
                                : roles[i] == Role::OutDegree ? outDeg
                                                              : labels;
+          // Unlabelled nodes (-1, never in a mask) get class 0.
           for (int64_t s = 0; s < S; ++s)
-            storeInt(t, base + s, src[nodes[s]]);
+            storeInt(t, base + s, std::max<int64_t>(0, src[nodes[s]]));
           break;
         }
         case Role::LabelMask:
           for (int64_t s = 0; s < S; ++s)
             static_cast<uint8_t *>(t.data)[base + s] = isTrain[nodes[s]];
+          break;
+        case Role::EvalMask:
+          for (int64_t s = 0; s < S; ++s)
+            static_cast<float *>(t.data)[base + s] = isEval[nodes[s]];
           break;
         case Role::Spd: {
           int64_t *out = static_cast<int64_t *>(t.data) + base * S;
@@ -449,6 +531,22 @@ int train(const mgrt_model_info &model, const Options &opts) {
       }
     }
 
+    // The exact inputs of this step, for replaying it elsewhere.
+    if (!opts.dumpInputs.empty()) {
+      const std::string stepDir =
+          opts.dumpInputs + "/step" + std::to_string(step + 1);
+      std::string dirError = makeDirectories(stepDir);
+      if (!dirError.empty())
+        return fail("--dump-inputs: " + dirError);
+      for (int i = 0; i < model.num_inputs; ++i) {
+        const std::string path =
+            stepDir + "/" + fileNameOf(model.inputs[i].name) + ".npy";
+        if (mgrt_npy_write(path.c_str(), &st.inputs[i], err, sizeof err) !=
+            MGRT_OK)
+          return fail("--dump-inputs: " + std::string(err));
+      }
+    }
+
     // The step.
     mgrt_reset_peak();
     auto start = std::chrono::steady_clock::now();
@@ -466,20 +564,36 @@ int train(const mgrt_model_info &model, const Options &opts) {
             ? *static_cast<const float *>(st.outputs[correctIndex].data) /
                   static_cast<double>(counted)
             : NAN;
+    double testAcc = NAN;
+    if (evalCorrectIndex >= 0 && evalMaskIndex >= 0) {
+      const double ec =
+          *static_cast<const float *>(st.outputs[evalCorrectIndex].data);
+      if (evalCounted > 0)
+        testAcc = ec / static_cast<double>(evalCounted);
+      // The summary's window: the last steps of one epoch's length.
+      window.push_back({ec, static_cast<double>(evalCounted)});
+      if (static_cast<int64_t>(window.size()) > perEpoch)
+        window.erase(window.begin());
+    }
     const double tokens = secs > 0 ? static_cast<double>(B * S) / secs : NAN;
     lastLoss = loss, lastAcc = acc;
     if (!opts.quiet) {
       char accText[32] = "-";
       if (std::isfinite(acc))
         std::snprintf(accText, sizeof accText, "%.3f", acc);
-      std::printf("step %ld/%ld  loss %.4f  acc %s  %.3f s  peak %.1f MiB\n",
-                  step + 1, opts.steps, loss, accText, secs, peak / 1048576.0);
+      char testText[32] = "";
+      if (std::isfinite(testAcc))
+        std::snprintf(testText, sizeof testText, "  test %.3f", testAcc);
+      std::printf("step %ld/%ld  loss %.4f  acc %s%s  %.3f s  peak %.1f MiB\n",
+                  step + 1, opts.steps, loss, accText, testText, secs,
+                  peak / 1048576.0);
       std::fflush(stdout);
     }
     if (st.log) {
       std::string line =
           "{\"step\":" + std::to_string(step + 1) +
           ",\"loss\":" + jsonNumber(loss) + ",\"accuracy\":" + jsonNumber(acc) +
+          ",\"test_accuracy\":" + jsonNumber(testAcc) +
           ",\"step_time_s\":" + jsonNumber(secs) + ",\"peak_bytes\":[" +
           std::to_string(peak) + "],\"tokens_per_s\":" + jsonNumber(tokens) +
           ",\"epoch\":" + std::to_string(epoch) + "}\n";
@@ -495,14 +609,22 @@ int train(const mgrt_model_info &model, const Options &opts) {
     }
   }
 
-  char accBuf[32] = "-";
+  char accBuf[32] = "-", testBuf[64] = "-";
   if (std::isfinite(lastAcc))
     std::snprintf(accBuf, sizeof accBuf, "%.4f", lastAcc);
+  {
+    double ec = 0, en = 0;
+    for (auto [c, n] : window)
+      ec += c, en += n;
+    if (en > 0)
+      std::snprintf(testBuf, sizeof testBuf, "%.4f (last %zu step(s))", ec / en,
+                    window.size());
+  }
   std::printf("%s: train %s, %ld step(s), final loss %.4f, final acc %s, "
-              "mean step %.3f s, %.0f tokens/s, peak memory %zu bytes (%.1f "
-              "MiB)\n",
+              "test acc %s, mean step %.3f s, %.0f tokens/s, peak memory %zu "
+              "bytes (%.1f MiB)\n",
               model.model_name ? model.model_name : "model",
-              status ? "FAILED" : "ok", done, lastLoss, accBuf,
+              status ? "FAILED" : "ok", done, lastLoss, accBuf, testBuf,
               done ? totalS / done : 0.0,
               totalS > 0 ? static_cast<double>(B * S) * done / totalS : 0.0,
               maxPeak, maxPeak / 1048576.0);

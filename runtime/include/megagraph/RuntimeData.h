@@ -11,7 +11,9 @@
  *              tracked allocations (mgrt_alloc); mgrt_graph_free releases it.
  *   generator  mgrt_sbm_generate, from a spec string
  *              "synthetic:sbm,nodes=N,...".
- *   queries    degrees, SPD row blocks, sequence partition.
+ *   queries    degrees, SPD row blocks, sequence partition (greedy or
+ *              METIS) and its edge cut.
+ *   loaders    mgrt_ogb_load, the OGB node-property-prediction raw layout.
  *
  * Conventions as in Runtime.h: C ABI, nothing throws, every fallible call
  * returns an mgrt_status (0 = MGRT_OK) and on failure writes a message to
@@ -133,11 +135,71 @@ int mgrt_spd_block(const mgrt_graph *g, const int64_t *nodes, int64_t num_nodes,
  *  takes the unassigned node with the most edges into it, ties in
  *  discovery (BFS) order, until it holds seq_len nodes; when its
  *  component runs out it continues from a new seed. Deterministic,
- *  single-threaded. A placeholder for METIS-quality partitions (planned);
- *  directed graphs should be
- *  symmetrized first. seq_len >= 1. */
+ *  single-threaded; a fallback for mgrt_partition_metis (below), which
+ *  cuts far fewer edges. Directed graphs should be symmetrized first.
+ *  seq_len >= 1. */
 int mgrt_partition_sequences(const mgrt_graph *g, int64_t seq_len,
                              int64_t *order, char *err, size_t errlen);
+
+/** The same contract as mgrt_partition_sequences (order[0, N) a
+ *  permutation; sequence s = order[s * seq_len, min(N, (s + 1) * seq_len)),
+ *  the last one shorter when seq_len does not divide N), with the sequences
+ *  made by METIS (METIS_PartGraphKway, minimizing the edge cut) on the
+ *  symmetrized graph (self loops and duplicate edges dropped): k =
+ *  ceil(N / seq_len) parts with target sizes seq_len (the last one the
+ *  remainder), then made exact: each overfull part gives up its nodes with
+ *  the fewest edges inside it, and each such node joins the underfull part
+ *  holding most of its neighbours (the first underfull part if none).
+ *  Sequence s is part s, nodes in increasing id. `seed` seeds METIS
+ *  (METIS_OPTION_SEED); deterministic for a given seed. N and the number of
+ *  edges must fit in 32 bits (MGRT_ERR_UNSUPPORTED otherwise); METIS
+ *  failures are MGRT_ERR_NOMEM (memory) or MGRT_ERR_ARGUMENT. */
+int mgrt_partition_metis(const mgrt_graph *g, int64_t seq_len, uint64_t seed,
+                         int64_t *order, char *err, size_t errlen);
+
+/** Edge cut of a sequence partition: the number of directed edges (u, v)
+ *  of g, u != v, whose endpoints lie in different sequences of `order` (a
+ *  permutation of the N nodes, sequence s = order[s * seq_len, ...) as
+ *  above). MGRT_ERR_ARGUMENT if order is not a permutation. */
+int mgrt_partition_edge_cut(const mgrt_graph *g, const int64_t *order,
+                            int64_t seq_len, int64_t *cut, char *err,
+                            size_t errlen);
+
+/*===-- OGB node-property-prediction datasets -----------------------------===*/
+
+/** Split membership of a node (mgrt_ogb_load's `split` tensor). */
+enum {
+  MGRT_SPLIT_NONE = 0,
+  MGRT_SPLIT_TRAIN = 1,
+  MGRT_SPLIT_VALID = 2,
+  MGRT_SPLIT_TEST = 3
+};
+
+/** Loads a dataset in the raw layout of OGB node property prediction
+ *  (e.g. the unpacked ogbn-arxiv.zip), every file gzip-compressed CSV
+ *  without header (read with zlib):
+ *    DIR/raw/edge.csv.gz          one "src,dst" line per edge, ids in [0, N)
+ *    DIR/raw/node-feat.csv.gz     N lines of F comma-separated floats
+ *    DIR/raw/node-label.csv.gz    N lines with one class id (an integer, or
+ *                                 a float with integral value as ogbn-papers
+ *                                 writes it); "nan" or an empty line is an
+ *                                 unlabelled node (label -1)
+ *    DIR/raw/num-node-list.csv.gz optional: N (checked against the others)
+ *    DIR/split/SCHEME/{train,valid,test}.csv.gz  one node id per line
+ *                                 (valid optional)
+ *  `split_scheme` names SCHEME; NULL or "" takes the only subdirectory of
+ *  DIR/split (an error listing them if there are several).
+ *  Outputs: `graph` the undirected graph (both directions of every edge,
+ *  self loops and duplicates dropped, rows sorted: OGB's to_undirected),
+ *  `features` f32 [N, F], `labels` i64 [N] (-1 = unlabelled), `split` u8
+ *  [N] (MGRT_SPLIT_*); any tensor may be NULL to skip it. A missing file,
+ *  a malformed line (named with file and line number), an id out of range,
+ *  inconsistent row counts or a node in two splits is MGRT_ERR_IO /
+ *  MGRT_ERR_FORMAT with a message naming the file; on failure the outputs
+ *  are left empty (zeroed). */
+int mgrt_ogb_load(const char *dir, const char *split_scheme, mgrt_graph *graph,
+                  mgrt_tensor *features, mgrt_tensor *labels,
+                  mgrt_tensor *split, char *err, size_t errlen);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -38,7 +38,8 @@ struct Call {
   std::vector<float> x, adj;
   std::vector<int64_t> inDeg, deg, spd, labels;
   std::vector<uint8_t> mask;
-  float loss, correct;
+  std::vector<float> eval; // eval_mask, when the model takes it
+  float loss, correct, evalCorrect = 0;
 };
 std::vector<Call> calls;
 
@@ -89,6 +90,29 @@ const mgrt_tensor_info kOutputs[] = {{"loss", MGRT_F32, 0, {}},
                                      {"correct", MGRT_F32, 0, {}}};
 const mgrt_model_info kModel = {"fake_step", 7,        kInputs,
                                 2,           kOutputs, stepEntry};
+
+/// The same step with eval_mask (input 7) and eval_correct (output 10) =
+/// the number of eval nodes with an even label.
+void evalStepEntry(void **d) {
+  void *shifted[9] = {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[8], d[9]};
+  stepEntry(shifted);
+  Call &c = calls.back();
+  c.eval = copyOf<float>(d[7], B * S);
+  for (int64_t i = 0; i < B * S; ++i)
+    c.evalCorrect += c.eval[i] * (c.labels[i] % 2 == 0);
+  setScalar(d[10], c.evalCorrect);
+}
+
+const mgrt_tensor_info kEvalInputs[] = {
+    {"x", MGRT_F32, 3, {B, S, F}},        {"in_degree", MGRT_I64, 2, {B, S}},
+    {"degree", MGRT_I64, 2, {B, S}},      {"spd", MGRT_I64, 3, {B, S, S}},
+    {"adj_norm", MGRT_F32, 3, {B, S, S}}, {"labels", MGRT_I64, 2, {B, S}},
+    {"label_mask", MGRT_BOOL, 2, {B, S}}, {"eval_mask", MGRT_F32, 2, {B, S}}};
+const mgrt_tensor_info kEvalOutputs[] = {{"loss", MGRT_F32, 0, {}},
+                                         {"correct", MGRT_F32, 0, {}},
+                                         {"eval_correct", MGRT_F32, 0, {}}};
+const mgrt_model_info kEvalModel = {
+    "eval_step", 8, kEvalInputs, 3, kEvalOutputs, evalStepEntry};
 
 struct Result {
   int code;
@@ -196,14 +220,18 @@ struct Data {
   mgrt_tensor x{}, labels{}, inDeg{}, outDeg{};
   std::vector<int64_t> order;
   std::map<std::vector<float>, int64_t> nodeOf; // feature row -> node
-  Data() {
+  explicit Data(uint64_t seed = 1, bool greedy = false) {
     char err[256];
     EXPECT_EQ(mgrt_sbm_generate(kSpec, &g, &x, &labels, err, sizeof err), 0)
         << err;
     EXPECT_EQ(mgrt_graph_degrees(&g, &inDeg, &outDeg, err, sizeof err), 0);
     order.resize(g.num_nodes);
-    EXPECT_EQ(mgrt_partition_sequences(&g, S, order.data(), err, sizeof err),
-              0);
+    EXPECT_EQ(
+        greedy
+            ? mgrt_partition_sequences(&g, S, order.data(), err, sizeof err)
+            : mgrt_partition_metis(&g, S, seed, order.data(), err, sizeof err),
+        0)
+        << err;
     const float *f = static_cast<const float *>(x.data);
     for (int64_t n = 0; n < g.num_nodes; ++n)
       nodeOf[std::vector<float>(f + n * F, f + (n + 1) * F)] = n;
@@ -264,7 +292,7 @@ TEST_F(TrainDriver, FillsInputsAndLogs) {
   EXPECT_EQ(mgrt_current_bytes(), base);
   ASSERT_EQ(calls.size(), 6u);
 
-  Data data;
+  Data data(5);
   const int64_t numSeq = data.g.num_nodes / S; // 8 (4 nodes unused)
   ASSERT_EQ(numSeq, 8);
   std::map<int64_t, uint8_t> maskOf;
@@ -340,6 +368,7 @@ TEST_F(TrainDriver, FillsInputsAndLogs) {
     EXPECT_GE(num.at("step_time_s"), 0);
     EXPECT_GT(num.at("tokens_per_s"), 0);
     EXPECT_EQ(num.at("epoch"), (lines - 1) / 4);
+    EXPECT_TRUE(std::isnan(num.at("test_accuracy"))); // no eval_correct
     ASSERT_EQ(arr.at("peak_bytes").size(), 1u);
     EXPECT_GT(arr.at("peak_bytes")[0], 0);
   }
@@ -377,6 +406,92 @@ TEST_F(TrainDriver, PrintsStepLines) {
     EXPECT_EQ(m, 1); // --train-fraction 1
 }
 
+TEST_F(TrainDriver, EvalMaskTestAccuracyAndDump) {
+  const std::string log = dir + "/log.jsonl", dump = dir + "/dump/inputs";
+  Result r = runMain({"--mode", "train", "--data", kSpec, "--steps", "5",
+                      "--log-json", log, "--dump-inputs", dump},
+                     &kEvalModel);
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_THAT(r.out, HasSubstr("  test "));
+  // Summary: test accuracy over the last 4 steps (one epoch).
+  double ec = 0, en = 0;
+  for (size_t k = 1; k < 5; ++k)
+    for (size_t i = 0; i < calls[k].eval.size(); ++i)
+      en += calls[k].eval[i],
+          ec += calls[k].eval[i] * (calls[k].labels[i] % 2 == 0);
+  char want[80];
+  std::snprintf(want, sizeof want, "test acc %.4f (last 4 step(s))", ec / en);
+  EXPECT_THAT(r.out, HasSubstr(want));
+  std::ifstream in(log);
+  std::string line;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const Call &c = calls[k];
+    float count = 0;
+    for (int64_t i = 0; i < B * S; ++i) {
+      // SBM: every node is labelled; eval = the nodes outside the train
+      // split.
+      EXPECT_EQ(c.eval[i], 1.f - c.mask[i]) << "call " << k << " node " << i;
+      count += c.eval[i];
+    }
+    ASSERT_TRUE(std::getline(in, line));
+    std::map<std::string, double> num;
+    std::map<std::string, std::vector<double>> arr;
+    ASSERT_TRUE(parseJsonLine(line, num, arr)) << line;
+    if (count > 0)
+      EXPECT_NEAR(num.at("test_accuracy"), c.evalCorrect / count, 1e-7);
+    else
+      EXPECT_TRUE(std::isnan(num.at("test_accuracy")));
+    // --dump-inputs wrote exactly what the step got.
+    const std::string stepDir = dump + "/step" + std::to_string(k + 1);
+    for (const char *name : {"x", "label_mask", "eval_mask", "spd"}) {
+      mgrt_tensor t{};
+      char err[256];
+      ASSERT_EQ(mgrt_npy_read((stepDir + "/" + name + ".npy").c_str(), &t, err,
+                              sizeof err),
+                0)
+          << err;
+      const std::string n = name;
+      if (n == "x")
+        EXPECT_EQ(std::vector<float>(static_cast<float *>(t.data),
+                                     static_cast<float *>(t.data) + B * S * F),
+                  c.x);
+      else if (n == "label_mask")
+        EXPECT_EQ(std::vector<uint8_t>(static_cast<uint8_t *>(t.data),
+                                       static_cast<uint8_t *>(t.data) + B * S),
+                  c.mask);
+      else if (n == "eval_mask")
+        EXPECT_EQ(std::vector<float>(static_cast<float *>(t.data),
+                                     static_cast<float *>(t.data) + B * S),
+                  c.eval);
+      else
+        EXPECT_EQ(
+            std::vector<int64_t>(static_cast<int64_t *>(t.data),
+                                 static_cast<int64_t *>(t.data) + B * S * S),
+            c.spd);
+      mgrt_tensor_free(&t);
+    }
+  }
+}
+
+TEST_F(TrainDriver, GreedyPartition) {
+  Result r = runMain({"--mode", "train", "--data", kSpec, "--steps", "4",
+                      "--partition", "greedy"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("partition: greedy, sequences of 8 nodes cut "));
+  Data greedy(1, true);
+  ASSERT_EQ(calls.size(), 4u);
+  for (const Call &c : calls)
+    for (const auto &nodes : nodesOf(greedy, c))
+      EXPECT_GE(greedy.sequenceOf(nodes), 0);
+  calls.clear();
+  r = runMain({"--mode", "train", "--data", kSpec, "--steps", "1",
+               "--partition", "spectral"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--partition 'spectral' is not a partitioner "
+                               "(expected metis or greedy)"));
+}
+
 void noEntry(void **) { calls.emplace_back(); }
 
 TEST_F(TrainDriver, Errors) {
@@ -394,8 +509,8 @@ TEST_F(TrainDriver, Errors) {
 
   r = runMain({"--mode", "train", "--data", dir, "--steps", "1"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("loading a dataset directory (OGB raw layout) "
-                               "is not supported yet"));
+  EXPECT_THAT(r.err, HasSubstr("has no raw/ directory; expected the OGB raw "
+                               "layout"));
 
   r = runMain(
       {"--mode", "train", "--data", kSpec, "--steps", "1", "--batch", "3"});
@@ -432,7 +547,8 @@ TEST_F(TrainDriver, Errors) {
   EXPECT_THAT(r.err, HasSubstr("model input 'pos_enc' has no training data "
                                "convention (supported: x, features, "
                                "node_feat, in_degree, out_degree, degree, "
-                               "spd, adj_norm, labels, label_mask)"));
+                               "spd, adj_norm, labels, label_mask, "
+                               "eval_mask)"));
 
   // Inconsistent B, S between inputs.
   const mgrt_tensor_info skew[] = {{"x", MGRT_F32, 3, {B, S, F}},
