@@ -1,0 +1,188 @@
+//===- AttentionWmma.cuh - BF16 fused attention forward on tensor cores -===//
+//
+// Internal to runtime/cuda. The BF16 forward for head size 64 (Ampere and
+// Hopper tensor cores through WMMA, float32 accumulation): 4 warps per
+// block, 16 query rows per warp, 64 keys per step. Per step each warp
+// computes its 16x64 score tile with 16 MMAs into shared memory, applies
+// scale, bias, mask and the online softmax there (two lanes per row),
+// rescales its float32 output tile and adds P V with 16 more MMAs. No
+// [Sq,Sk] matrix exists anywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_RUNTIME_CUDA_ATTENTIONWMMA_CUH
+#define MEGAGRAPH_RUNTIME_CUDA_ATTENTIONWMMA_CUH
+
+#include "AttentionKernels.cuh"
+
+#include <mma.h>
+
+namespace mgrt {
+namespace cuda {
+
+constexpr int kWmmaThreads = 128;
+constexpr int kWmmaBQ = 64, kWmmaBK = 64, kWmmaD = 64;
+constexpr int kLdH = kWmmaD + 8; // bf16 tiles: row pitch in elements
+constexpr int kLdF = kWmmaBK + 4; // float tiles
+
+constexpr size_t attnWmmaSmem() {
+  return sizeof(__nv_bfloat16) * (3 * 64 * kLdH + 4 * 16 * kLdH) +
+         sizeof(float) * (2 * 4 * 16 * kLdF);
+}
+
+/// Copies rows [r0, r0+64) x 64 columns of a bf16 head into a [64][kLdH]
+/// tile, zero past `rows`.
+__device__ __forceinline__ void loadTileBf16(__nv_bfloat16 *tile,
+                                             const __nv_bfloat16 *base,
+                                             int64_t rowStride, int64_t r0,
+                                             int64_t rows, bool vec) {
+  if (vec) { // 8 bf16 (16 bytes) per load
+    for (int idx = threadIdx.x; idx < 64 * 8; idx += kWmmaThreads) {
+      int r = idx / 8, c = (idx % 8) * 8;
+      int64_t gr = r0 + r;
+      uint4 x = make_uint4(0, 0, 0, 0);
+      if (gr < rows)
+        x = *reinterpret_cast<const uint4 *>(base + gr * rowStride + c);
+      *reinterpret_cast<uint4 *>(tile + r * kLdH + c) = x;
+    }
+    return;
+  }
+  for (int idx = threadIdx.x; idx < 64 * 64; idx += kWmmaThreads) {
+    int r = idx / 64, c = idx % 64;
+    int64_t gr = r0 + r;
+    tile[r * kLdH + c] =
+        gr < rows ? base[gr * rowStride + c] : __float2bfloat16_rn(0.f);
+  }
+}
+
+__global__ void __launch_bounds__(kWmmaThreads)
+    attentionForwardWmmaKernel(mgrt_cuda_attention a, bool vec) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  extern __shared__ __align__(32) unsigned char smemRaw[];
+  __nv_bfloat16 *Qs = reinterpret_cast<__nv_bfloat16 *>(smemRaw);
+  __nv_bfloat16 *Ks = Qs + 64 * kLdH;
+  __nv_bfloat16 *Vs = Ks + 64 * kLdH;
+  __nv_bfloat16 *Pall = Vs + 64 * kLdH; // 4 warps x [16][kLdH]
+  float *Sall = reinterpret_cast<float *>(Pall + 4 * 16 * kLdH);
+  float *Oall = Sall + 4 * 16 * kLdF;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __nv_bfloat16 *Pw = Pall + warp * 16 * kLdH;
+  float *Sw = Sall + warp * 16 * kLdF;
+  float *Ow = Oall + warp * 16 * kLdF;
+
+  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  const int64_t q0 = (int64_t)blockIdx.x * kWmmaBQ;
+  const auto *q = static_cast<const __nv_bfloat16 *>(a.q) +
+                  b * a.q_stride[0] + h * kWmmaD;
+  const auto *k = static_cast<const __nv_bfloat16 *>(a.k) +
+                  b * a.k_stride[0] + h * kWmmaD;
+  const auto *v = static_cast<const __nv_bfloat16 *>(a.v) +
+                  b * a.v_stride[0] + h * kWmmaD;
+  loadTileBf16(Qs, q, a.q_stride[1], q0, a.Sq, vec);
+  for (int idx = lane; idx < 16 * kLdF; idx += 32)
+    Ow[idx] = 0.f;
+
+  // Two lanes per row: row = lane / 2, columns [half*32, half*32+32).
+  const int row = lane / 2, half = lane % 2;
+  const int64_t qi = q0 + warp * 16 + row;
+  float m = -INFINITY, l = 0.f;
+
+  for (int64_t k0 = 0; k0 < a.Sk; k0 += kWmmaBK) {
+    __syncthreads();
+    loadTileBf16(Ks, k, a.k_stride[1], k0, a.Sk, vec);
+    loadTileBf16(Vs, v, a.v_stride[1], k0, a.Sk, vec);
+    __syncthreads();
+
+    // S = Q_w K^T (16 x 64).
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>
+        qf[4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wmma::load_matrix_sync(qf[kk], Qs + warp * 16 * kLdH + kk * 16, kLdH);
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> sf;
+      wmma::fill_fragment(sf, 0.f);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16,
+                       wmma::col_major>
+            kf;
+        wmma::load_matrix_sync(kf, Ks + n * 16 * kLdH + kk * 16, kLdH);
+        wmma::mma_sync(sf, qf[kk], kf, sf);
+      }
+      wmma::store_matrix_sync(Sw + n * 16, sf, kLdF, wmma::mem_row_major);
+    }
+    __syncwarp();
+
+    // Online softmax of row `row`, this lane's 32 columns.
+    float *srow = Sw + row * kLdF + half * 32;
+    float rowMax = -INFINITY;
+#pragma unroll 8
+    for (int c = 0; c < 32; ++c) {
+      float x = attnLogit(a, b, h, qi, k0 + half * 32 + c, a.scale * srow[c]);
+      srow[c] = x;
+      rowMax = fmaxf(rowMax, x);
+    }
+    rowMax = fmaxf(rowMax, __shfl_xor_sync(0xffffffffu, rowMax, 1));
+    const float mNew = fmaxf(m, rowMax);
+    const float mUse = mNew == -INFINITY ? 0.f : mNew;
+    float rowSum = 0.f;
+    __nv_bfloat16 *prow = Pw + row * kLdH + half * 32;
+#pragma unroll 8
+    for (int c = 0; c < 32; ++c) {
+      float p = __expf(srow[c] - mUse);
+      __nv_bfloat16 pb = __float2bfloat16_rn(p);
+      rowSum += __bfloat162float(pb); // normalise by what P V really sums
+      prow[c] = pb;
+    }
+    rowSum += __shfl_xor_sync(0xffffffffu, rowSum, 1);
+    const float alpha = __expf(m - mUse);
+    l = l * alpha + rowSum;
+    m = mNew;
+    float *orow = Ow + row * kLdF + half * 32;
+#pragma unroll 8
+    for (int c = 0; c < 32; ++c)
+      orow[c] *= alpha;
+    __syncwarp();
+
+    // O_w += P_w V (16 x 64).
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> of;
+      wmma::load_matrix_sync(of, Ow + n * 16, kLdF, wmma::mem_row_major);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16,
+                       wmma::row_major>
+            pf;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16,
+                       wmma::row_major>
+            vf;
+        wmma::load_matrix_sync(pf, Pw + kk * 16, kLdH);
+        wmma::load_matrix_sync(vf, Vs + kk * 16 * kLdH + n * 16, kLdH);
+        wmma::mma_sync(of, pf, vf, of);
+      }
+      wmma::store_matrix_sync(Ow + n * 16, of, kLdF, wmma::mem_row_major);
+    }
+    __syncwarp();
+  }
+
+  if (qi < a.Sq) {
+    auto *out = static_cast<__nv_bfloat16 *>(a.out) + b * a.out_stride[0] +
+                h * kWmmaD + qi * a.out_stride[1];
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+    const float *orow = Ow + row * kLdF + half * 32;
+    for (int c = 0; c < 32; ++c)
+      out[half * 32 + c] = __float2bfloat16_rn(orow[c] * inv);
+    if (a.lse && half == 0)
+      a.lse[blockIdx.y * a.Sq + qi] = l > 0.f ? m + logf(l) : INFINITY;
+  }
+#endif
+}
+
+} // namespace cuda
+} // namespace mgrt
+
+#endif // MEGAGRAPH_RUNTIME_CUDA_ATTENTIONWMMA_CUH

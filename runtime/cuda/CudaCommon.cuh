@@ -1,0 +1,61 @@
+//===- CudaCommon.cuh - Shared helpers of the CUDA runtime ------*- CUDA -*-===//
+//
+// Internal to runtime/cuda: error checks, bfloat16 conversions and launch
+// helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_RUNTIME_CUDA_CUDACOMMON_CUH
+#define MEGAGRAPH_RUNTIME_CUDA_CUDACOMMON_CUH
+
+#include "megagraph/RuntimeCuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace mgrt {
+namespace cuda {
+
+/// Prints "megagraph runtime: KERNEL: MESSAGE" and aborts (contract
+/// violations and CUDA errors alike).
+[[noreturn]] void fail(const char *kernel, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+inline void check(cudaError_t e, const char *kernel, const char *what) {
+  if (e != cudaSuccess)
+    fail(kernel, "%s: %s", what, cudaGetErrorString(e));
+}
+
+inline cudaStream_t asStream(void *s) { return static_cast<cudaStream_t>(s); }
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Element access of float / bfloat16 data with float32 arithmetic.
+__device__ __forceinline__ float toF32(float x) { return x; }
+__device__ __forceinline__ float toF32(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+template <typename T> __device__ __forceinline__ T fromF32(float x);
+template <> __device__ __forceinline__ float fromF32<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 fromF32<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+} // namespace cuda
+} // namespace mgrt
+
+#define MGRT_CUDA_CHECK(cond, kernel, ...)                                     \
+  do {                                                                         \
+    if (!(cond))                                                               \
+      ::mgrt::cuda::fail(kernel, __VA_ARGS__);                                 \
+  } while (0)
+
+#define MGRT_CUDA_LAUNCHED(kernel)                                             \
+  ::mgrt::cuda::check(cudaGetLastError(), kernel, "launch")
+
+#endif // MEGAGRAPH_RUNTIME_CUDA_CUDACOMMON_CUH

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# GPU checks (issue 10), run on a machine with an NVIDIA GPU:
+#   1. the CUDA kernels against the CPU runtime (MegaGraphCudaTests);
+#   2. the NCCL collectives with one rank (MegaGraphNcclTests, when built);
+#   3. the fused-attention benchmark against unfused cuBLAS attention
+#      (megagraph-cuda-attention-bench), FP32 and BF16, S = 4096, 16384,
+#      65536, 8 heads of 64.
+# Usage: scripts/gpu_check.sh [BIN_DIR (default build/bin)] [OUT_DIR]
+# The binaries are built on any machine with CUDA (ninja MegaGraphCudaTests
+# megagraph-cuda-attention-bench); they link cudart statically and need
+# only the driver and cuBLAS there (from /usr/local/cuda or PyTorch's
+# nvidia-* wheels). Without a prebuilt bench, it is compiled here with nvcc.
+# Logs and JSON land in OUT_DIR (default $OUT, else gpu-out/). Exits
+# non-zero when a test fails or a step cannot run.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${1:-$ROOT/build/bin}
+OUT_DIR=${2:-${OUT:-$ROOT/gpu-out}}
+BENCH_ARGS=${BENCH_ARGS:-}
+mkdir -p "$OUT_DIR"
+status=0
+step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+
+step "device"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+  --format=csv 2>&1 | tee "$OUT_DIR/gpu.txt" || status=1
+
+# cuBLAS / NCCL: the toolkit's, else the ones PyTorch's wheels carry.
+extra=$(python3 - 2>/dev/null <<'PY'
+import glob, os
+try:
+    import nvidia
+    dirs = sorted({os.path.dirname(p) for d in nvidia.__path__
+                   for p in glob.glob(os.path.join(d, "*", "lib", "*.so*"))})
+    print(":".join(dirs))
+except Exception:
+    pass
+PY
+)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib${extra:+:$extra}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+step "kernel tests"
+if [ -x "$BIN/MegaGraphCudaTests" ]; then
+  ldd "$BIN/MegaGraphCudaTests" | grep "not found"
+  timeout 300 "$BIN/MegaGraphCudaTests" \
+    --gtest_output=json:"$OUT_DIR/cuda_tests.json" 2>&1 |
+    tee "$OUT_DIR/cuda_tests.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  grep -q "SKIPPED" "$OUT_DIR/cuda_tests.log" && {
+    echo "gpu_check: GPU tests were skipped"; status=1; }
+else
+  echo "gpu_check: $BIN/MegaGraphCudaTests missing"; status=1
+fi
+
+if [ -x "$BIN/MegaGraphNcclTests" ]; then
+  step "NCCL tests (1 rank)"
+  timeout 120 "$BIN/MegaGraphNcclTests" 2>&1 | tee "$OUT_DIR/nccl_tests.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+step "attention benchmark"
+bench="$BIN/megagraph-cuda-attention-bench"
+if [ ! -x "$bench" ] || ldd "$bench" | grep -q "not found"; then
+  echo "gpu_check: building the benchmark here with nvcc"
+  bench=/tmp/megagraph-cuda-attention-bench
+  nvcc -O3 -std=c++17 -arch=sm_90 -I"$ROOT/runtime/include" \
+    "$ROOT"/runtime/cuda/*.cu "$ROOT/bench/cuda/attention_bench.cu" \
+    -lcublas -o "$bench" || status=1
+fi
+# shellcheck disable=SC2086
+timeout 400 "$bench" --json "$OUT_DIR/attention_bench.json" $BENCH_ARGS 2>&1 |
+  tee "$OUT_DIR/attention_bench.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo
+echo "gpu_check: $([ $status -eq 0 ] && echo OK || echo FAILED)"
+exit $status
