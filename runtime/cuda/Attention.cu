@@ -1,7 +1,7 @@
 //===- Attention.cu - Fused attention forward and backward on the GPU -----===//
 //
 // mgrt_cuda_attention_forward / _backward: operand checks, kernel choice
-// (the BF16 tensor-core forward for head size 64, else the general kernel
+// (the BF16 tensor-core kernels for head size 64, else the general kernel
 // instantiated for head sizes padded to 16, 32, 64 or 128) and the small
 // helper kernels of the backward (rowsum(dout * out), zeroing a broadcast
 // bias gradient, writing dq from its float32 accumulator).
@@ -281,7 +281,24 @@ extern "C" void mgrt_cuda_attention_backward(const mgrt_cuda_attention *a,
     }
   }
   const int P = std::max(paddedHead(a->dh), paddedHead(a->dvh));
-  if (a->dtype == MGRT_CUDA_F32)
+  if (a->dtype == MGRT_CUDA_BF16 && a->dh == kWmmaD && a->dvh == kWmmaD) {
+    static bool configured = false;
+    if (!configured) {
+      check(cudaFuncSetAttribute(attentionBackwardWmmaKernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)attnWmmaBackwardSmem()),
+            kBwd, "cudaFuncSetAttribute");
+      configured = true;
+    }
+    const bool vec = aligned16(a->q, a->q_stride[0], a->q_stride[1]) &&
+                     aligned16(a->k, a->k_stride[0], a->k_stride[1]) &&
+                     aligned16(a->v, a->v_stride[0], a->v_stride[1]);
+    const bool vecO = aligned16(g->dout, a->out_stride[0], a->out_stride[1]);
+    dim3 grid((unsigned)ceilDiv(a->Sk, 64), (unsigned)(a->B * a->H));
+    attentionBackwardWmmaKernel<<<grid, kWmmaThreads, attnWmmaBackwardSmem(),
+                                  s>>>(p, *g, dsum, dqAcc, atomic, vec, vecO);
+    MGRT_CUDA_LAUNCHED(kBwd);
+  } else if (a->dtype == MGRT_CUDA_F32)
     dispatchHead<float, BackwardFn>(P, p, *g, dsum, dqAcc, atomic, s);
   else
     dispatchHead<__nv_bfloat16, BackwardFn>(P, p, *g, dsum, dqAcc, atomic, s);

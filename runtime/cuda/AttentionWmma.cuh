@@ -182,6 +182,191 @@ __global__ void __launch_bounds__(kWmmaThreads)
 #endif
 }
 
+
+constexpr size_t attnWmmaBackwardSmem() {
+  // Q, dout, K, V tiles and the block's P^T and dS^T (bf16), then per warp
+  // two float [16][kLdF] tiles, then lse and rowsum(dout * out).
+  return sizeof(__nv_bfloat16) * (6 * 64 * kLdH) +
+         sizeof(float) * (2 * 4 * 16 * kLdF + 2 * 64);
+}
+
+/// BF16 backward for head size 64 on tensor cores (flash-attention-2
+/// order): one block per (64-key block, batch * head), warp w owning keys
+/// [16w, 16w+16). Per 64-query block each warp forms S^T and dP^T for its
+/// keys (16 MMAs each), turns them into P^T and dS^T (bf16, two lanes per
+/// key row), accumulates dV += P^T dout and dK += dS^T q in persistent
+/// fragments (16 MMAs each), and, once every warp's dS^T is in shared
+/// memory, computes dq for 16 of the queries over all 64 keys (16 MMAs)
+/// and adds it to the float32 accumulator with atomics.
+__global__ void __launch_bounds__(kWmmaThreads)
+    attentionBackwardWmmaKernel(mgrt_cuda_attention a,
+                                mgrt_cuda_attention_grad g, const float *dsum,
+                                float *dqAcc, bool dbiasAtomic, bool vec,
+                                bool vecO) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  extern __shared__ __align__(32) unsigned char smemRaw[];
+  __nv_bfloat16 *Qs = reinterpret_cast<__nv_bfloat16 *>(smemRaw);
+  __nv_bfloat16 *dOs = Qs + 64 * kLdH;
+  __nv_bfloat16 *Ks = dOs + 64 * kLdH;
+  __nv_bfloat16 *Vs = Ks + 64 * kLdH;
+  __nv_bfloat16 *Pt = Vs + 64 * kLdH;  // [64 keys][64 queries]
+  __nv_bfloat16 *dSt = Pt + 64 * kLdH; // [64 keys][64 queries]
+  float *F = reinterpret_cast<float *>(dSt + 64 * kLdH);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float *Sw = F + warp * 2 * 16 * kLdF; // S^T, later the dq staging
+  float *dPw = Sw + 16 * kLdF;          // dP^T
+  float *lseS = F + 4 * 2 * 16 * kLdF;
+  float *dsumS = lseS + 64;
+
+  const int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
+  const int64_t k0 = (int64_t)blockIdx.x * 64;
+  using bf = __nv_bfloat16;
+  const bf *q = static_cast<const bf *>(a.q) + b * a.q_stride[0] + h * 64;
+  const bf *k = static_cast<const bf *>(a.k) + b * a.k_stride[0] + h * 64;
+  const bf *v = static_cast<const bf *>(a.v) + b * a.v_stride[0] + h * 64;
+  const bf *dout =
+      static_cast<const bf *>(g.dout) + b * a.out_stride[0] + h * 64;
+  loadTileBf16(Ks, k, a.k_stride[1], k0, a.Sk, vec);
+  loadTileBf16(Vs, v, a.v_stride[1], k0, a.Sk, vec);
+
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> dK[4], dV[4];
+#pragma unroll
+  for (int n = 0; n < 4; ++n) {
+    wmma::fill_fragment(dK[n], 0.f);
+    wmma::fill_fragment(dV[n], 0.f);
+  }
+  const int row = lane / 2, half = lane % 2; // key row of this warp
+  const int64_t kj = k0 + warp * 16 + row;
+
+  for (int64_t q0 = 0; q0 < a.Sq; q0 += 64) {
+    __syncthreads();
+    loadTileBf16(Qs, q, a.q_stride[1], q0, a.Sq, vec);
+    loadTileBf16(dOs, dout, a.out_stride[1], q0, a.Sq, vecO);
+    if (threadIdx.x < 64) {
+      const int64_t qi = q0 + threadIdx.x;
+      lseS[threadIdx.x] = qi < a.Sq ? a.lse[bh * a.Sq + qi] : INFINITY;
+      dsumS[threadIdx.x] = qi < a.Sq ? dsum[bh * a.Sq + qi] : 0.f;
+    }
+    __syncthreads();
+
+    // S^T = K_w Q^T and dP^T = V_w dout^T (16 keys x 64 queries).
+    {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> kf[4],
+          vf[4];
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        wmma::load_matrix_sync(kf[kk], Ks + warp * 16 * kLdH + kk * 16, kLdH);
+        wmma::load_matrix_sync(vf[kk], Vs + warp * 16 * kLdH + kk * 16, kLdH);
+      }
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> sf, pf;
+        wmma::fill_fragment(sf, 0.f);
+        wmma::fill_fragment(pf, 0.f);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::col_major> qf,
+              of;
+          wmma::load_matrix_sync(qf, Qs + n * 16 * kLdH + kk * 16, kLdH);
+          wmma::load_matrix_sync(of, dOs + n * 16 * kLdH + kk * 16, kLdH);
+          wmma::mma_sync(sf, kf[kk], qf, sf);
+          wmma::mma_sync(pf, vf[kk], of, pf);
+        }
+        wmma::store_matrix_sync(Sw + n * 16, sf, kLdF, wmma::mem_row_major);
+        wmma::store_matrix_sync(dPw + n * 16, pf, kLdF, wmma::mem_row_major);
+      }
+    }
+    __syncwarp();
+
+    // P^T, dS^T for key kj and this lane's 32 queries; the bias gradient.
+#pragma unroll 4
+    for (int c = 0; c < 32; ++c) {
+      const int qc = half * 32 + c;
+      const int64_t qi = q0 + qc;
+      const float logit =
+          attnLogit(a, b, h, qi, kj, a.scale * Sw[row * kLdF + qc]);
+      const float p = logit == -INFINITY ? 0.f : __expf(logit - lseS[qc]);
+      const float ds = p * (dPw[row * kLdF + qc] - dsumS[qc]);
+      Pt[(warp * 16 + row) * kLdH + qc] = __float2bfloat16_rn(p);
+      dSt[(warp * 16 + row) * kLdH + qc] = __float2bfloat16_rn(ds);
+      if (g.dbias && qi < a.Sq && kj < a.Sk) {
+        float *dst = g.dbias + b * g.dbias_stride[0] + h * g.dbias_stride[1] +
+                     qi * g.dbias_stride[2] + kj * g.dbias_stride[3];
+        if (!dbiasAtomic)
+          *dst = ds;
+        else if (ds != 0.f)
+          atomicAdd(dst, ds);
+      }
+    }
+    __syncwarp();
+
+    // dV_w += P^T_w dout, dK_w += dS^T_w Q (16 keys x 64 dims).
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> pa, sa;
+      wmma::load_matrix_sync(pa, Pt + warp * 16 * kLdH + kk * 16, kLdH);
+      wmma::load_matrix_sync(sa, dSt + warp * 16 * kLdH + kk * 16, kLdH);
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::row_major> ob,
+            qb;
+        wmma::load_matrix_sync(ob, dOs + kk * 16 * kLdH + n * 16, kLdH);
+        wmma::load_matrix_sync(qb, Qs + kk * 16 * kLdH + n * 16, kLdH);
+        wmma::mma_sync(dV[n], pa, ob, dV[n]);
+        wmma::mma_sync(dK[n], sa, qb, dK[n]);
+      }
+    }
+    __syncthreads(); // every warp's dS^T rows are in place
+
+    // dq for queries [16w, 16w+16) over the block's 64 keys:
+    // dq = dS K, dS (query x key) read column-major from dS^T.
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> qacc;
+      wmma::fill_fragment(qacc, 0.f);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::col_major> sa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::row_major> kb;
+        wmma::load_matrix_sync(sa, dSt + kk * 16 * kLdH + warp * 16, kLdH);
+        wmma::load_matrix_sync(kb, Ks + kk * 16 * kLdH + n * 16, kLdH);
+        wmma::mma_sync(qacc, sa, kb, qacc);
+      }
+      wmma::store_matrix_sync(Sw + n * 16, qacc, kLdF, wmma::mem_row_major);
+    }
+    __syncwarp();
+    for (int idx = lane; idx < 16 * 64; idx += 32) {
+      const int r = idx / 64, c = idx % 64;
+      const int64_t qi = q0 + warp * 16 + r;
+      const float x = Sw[r * kLdF + c];
+      if (qi < a.Sq && x != 0.f)
+        atomicAdd(&dqAcc[(bh * a.Sq + qi) * 64 + c], x);
+    }
+  }
+
+  // dK (times scale) and dV of this warp's 16 keys.
+  __syncwarp();
+#pragma unroll
+  for (int n = 0; n < 4; ++n) {
+    wmma::store_matrix_sync(Sw + n * 16, dK[n], kLdF, wmma::mem_row_major);
+    wmma::store_matrix_sync(dPw + n * 16, dV[n], kLdF, wmma::mem_row_major);
+  }
+  __syncwarp();
+  bf *dkOut = static_cast<bf *>(g.dk) + b * a.k_stride[0] + h * 64;
+  bf *dvOut = static_cast<bf *>(g.dv) + b * a.v_stride[0] + h * 64;
+  for (int idx = lane; idx < 16 * 64; idx += 32) {
+    const int r = idx / 64, c = idx % 64;
+    const int64_t kr = k0 + warp * 16 + r;
+    if (kr < a.Sk) {
+      dkOut[kr * a.k_stride[1] + c] =
+          __float2bfloat16_rn(a.scale * Sw[r * kLdF + c]);
+      dvOut[kr * a.v_stride[1] + c] = __float2bfloat16_rn(dPw[r * kLdF + c]);
+    }
+  }
+#endif
+}
+
 } // namespace cuda
 } // namespace mgrt
 

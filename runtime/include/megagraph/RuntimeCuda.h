@@ -94,7 +94,8 @@ typedef struct mgrt_cuda_attention_grad {
 } mgrt_cuda_attention_grad;
 
 /** Fused blockwise-online-softmax forward: no [Sq,Sk] matrix is stored.
- *  BF16 with dh = dvh = 64 runs on tensor cores (WMMA); other cases run
+ *  BF16 with dh = dvh = 64 runs on tensor cores (WMMA, here and in the
+ *  backward); other cases run
  *  the general CUDA-core kernel. */
 void mgrt_cuda_attention_forward(const mgrt_cuda_attention *a, void *stream);
 /** Flash-attention-2 backward: recomputes the scores block by block from

@@ -323,9 +323,14 @@ TEST(CudaAttention, Bf16MatchesCpuOnRoundedInputs) {
     AttentionGrads want = cpuBackward(r, dout);
     DeviceBuffer<uint16_t> dO(bf16Bits(dout)), dq(p.q.size()), dk(p.k.size()),
         dv(p.v.size());
+    DeviceBuffer<float> dbias(std::max<size_t>(p.bias.size(), 1));
     mgrt_cuda_attention_grad g;
     std::memset(&g, 0, sizeof(g));
     g.dout = dO.ptr, g.dq = dq.ptr, g.dk = dk.ptr, g.dv = dv.ptr;
+    if (!p.bias.empty()) {
+      g.dbias = dbias.get();
+      broadcastStrides(p.biasShape, g.dbias_stride);
+    }
     mgrt_cuda_attention_backward(&d.a, &g, nullptr);
     auto rel = [](const std::vector<float> &got, const std::vector<float> &w) {
       float m = 0;
@@ -336,6 +341,11 @@ TEST(CudaAttention, Bf16MatchesCpuOnRoundedInputs) {
     EXPECT_LE(rel(fromBits(dq.host()), want.dq), 3e-2f) << "dq dh=" << c.dh;
     EXPECT_LE(rel(fromBits(dk.host()), want.dk), 3e-2f) << "dk dh=" << c.dh;
     EXPECT_LE(rel(fromBits(dv.host()), want.dv), 3e-2f) << "dv dh=" << c.dh;
+    if (!p.bias.empty()) {
+      std::vector<float> got = dbias.host();
+      got.resize(p.bias.size());
+      EXPECT_LE(rel(got, want.dbias), 3e-2f) << "dbias dh=" << c.dh;
+    }
   }
 }
 
