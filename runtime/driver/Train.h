@@ -7,9 +7,12 @@
 //
 // Batches (../shared/DESIGN.md "Data model"): B sequences of S nodes, both
 // read from the model's static [B, S, ...] input shapes (--batch / --seq-len
-// must equal them). The nodes are cut into floor(N / S) sequences by
-// mgrt_partition_sequences(seq_len = S): sequence i = order[i*S, (i+1)*S);
-// the N % S nodes of the short last one are never used. Each epoch visits
+// must equal them). Data: --data synthetic:sbm,... (mgrt_sbm_generate), or
+// ogb:DIR[,split=NAME] / a directory (mgrt_ogb_load, OGB raw layout). The
+// nodes are cut into floor(N / S) sequences by --partition metis (default;
+// mgrt_partition_metis seeded with --seed) or greedy
+// (mgrt_partition_sequences), seq_len = S: sequence i = order[i*S,
+// (i+1)*S); the N % S nodes of the short last one are never used. Each epoch visits
 // the sequences in a seeded shuffled order (--seed, splitmix64 /
 // xoshiro256**, the same on every platform), B per step; the
 // floor(sequences / B) * B first of the shuffled order make the epoch's
@@ -30,25 +33,35 @@
 //                                            symmetrized 0/1 adjacency of the
 //                                            induced subgraph (no self loops;
 //                                            I adds them), D its row sums
-//   labels                     i64 [B,S]    class (SBM block) of the node
-//   label_mask                 bool [B,S]   1 for training nodes: a seeded
-//                                            (--seed) exact share
+//   labels                     i64 [B,S]    class (SBM block) of the node;
+//                                            0 for unlabelled (OGB) nodes
+//   label_mask                 bool [B,S]   1 for training nodes. SBM: a
+//                                            seeded (--seed) exact share
 //                                            round(--train-fraction * N) of
 //                                            all nodes, default 0.8; the rest
-//                                            are test nodes
+//                                            are test nodes. OGB: labelled
+//                                            nodes of the train split
+//   eval_mask (optional)       f32 [B,S]    1 for test nodes: SBM the nodes
+//                                            outside label_mask, OGB the
+//                                            labelled nodes of the test split
 // (i32 is accepted for the integer inputs and u8 for label_mask.)
 // Outputs: `loss` f32 (one element) is required (without it the model has
 // no training step: exit 2); `correct` f32 (one element, number of
 // correctly classified counted nodes) gives accuracy = correct / number of
-// masked nodes in the batch; any other output is allocated and ignored.
+// masked nodes in the batch; `eval_correct` f32 (one element, computed
+// before the update) with input eval_mask gives test_accuracy =
+// eval_correct / sum(eval_mask); any other output is allocated and ignored.
+// --dump-inputs DIR writes each step's inputs to DIR/step<t>/<name>.npy.
 //
 // Per step: build the batch (untimed), reset the memory peak, call the
 // entry (timed: step_time_s), print `step t/K  loss L  acc A  T s  peak P
 // MiB` to stdout (unless --quiet) and append to --log-json one line
-//   {"step":t,"loss":L,"accuracy":A,"step_time_s":T,"peak_bytes":[P],
-//    "tokens_per_s":B*S/T,"epoch":e}
-// (t from 1; accuracy null without `correct` or counted nodes; peak_bytes
-// one entry per rank, here one). A non-finite loss is logged (as null) and
+//   {"step":t,"loss":L,"accuracy":A,"test_accuracy":TA,"step_time_s":T,
+//    "peak_bytes":[P],"tokens_per_s":B*S/T,"epoch":e}
+// (t from 1; accuracy null without `correct` or counted nodes, TA null
+// without eval_mask / eval_correct or test nodes in the batch; peak_bytes
+// one entry per rank, here one). The summary's test accuracy pools the
+// last min(steps, steps per epoch) steps. A non-finite loss is logged (as null) and
 // stops the run with exit 1. Then a summary line on stdout. Exit codes as
 // mgrt_main: 0 ok, 1 usage / data / model-shape error, 2 no training step.
 //
