@@ -12,8 +12,8 @@
 // nodes are cut into floor(N / S) sequences by --partition metis (default;
 // mgrt_partition_metis seeded with --seed) or greedy
 // (mgrt_partition_sequences), seq_len = S: sequence i = order[i*S,
-// (i+1)*S); the N % S nodes of the short last one are never used. Each epoch visits
-// the sequences in a seeded shuffled order (--seed, splitmix64 /
+// (i+1)*S); the N % S nodes of the short last one are never used. Each epoch
+// visits the sequences in a seeded shuffled order (--seed, splitmix64 /
 // xoshiro256**, the same on every platform), B per step; the
 // floor(sequences / B) * B first of the shuffled order make the epoch's
 // batches (no sequence twice in one batch), the rest wait for later epochs'
@@ -61,8 +61,8 @@
 // (t from 1; accuracy null without `correct` or counted nodes, TA null
 // without eval_mask / eval_correct or test nodes in the batch; peak_bytes
 // one entry per rank, here one). The summary's test accuracy pools the
-// last min(steps, steps per epoch) steps. A non-finite loss is logged (as null) and
-// stops the run with exit 1. Then a summary line on stdout. Exit codes as
+// last min(steps, steps per epoch) steps. A non-finite loss is logged (as null)
+// and stops the run with exit 1. Then a summary line on stdout. Exit codes as
 // mgrt_main: 0 ok, 1 usage / data / model-shape error, 2 no training step.
 //
 //===----------------------------------------------------------------------===//
