@@ -12,6 +12,13 @@ with a level-synchronous (matrix) BFS for the shortest-path distances, which
 gives the same distances as common.random_graphs' per-node BFS (checked by
 --self-check) but runs in seconds at S=4096.
 
+With --train it exports the training variant instead (BenchGraphormerTrain):
+the runtime's `--mode train` feeds float node features, so the categorical
+atom encoder becomes a Linear(F, D) encoder of the SBM features (F=16), the
+degree tables cover the raw SBM degrees (64 entries, no clamping, no padding
+row), the spatial table the driver's distances 0..8 (--max-distance 8), and
+the head has 8 classes (the SBM blocks). Layers, D, H and FFN are as above.
+
 Writes into OUT (not under version control: use /tmp or build/):
   model.onnx, inputs/<name>.npy, outputs/logits.npy   (as common.export does)
   params/<state_dict name>.npy                          (every parameter)
@@ -19,6 +26,7 @@ Writes into OUT (not under version control: use /tmp or build/):
 
 Usage:
   /usr/bin/python3 bench/graphormer_bench.py --nodes 1024 --out /tmp/gb/s1024
+  /usr/bin/python3 bench/graphormer_bench.py --train --nodes 1024 --out /tmp/gb/t1024
   /usr/bin/python3 bench/graphormer_bench.py --self-check
 """
 
@@ -55,6 +63,55 @@ class BenchGraphormer(graphormer.Graphormer):
             [graphormer.GraphormerLayer(d, h, ffn_mult * d) for _ in range(layers)])
         self.final_norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, classes)
+
+
+# The training variant's sizes: what runtime/driver/Train.h feeds.
+TRAIN_FEATURES = 16      # synthetic:sbm features= (the generator's default)
+TRAIN_CLASSES = 8        # synthetic:sbm classes=
+TRAIN_MAX_DEGREE = 64    # raw SBM degrees (expected 20) index the tables
+TRAIN_MAX_DISTANCE = 8   # --max-distance: spd in [0, 8]
+
+
+class BenchGraphormerTrain(BenchGraphormer):
+    """BenchGraphormer fed the way `--mode train` feeds a model: float node
+    features x [B,S,F] through a Linear encoder, raw degrees, SPD capped at
+    TRAIN_MAX_DISTANCE. No padding rows: every table row is trained (ONNX
+    does not carry padding_idx, so the compiled step updates them all)."""
+
+    def __init__(self, d=128, h=8, layers=4, classes=TRAIN_CLASSES, ffn_mult=2,
+                 features=TRAIN_FEATURES):
+        nn.Module.__init__(self)
+        self.feat_encoder = nn.Linear(features, d)
+        self.in_degree_encoder = nn.Embedding(TRAIN_MAX_DEGREE, d)
+        self.out_degree_encoder = nn.Embedding(TRAIN_MAX_DEGREE, d)
+        self.spatial_pos_encoder = nn.Embedding(TRAIN_MAX_DISTANCE + 1, h)
+        self.layers = nn.ModuleList(
+            [graphormer.GraphormerLayer(d, h, ffn_mult * d) for _ in range(layers)])
+        self.final_norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x, in_degree, out_degree, spd):
+        # graphormer.Graphormer.forward with the Linear feature encoder
+        h = self.feat_encoder(x)
+        h = h + self.in_degree_encoder(in_degree) + self.out_degree_encoder(out_degree)
+        attn_bias = self.spatial_pos_encoder(spd).permute(0, 3, 1, 2)
+        for layer in self.layers:
+            h = layer(h, attn_bias)
+        return self.head(self.final_norm(h))
+
+
+def make_train_inputs(batch, nodes, seed=0):
+    """Random inputs of the training variant's shapes and ranges (only the
+    export and the reference output use them; training data comes from the
+    runtime's synthetic:sbm)."""
+    g = torch.Generator().manual_seed(seed)
+    return {
+        "x": torch.randn(batch, nodes, TRAIN_FEATURES, generator=g),
+        "in_degree": torch.randint(0, TRAIN_MAX_DEGREE, (batch, nodes), generator=g),
+        "out_degree": torch.randint(0, TRAIN_MAX_DEGREE, (batch, nodes), generator=g),
+        "spd": torch.randint(0, TRAIN_MAX_DISTANCE + 1, (batch, nodes, nodes),
+                             generator=g),
+    }
 
 
 def _spd_matrix_bfs(adj, max_dist):
@@ -118,20 +175,29 @@ def make_inputs(batch, nodes, avg_degree, seed=0,
 
 
 def export_bench(out_dir, nodes, batch=1, d=128, h=8, layers=4, classes=4,
-                 avg_degree=4.0, seed=0):
-    """Builds, exports and saves the benchmark model at `nodes` nodes; returns a
-    summary dict (also written to OUT/config.json)."""
+                 avg_degree=4.0, seed=0, train=False):
+    """Builds, exports and saves the benchmark model (the training variant if
+    `train`) at `nodes` nodes; returns a summary dict (also written to
+    OUT/config.json)."""
     common.seed_everything(seed)
-    model = common.randomize_params(BenchGraphormer(d=d, h=h, layers=layers,
-                                                    classes=classes))
+    if train:
+        # randomize_params also keeps the LayerNorm / bias initializers
+        # distinct, so the exporter cannot merge (and so tie) them.
+        model = common.randomize_params(BenchGraphormerTrain(
+            d=d, h=h, layers=layers, classes=classes))
+        inputs = make_train_inputs(batch, nodes, seed=seed)
+    else:
+        model = common.randomize_params(BenchGraphormer(d=d, h=h, layers=layers,
+                                                        classes=classes))
+        inputs = make_inputs(batch, nodes, avg_degree, seed=seed)
     model.eval()
-    inputs = make_inputs(batch, nodes, avg_degree, seed=seed)
     summary = common.export(model, inputs, out_dir)
     os.makedirs(os.path.join(out_dir, "params"), exist_ok=True)
     for name, t in model.state_dict().items():
         np.save(os.path.join(out_dir, "params", f"{name}.npy"),
                 t.detach().cpu().numpy())
-    config = dict(nodes=nodes, batch=batch, dim=d, heads=h, layers=layers,
+    config = dict(mode="train" if train else "infer",
+                  nodes=nodes, batch=batch, dim=d, heads=h, layers=layers,
                   classes=classes, ffn_dim=2 * d, feats=graphormer.F,
                   vocab_per_feat=graphormer.VOCAB_PER_FEAT,
                   num_spatial=graphormer.NUM_SPATIAL,
@@ -139,6 +205,12 @@ def export_bench(out_dir, nodes, batch=1, d=128, h=8, layers=4, classes=4,
                   seed=seed, torch=torch.__version__,
                   num_params=sum(p.numel() for p in model.parameters()),
                   onnx_ops=summary["ops"], onnx_bytes=summary["size"])
+    if train:
+        config.update(features=TRAIN_FEATURES, max_degree=TRAIN_MAX_DEGREE,
+                      max_distance=TRAIN_MAX_DISTANCE,
+                      num_spatial=TRAIN_MAX_DISTANCE + 1)
+        for k in ("feats", "vocab_per_feat", "avg_degree"):
+            del config[k]
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
     summary["config"] = config
@@ -178,10 +250,13 @@ def main(argv=None):
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--classes", type=int, default=4)
+    ap.add_argument("--classes", type=int, default=None,
+                    help=f"output classes (default 4; {TRAIN_CLASSES} with --train)")
     ap.add_argument("--avg-degree", type=float, default=4.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="work directory (under /tmp or build/)")
+    ap.add_argument("--train", action="store_true",
+                    help="export the training variant (BenchGraphormerTrain)")
     ap.add_argument("--self-check", action="store_true")
     a = ap.parse_args(argv)
     if a.self_check:
@@ -189,8 +264,9 @@ def main(argv=None):
         return
     if not a.out:
         ap.error("--out DIR is required")
+    classes = a.classes or (TRAIN_CLASSES if a.train else 4)
     s = export_bench(a.out, a.nodes, a.batch, a.dim, a.heads, a.layers,
-                     a.classes, a.avg_degree, a.seed)
+                     classes, a.avg_degree, a.seed, train=a.train)
     print(common.format_summary(s))
     print(f"   params: {s['config']['num_params']} "
           f"(saved to {os.path.join(a.out, 'params')})")

@@ -30,37 +30,22 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-BUILD_DIR=${BUILD_DIR:-build-bench}
-case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+# BUILD_DIR, THREADS, NICE, DATE, PY, thread environment, log, run
+source bench/bench_common.sh
 WORK=${WORK:-$BUILD_DIR/bench-work}
-THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-5}
 TOL=${TOL:-1e-3}
 REUSE=${REUSE:-0}
 KEEPMEM=${KEEPMEM:-1}
-NICE=${NICE:-}
-DATE=$(date +%Y-%m-%d)
 RESULTS=${RESULTS:-$ROOT/bench/results/$DATE-cpu-inference.md}
 SIZES=("$@")
 [ ${#SIZES[@]} -eq 0 ] && SIZES=(1024 2048 4096)
 
-PY=/usr/bin/python3
 COMPILE=$BUILD_DIR/bin/megagraph-compile
 LIBTORCH=$BUILD_DIR/bin/megagraph-bench-libtorch
-for tool in "$COMPILE" "$LIBTORCH" /usr/bin/time; do
-  if [ ! -x "$tool" ]; then
-    echo "error: $tool not found; build it first:" >&2
-    echo "  ninja -C $BUILD_DIR megagraph-compile megagraph_rt megagraph-bench-libtorch" >&2
-    exit 1
-  fi
-done
+BUILD_TARGETS="megagraph-compile megagraph_rt megagraph-bench-libtorch"
+require_tools "$COMPILE" "$LIBTORCH" /usr/bin/time
 mkdir -p "$WORK" "$(dirname "$RESULTS")"
-
-# Same thread count for both: the MegaGraph runtime's pool
-# (MEGAGRAPH_NUM_THREADS; it sets OpenBLAS to 1 thread itself) and LibTorch's
-# intra-op pool (at::set_num_threads, OpenMP) + its OpenBLAS.
-export MEGAGRAPH_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
-export OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 
 VARIANTS=(default)
 [ "$KEEPMEM" = 1 ] && VARIANTS+=(keepmem)
@@ -69,14 +54,6 @@ variant_env() { # the `env` words of a variant
     default) echo "" ;;
     keepmem) echo "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1099511627776" ;;
   esac
-}
-
-COMMANDS=()
-log() { echo "[bench] $*" >&2; }
-# Runs and records a command (paths relative to the repo root where possible).
-run() {
-  COMMANDS+=("$(printf '%q ' "$@" | sed "s|$ROOT/||g")")
-  "$@"
 }
 
 START=$(date '+%Y-%m-%d %H:%M:%S %Z')
@@ -126,30 +103,15 @@ printf '%s\n' "${COMMANDS[@]}" >"$CMDS_FILE"
 export ROOT WORK THREADS REPEAT TOL RESULTS START END LOAD_BEFORE LOAD_AFTER \
   CMDS_FILE BUILD_DIR NICE KEEPMEM
 export SIZES_LIST="${SIZES[*]}" VARIANTS_LIST="${VARIANTS[*]}"
-$PY - <<'EOF'
-import json, os, platform, re, subprocess, sys
+PYTHONPATH=$ROOT/bench $PY - <<'EOF'
+import json, os, re, sys
 import numpy as np
+from bench_report import gnu_time, machine_lines
 
 E = os.environ
 work, sizes = E["WORK"], [int(s) for s in E["SIZES_LIST"].split()]
 variants = E["VARIANTS_LIST"].split()
 tol, repeat = float(E["TOL"]), int(E["REPEAT"])
-
-def sh(cmd):
-    try:
-        return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return ""
-
-def gnu_time(path):
-    """/usr/bin/time -v: max RSS MiB, user s, sys s, minor page faults."""
-    t = open(path).read()
-    def num(pat):
-        return float(re.search(pat, t).group(1))
-    return dict(rss=num(r"Maximum resident set size \(kbytes\): (\d+)") / 1024,
-                user=num(r"User time \(seconds\): ([\d.]+)"),
-                sys=num(r"System time \(seconds\): ([\d.]+)"),
-                faults=num(r"Minor \(reclaiming a frame\) page faults: (\d+)"))
 
 def err(d, which):
     want = np.load(os.path.join(d, "outputs", "logits.npy"))
@@ -213,31 +175,9 @@ def detail_table(rs):
     return out
 
 cfg = json.load(open(os.path.join(work, f"s{sizes[0]}", "config.json")))
-lscpu = sh("lscpu")
-def lscpu_field(name):
-    m = re.search(rf"^{name}:\s*(.*)$", lscpu, re.M)
-    return m.group(1).strip() if m else "?"
-cpus = lscpu_field(r"CPU\(s\)")
-cores = lscpu_field(r"Core\(s\) per socket")
-tpc = lscpu_field(r"Thread\(s\) per core")
-openblas = sh("dpkg-query -W -f='${Version}' libopenblas0-pthread")
-mem = sh("grep MemTotal /proc/meminfo | awk '{printf \"%.1f GiB\", $2/1048576}'")
-commit = sh(f"git -C {E['ROOT']} rev-parse --short HEAD")
-dirty = sh(f"git -C {E['ROOT']} status --porcelain")
+machine = machine_lines(E["ROOT"], E["START"], E["END"], E["LOAD_BEFORE"],
+                        E["LOAD_AFTER"], E["NICE"])
 cmds = open(E["CMDS_FILE"]).read().strip()
-import torch
-machine = [
-    f"- CPU: {lscpu_field('Model name')}, {cpus} CPU(s) ({cores} core(s)/socket, "
-    f"{tpc} thread(s)/core), hypervisor: {lscpu_field('Hypervisor vendor')}; "
-    f"memory {mem}",
-    f"- OS: {platform.platform()}; {sh('g++ --version | head -1')}",
-    f"- LibTorch / PyTorch {torch.__version__} (Debian libtorch-dev), OpenBLAS "
-    f"{openblas}",
-    f"- MegaGraph: commit {commit}{' + uncommitted changes' if dirty else ''}",
-    f"- Date: {E['START']} .. {E['END']}; load average before {E['LOAD_BEFORE']}, "
-    f"after {E['LOAD_AFTER']} (the 2 cores are shared with other jobs"
-    + (f"; both binaries ran under nice -n {E['NICE']}" if E["NICE"] else "") + ")",
-]
 speedups = lambda rs: ", ".join(f"{r['lt_min'] / r['mg_min']:.1f}x" for r in rs)
 sections = [
     "## Results",

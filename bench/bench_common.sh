@@ -1,0 +1,41 @@
+# Shared by bench/run_inference_bench.sh and bench/run_training_bench.sh
+# (sourced, not run). Expects ROOT (the repository root, the current
+# directory) and sets:
+#   BUILD_DIR (absolute), THREADS, NICE, DATE, PY, COMMANDS (array)
+#   the thread environment of both sides: MEGAGRAPH_NUM_THREADS (the
+#   runtime's pool; it sets OpenBLAS to 1 thread itself), OMP_NUM_THREADS +
+#   OPENBLAS_NUM_THREADS + MKL_NUM_THREADS (LibTorch's intra-op pool and BLAS)
+# and defines log, run (records the command, paths relative to ROOT),
+# require_tools TOOL... and nice_prefix.
+BUILD_DIR=${BUILD_DIR:-build-bench}
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+THREADS=${THREADS:-2}
+NICE=${NICE:-}
+DATE=$(date +%Y-%m-%d)
+PY=/usr/bin/python3
+export MEGAGRAPH_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
+export OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
+
+COMMANDS=()
+log() { echo "[bench] $*" >&2; }
+# Runs and records a command.
+run() {
+  COMMANDS+=("$(printf '%q ' "$@" | sed "s|$ROOT/||g")")
+  "$@"
+}
+# Exits with a build hint unless every TOOL is executable; the hint names the
+# ninja targets in BUILD_TARGETS.
+require_tools() {
+  for tool in "$@"; do
+    if [ ! -x "$tool" ]; then
+      echo "error: $tool not found; build it first:" >&2
+      echo "  ninja -C $BUILD_DIR $BUILD_TARGETS" >&2
+      exit 1
+    fi
+  done
+}
+# The words to put before a timed binary: `nice -n NICE` when NICE is set.
+nice_prefix() {
+  [ -n "$NICE" ] && echo "nice -n $NICE"
+  return 0
+}
