@@ -8,6 +8,18 @@
 // zero-initialized globals `<param>.adam_m` / `.adam_v` and the step count
 // in `gt.adam_step`, so the executable carries all training state.
 //
+// Every ml_program.global_store is emitted at the end of the step, after the
+// last read of any state. This is required for correctness, not style: the
+// upstream bufferization model of global_store (LLVM 22) declares its operand
+// written and *not read*. So when a stored tensor is still read afterwards
+// (m_t for mhat, v_t for vhat, t for the bias corrections), one-shot
+// bufferization stores a fresh buffer "out of place" without copying the
+// data: uninitialized memory reached the moment globals. That was the AdamW
+// NaN on the Graphormer-style model. Stores placed last have no later
+// readers, so they bufferize in place (a memcpy of the computed value into
+// the global), and no forward load can see a parameter overwritten in the
+// same step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Passes/Passes.h"
@@ -113,6 +125,8 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
     mb.setInsertionPoint(grad);
     Location loc = grad.getLoc();
     Updater u{b, loc};
+    // (global, new value) pairs, stored after all the updates are computed.
+    SmallVector<std::pair<FlatSymbolRefAttr, Value>> stores;
 
     // 1. The AdamW step counter t (incremented once per step).
     Value biasCorr1, biasCorr2;
@@ -123,8 +137,7 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
       Value t = ml_program::GlobalLoadOp::create(
           b, loc, scalar, FlatSymbolRefAttr::get(step.getSymNameAttr()));
       t = u.add(t, u.splat(t, 1.0));
-      ml_program::GlobalStoreOp::create(
-          b, loc, FlatSymbolRefAttr::get(step.getSymNameAttr()), t);
+      stores.push_back({FlatSymbolRefAttr::get(step.getSymNameAttr()), t});
       // 1 / (1 - beta^t) for both moments.
       auto corr = [&](double beta) {
         Value p = tosa::PowOp::create(b, loc, scalar, u.splat(t, beta), t);
@@ -180,8 +193,8 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
         Value v = ml_program::GlobalLoadOp::create(b, loc, type, vref);
         m = u.add(u.scale(m, beta1), u.scale(g, 1.0 - beta1));
         v = u.add(u.scale(v, beta2), u.scale(u.mul(g, g), 1.0 - beta2));
-        ml_program::GlobalStoreOp::create(b, loc, mref, m);
-        ml_program::GlobalStoreOp::create(b, loc, vref, v);
+        stores.push_back({mref, m});
+        stores.push_back({vref, v});
         // Decoupled weight decay: w -= lr * (mhat / (sqrt(vhat) + eps) + wd w)
         auto bcast = [&](Value s) {
           SmallVector<int64_t> ones(type.getRank(), 1);
@@ -199,9 +212,11 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
           dir = u.add(dir, u.scale(w, weightDecay));
         step = u.scale(dir, learningRate);
       }
-      ml_program::GlobalStoreOp::create(b, loc, ref, u.sub(w, step));
+      stores.push_back({ref, u.sub(w, step)});
       ++numUpdated;
     }
+    for (auto [ref, value] : stores)
+      ml_program::GlobalStoreOp::create(b, loc, ref, value);
 
     // 3. The step returns the loss and the correct count only.
     func::ReturnOp::create(b, ret.getLoc(), kept);

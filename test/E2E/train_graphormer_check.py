@@ -10,6 +10,7 @@ synthetic stochastic block model, where the driver computes degrees and
 SPD per sequence.
 
 usage: train_graphormer_check.py MEGAGRAPH_COMPILE WORKDIR [--steps N]
+           [--optimizer sgd|adamw] [--lr X]
 Prints `raised: ...`, `records: ...`, `loss: ...`, `accuracy: ...` lines
 ending in OK or FAIL; exits 1 on FAIL.
 """
@@ -78,6 +79,8 @@ def main():
     ap.add_argument("compiler")
     ap.add_argument("work")
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--optimizer", default="sgd")
+    ap.add_argument("--lr", default=None)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
@@ -94,10 +97,10 @@ def main():
     print(f"raised: {gt.count('gt.attention')} attention, spatial bias "
           f"{'gt.spatial_bias' in gt} {'OK' if raised else 'FAIL'}")
     exe = os.path.join(args.work, "train")
-    # SGD: AdamW currently diverges to NaN on this model after a few steps
-    # (it trains the MLP of train_check.py fine); tracked in the issue.
-    subprocess.run([args.compiler, onnx_path, "--train", "--optimizer", "sgd",
-                    "--lr", "0.1", "--emit=exe", "-o", exe], check=True)
+    lr = args.lr or ("0.1" if args.optimizer == "sgd" else "0.003")
+    subprocess.run([args.compiler, onnx_path, "--train", "--optimizer",
+                    args.optimizer, "--lr", lr, "--emit=exe", "-o", exe],
+                   check=True)
     log = os.path.join(args.work, "log.jsonl")
     data = f"synthetic:sbm,nodes=4096,classes={C},features={F},signal=3,seed=3"
     subprocess.run([exe, "--mode", "train", "--data", data, "--steps",

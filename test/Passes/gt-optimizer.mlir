@@ -16,17 +16,28 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // SGD:         return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
 
 // With adamw: zero-initialized moment globals and a step counter, bias
-// corrections from the counter, moments stored back before the parameter.
+// corrections from the counter. Every store comes after the last compute op,
+// so no state is read after it is stored: upstream bufferization of
+// ml_program.global_store treats its operand as written and not read, and a
+// stored tensor read later was stored as an uninitialized copy (the AdamW
+// NaN). The counter, then each parameter's moments, then the parameter.
 // ADAM-DAG:  ml_program.global private mutable @gt.adam_step(dense<0.000000e+00> : tensor<f32>) : tensor<f32> {gt.optimizer_state}
 // ADAM-DAG:  ml_program.global private mutable @w.adam_m(dense<0.000000e+00> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.optimizer_state}
 // ADAM-DAG:  ml_program.global private mutable @w.adam_v(dense<0.000000e+00> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.optimizer_state}
 // ADAM-LABEL: func.func @main
-// ADAM:        ml_program.global_store @gt.adam_step
+// ADAM:        %[[T0:.*]] = ml_program.global_load @gt.adam_step
+// ADAM:        %[[T:.*]] = tosa.add %[[T0]]
+// ADAM:        tosa.pow %{{.*}}, %[[T]]
+// ADAM:        %[[M:.*]] = tosa.add
+// ADAM:        %[[V:.*]] = tosa.add
+// ADAM:        tosa.mul %[[V]]
 // ADAM:        tosa.pow
-// ADAM:        ml_program.global_store @w.adam_m
-// ADAM-NEXT:   ml_program.global_store @w.adam_v
-// ADAM:        ml_program.global_store @w =
-// ADAM:        return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
+// ADAM:        %[[NEW:.*]] = tosa.sub
+// ADAM-NEXT:   ml_program.global_store @gt.adam_step = %[[T]]
+// ADAM-NEXT:   ml_program.global_store @w.adam_m = %[[M]]
+// ADAM-NEXT:   ml_program.global_store @w.adam_v = %[[V]]
+// ADAM-NEXT:   ml_program.global_store @w = %[[NEW]]
+// ADAM-NEXT:   return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
 func.func @main(%x: tensor<4x8xf32> {gt.name = "x"}) -> (tensor<4x3xf32> {gt.name = "logits"}) {
   %w = ml_program.global_load @w : tensor<8x3xf32>
   %y = gt.linear %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
