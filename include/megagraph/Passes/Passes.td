@@ -244,11 +244,112 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"epsilon", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"returnState", "return-state", "bool", /*default=*/"false",
+           "Testing: also return every gradient (grad:<param>) and every "
+           "global the step stores, read back after the step "
+           "(state:<global>)">,
   ];
   let dependentDialects = ["::mlir::ml_program::MLProgramDialect",
                            "::mlir::tosa::TosaDialect"];
   let statistics = [
     Statistic<"numUpdated", "parameters", "parameters updated per step">,
+  ];
+}
+
+def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "Average the training step's gradients over the dp group";
+  let description = [{
+    Data parallelism on the gradient function `@main_grad` of gt-autodiff
+    (run before gt-optimizer): each of the `dp` ranks computes the loss and
+    the gradients of its share of the global batch, and this pass makes
+    every rank see the gradients of the whole global batch, so the replicas
+    stay identical and reproduce a one-process run.
+
+    The loss is a masked mean, so rank r's gradient is weighted by its
+    count of labelled items `n_r` (the sum of `label_mask`; 1 without it):
+    `g = sum_r n_r g_r / sum_r n_r`, and likewise the returned loss; the
+    `correct` count is summed. `n_r`, `n_r * loss_r`, `correct_r` and every
+    `n_r * g_r` are flattened and packed into buckets of at most
+    `bucket-bytes` (small gradients share one all-reduce; a gradient at
+    least that large gets its own), each reduced by one `shard.all_reduce`
+    (sum) over axis 0 of the grid `@gt_dp` (shape = dp), then sliced back
+    and divided by `sum_r n_r`.
+
+    The module also gets `func.func @megagraph_plan_dp() -> i64` returning
+    dp, which the runtime driver reads to split the global batch (dp times
+    the compiled batch) between the ranks, and a `gt.plan` dictionary
+    attribute. gt-shard-to-runtime lowers the collectives to runtime calls.
+    `dp = 1` leaves the module unchanged.
+
+    Example (dp = 2, one small gradient):
+
+    ```mlir
+    // before
+    return %loss, %correct, %gw : tensor<f32>, tensor<f32>, tensor<8x3xf32>
+    // after
+    shard.grid @gt_dp(shape = 2)
+    %b = tosa.concat %n, %nloss, %correct, %ngw {axis = 0 : i32} ...
+    %s = shard.all_reduce %b on @gt_dp grid_axes = [0] : tensor<27xf32> -> tensor<27xf32>
+    ... slices divided by the global count ...
+    ```
+  }];
+  let options = [
+    Option<"dp", "dp", "int64_t", /*default=*/"1",
+           "Number of data-parallel ranks">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"4194304",
+           "Largest all-reduce bucket packing several gradients (bytes)">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::tosa::TosaDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "all-reduces per step">,
+    Statistic<"numGradients", "gradients", "gradients averaged">,
+  ];
+}
+
+def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower shard collectives on tensors to runtime calls";
+  let description = [{
+    Replaces every `shard.all_reduce`, `all_gather`, `reduce_scatter`,
+    `all_to_all`, `broadcast`, `send`, `recv` and `shift` on static f32
+    tensors by a call to the communication runtime
+    (`runtime/include/megagraph/Comm.h`, `_mlir_ciface_mgrt_comm_*_f32`),
+    which runs it on MPI (host) or NCCL (device) groups. Upstream MLIR 22
+    lowers only all_reduce to its `mpi` dialect; this keeps one path for
+    both backends.
+
+    The operand is flattened and copied into a fresh buffer
+    (`bufferization.materialize_in_destination`), the runtime function gets
+    rank-1 `memref<?xf32>` operands, the grid as four sizes (at most four
+    axes; missing ones are 1) and the group's axes as a bit mask; the result
+    is the output buffer (`bufferization.to_tensor restrict`) reshaped back.
+    Conditions (errors otherwise): static shapes; f32; the grid's shape
+    static; `grid_axes` ascending; gather / scatter / split / concat axes
+    preceded only by unit dimensions (so pieces are contiguous);
+    all_to_all with split_axis = concat_axis; shift over its shift axis
+    only; reductions sum, average, max, min.
+
+    Example:
+
+    ```mlir
+    %1 = shard.all_reduce %0 on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+    // becomes
+    %buf = memref.alloc() : memref<4xf32>
+    bufferization.materialize_in_destination %0 in restrict writable %buf ...
+    %dyn = memref.cast %buf : memref<4xf32> to memref<?xf32>
+    func.call @mgrt_comm_all_reduce_f32(%dyn, %c2, %c1, %c1, %c1, %c1, %c0) ...
+    %1 = bufferization.to_tensor %buf restrict writable ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numLowered", "collectives", "collectives lowered">,
   ];
 }
 

@@ -1,0 +1,243 @@
+//===- GTDataParallel.cpp - Gradient all-reduce over the dp group -*- C++
+//-*-===//
+//
+// Part of MegaGraph. Data parallelism on the gradient function of
+// gt-autodiff (@main_grad: inputs, labels, label_mask -> loss, correct,
+// grad:<param>...), before gt-optimizer: each rank holds 1/dp of the global
+// batch, and the gradients, the loss and the correct count returned to the
+// optimizer become those of the global batch. The loss is a masked mean,
+// so rank r's share is weighted by its labelled-item count n_r:
+//   g = sum_r n_r g_r / sum_r n_r,
+// which reproduces a one-process run of the global batch exactly (up to
+// float summation order). Everything to reduce is flattened and packed into
+// buckets (small gradients share one shard.all_reduce); gt-shard-to-runtime
+// lowers the collectives to the communication runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+#include "megagraph/Passes/Passes.h"
+
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTDATAPARALLEL
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-data-parallel"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// Name of the data-parallel grid.
+constexpr StringLiteral kGrid = "gt_dp";
+
+/// One flattened value to reduce and where its result goes.
+struct Piece {
+  Value flat;            ///< rank-1 f32, the (weighted) local value
+  RankedTensorType type; ///< the original result type
+  int result = -1;       ///< index in the return, -1 for the count
+  bool weighted = false; ///< divide by the global count after the sum
+  int bucket = 0;        ///< which all-reduce carries it
+  int64_t offset = 0;    ///< where it starts in the bucket
+  Value reduced;         ///< its slice of the reduced bucket
+};
+
+/// Static-shape TOSA helpers.
+struct Builder {
+  OpBuilder &b;
+  Location loc;
+
+  RankedTensorType f32(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getShape() == shape)
+      return v;
+    ImplicitLocOpBuilder ib(loc, b);
+    return tosa::ReshapeOp::create(b, loc, t.clone(shape), v,
+                                   tosa::getTosaConstShape(ib, shape));
+  }
+  Value flatten(Value v) {
+    return reshape(v, {cast<RankedTensorType>(v.getType()).getNumElements()});
+  }
+  /// x * s with s a rank-1 one-element tensor, broadcast to x's shape.
+  Value mulScalar(Value x, Value s) {
+    auto t = cast<RankedTensorType>(x.getType());
+    Value bs = reshape(s, SmallVector<int64_t>(t.getRank(), 1));
+    auto i8 = RankedTensorType::get({1}, b.getI8Type());
+    Value shift = tosa::ConstOp::create(
+        b, loc, i8, DenseElementsAttr::get(i8, b.getI8IntegerAttr(0)));
+    return tosa::MulOp::create(b, loc, t, x, bs, shift);
+  }
+  Value slice(Value v, int64_t start, int64_t size) {
+    ImplicitLocOpBuilder ib(loc, b);
+    return tosa::SliceOp::create(b, loc, f32({size}), v,
+                                 tosa::getTosaConstShape(ib, {start}),
+                                 tosa::getTosaConstShape(ib, {size}));
+  }
+};
+
+struct GTDataParallelPass
+    : megagraph::impl::GTDataParallelBase<GTDataParallelPass> {
+  using GTDataParallelBase::GTDataParallelBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (dp < 1) {
+      module.emitError() << "gt-data-parallel: dp must be at least 1, got "
+                         << static_cast<int64_t>(dp);
+      return signalPassFailure();
+    }
+    if (bucketBytes < 4) {
+      module.emitError("gt-data-parallel: bucket-bytes must be at least 4");
+      return signalPassFailure();
+    }
+    if (dp == 1)
+      return;
+    auto grad = module.lookupSymbol<func::FuncOp>("main_grad");
+    if (!grad || grad.isExternal()) {
+      module.emitError("gt-data-parallel needs the gradient function "
+                       "@main_grad (run gt-autodiff first, gt-optimizer "
+                       "after)");
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(kGrid)) {
+      module.emitError() << "gt-data-parallel: the module already has a "
+                            "symbol @"
+                         << kGrid << " (the pass ran twice?)";
+      return signalPassFailure();
+    }
+    Block &body = grad.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder b(ret);
+    Location loc = grad.getLoc();
+    Builder h{b, loc};
+
+    // 1. The grid, and the plan for the driver.
+    OpBuilder mb(module.getBodyRegion());
+    mb.setInsertionPointToStart(module.getBody());
+    shard::GridOp::create(mb, loc, kGrid, ArrayRef<int64_t>{dp});
+    mb.setInsertionPoint(grad);
+    auto planFn = func::FuncOp::create(mb, loc, "megagraph_plan_dp",
+                                       mb.getFunctionType({}, mb.getI64Type()));
+    {
+      OpBuilder fb(planFn.getContext());
+      fb.setInsertionPointToStart(planFn.addEntryBlock());
+      Value v = arith::ConstantIntOp::create(fb, loc, fb.getI64Type(), dp);
+      func::ReturnOp::create(fb, loc, v);
+    }
+    module->setAttr("gt.plan",
+                    mb.getDictionaryAttr(
+                        {mb.getNamedAttr("dp", mb.getI64IntegerAttr(dp)),
+                         mb.getNamedAttr("zero", mb.getI64IntegerAttr(0))}));
+
+    // 2. The local count n of labelled items (1 without a label_mask).
+    Value count;
+    for (BlockArgument arg : grad.getArguments()) {
+      auto name =
+          grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      if (!name || name.getValue() != "label_mask")
+        continue;
+      auto t = cast<RankedTensorType>(arg.getType());
+      Value m = tosa::CastOp::create(b, loc, h.f32(t.getShape()), arg);
+      m = h.flatten(m);
+      count = tosa::ReduceSumOp::create(b, loc, h.f32({1}), m,
+                                        b.getI32IntegerAttr(0));
+    }
+    if (!count)
+      count = tosa::ConstOp::create(
+          b, loc, h.f32({1}),
+          DenseElementsAttr::get(h.f32({1}), b.getF32FloatAttr(1.0f)));
+
+    // 3. The pieces: the count, then each reduced result.
+    SmallVector<Piece> pieces;
+    pieces.push_back({count, h.f32({1}), -1, false});
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
+      if (!name)
+        continue;
+      StringRef n = name.getValue();
+      bool weighted = n == "loss" || n.starts_with("grad:");
+      if (!weighted && n != "correct")
+        continue;
+      auto t = dyn_cast<RankedTensorType>(value.getType());
+      if (!t || !t.hasStaticShape() || !t.getElementType().isF32()) {
+        grad.emitError() << "gt-data-parallel: result '" << n
+                         << "' must be a static f32 tensor, got "
+                         << value.getType();
+        return signalPassFailure();
+      }
+      Value flat = h.flatten(weighted ? h.mulScalar(value, count) : value);
+      pieces.push_back({flat, t, static_cast<int>(i), weighted});
+      if (n.starts_with("grad:"))
+        ++numGradients;
+    }
+
+    // 4. Buckets: consecutive pieces up to bucketBytes; a piece that large
+    //    travels alone.
+    const int64_t cap = bucketBytes / 4;
+    SmallVector<SmallVector<Piece *>> buckets(1);
+    int64_t filled = 0;
+    for (Piece &p : pieces) {
+      int64_t n = p.type.getNumElements();
+      if (!buckets.back().empty() && (n >= cap || filled + n > cap)) {
+        buckets.emplace_back();
+        filled = 0;
+      }
+      p.bucket = buckets.size() - 1;
+      p.offset = filled;
+      buckets.back().push_back(&p);
+      filled += n;
+      if (n >= cap) {
+        buckets.emplace_back();
+        filled = 0;
+      }
+    }
+    if (buckets.back().empty())
+      buckets.pop_back();
+
+    // 5. One sum all-reduce per bucket, then the slices.
+    for (SmallVector<Piece *> &bucket : buckets) {
+      SmallVector<Value> flats;
+      int64_t total = 0;
+      for (Piece *p : bucket) {
+        flats.push_back(p->flat);
+        total += p->type.getNumElements();
+      }
+      Value packed = flats.size() == 1
+                         ? flats.front()
+                         : tosa::ConcatOp::create(b, loc, h.f32({total}), flats,
+                                                  b.getI32IntegerAttr(0))
+                               .getResult();
+      Value sum = shard::AllReduceOp::create(b, loc, packed.getType(), kGrid,
+                                             ArrayRef<int16_t>{0}, packed,
+                                             shard::ReductionKind::Sum);
+      for (Piece *p : bucket)
+        p->reduced = bucket.size() == 1
+                         ? sum
+                         : h.slice(sum, p->offset, p->type.getNumElements());
+      ++numBuckets;
+    }
+
+    // 6. Divide the weighted sums by the global count; restore the shapes.
+    Value inv =
+        tosa::ReciprocalOp::create(b, loc, h.f32({1}), pieces.front().reduced);
+    SmallVector<Value> results(ret.getOperands());
+    for (Piece &p : llvm::drop_begin(pieces)) {
+      Value v = p.weighted ? h.mulScalar(p.reduced, inv) : p.reduced;
+      results[p.result] = h.reshape(v, p.type.getShape());
+    }
+    ret->setOperands(results);
+  }
+};
+
+} // namespace

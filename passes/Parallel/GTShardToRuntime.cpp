@@ -1,0 +1,353 @@
+//===- GTShardToRuntime.cpp - shard collectives -> runtime calls -*- C++
+//-*-===//
+//
+// Part of MegaGraph. Lowers the upstream `shard` collectives on tensors to
+// calls of the communication runtime (megagraph/Comm.h), before
+// bufferization: the operand is flattened and copied into a fresh buffer,
+// the call gets rank-1 memref<?xf32> operands, the grid as four sizes and
+// the group's axes as a bit mask, and the result is the output buffer as a
+// tensor, reshaped back. One path serves the MPI and the NCCL backends.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+#include "megagraph/Passes/Passes.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTSHARDTORUNTIME
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-shard-to-runtime"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// Reduction codes of megagraph/Comm.h (mgrt_comm_op).
+FailureOr<int64_t> reductionCode(shard::ReductionKind kind) {
+  switch (kind) {
+  case shard::ReductionKind::Sum:
+    return 0;
+  case shard::ReductionKind::Average:
+    return 1;
+  case shard::ReductionKind::Max:
+    return 2;
+  case shard::ReductionKind::Min:
+    return 3;
+  default:
+    return failure();
+  }
+}
+
+/// What every lowering needs: the builder, the grid arguments of the call.
+struct Lowering {
+  OpBuilder &b;
+  Operation *op;
+  SmallVector<Value> gridArgs;     // g0, g1, g2, g3, axes mask
+  SmallVector<int64_t> groupShape; // sizes of the group's axes, in order
+
+  Location loc() { return op->getLoc(); }
+
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc(), b.getI64Type(), v);
+  }
+
+  /// `v` as a rank-1 tensor (collapse or expand, no copy).
+  Value flatten(Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    auto flat = RankedTensorType::get({t.getNumElements()}, t.getElementType());
+    if (t.getRank() == 1)
+      return v;
+    if (t.getRank() == 0)
+      return tensor::ExpandShapeOp::create(b, loc(), flat, v,
+                                           ArrayRef<ReassociationIndices>{});
+    ReassociationIndices all;
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      all.push_back(i);
+    return tensor::CollapseShapeOp::create(b, loc(), flat, v,
+                                           ArrayRef<ReassociationIndices>{all});
+  }
+
+  /// A rank-1 tensor reshaped to `type`.
+  Value unflatten(Value v, RankedTensorType type) {
+    if (type.getRank() == 1)
+      return v;
+    if (type.getRank() == 0)
+      return tensor::CollapseShapeOp::create(b, loc(), type, v,
+                                             ArrayRef<ReassociationIndices>{});
+    ReassociationIndices all;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all.push_back(i);
+    return tensor::ExpandShapeOp::create(b, loc(), type, v,
+                                         ArrayRef<ReassociationIndices>{all});
+  }
+
+  /// A new buffer of `n` f32, optionally holding the flattened `init`.
+  Value buffer(int64_t n, Value init = {}) {
+    auto type = MemRefType::get({n}, b.getF32Type());
+    Value buf = memref::AllocOp::create(b, loc(), type);
+    if (init) {
+      auto mat = bufferization::MaterializeInDestinationOp::create(
+          b, loc(), TypeRange{}, flatten(init), buf);
+      mat.setRestrict(true);
+      mat.setWritable(true);
+    }
+    return buf;
+  }
+
+  /// The buffer as the runtime's memref<?xf32>.
+  Value dynamic(Value buf) {
+    return memref::CastOp::create(
+        b, loc(), MemRefType::get({ShapedType::kDynamic}, b.getF32Type()), buf);
+  }
+
+  /// The buffer as a tensor of `type`.
+  Value result(Value buf, RankedTensorType type) {
+    auto flatType = RankedTensorType::get(
+        {cast<MemRefType>(buf.getType()).getDimSize(0)}, b.getF32Type());
+    Value t = bufferization::ToTensorOp::create(b, loc(), flatType, buf,
+                                                /*restrict=*/true,
+                                                /*writable=*/true);
+    return unflatten(t, type);
+  }
+
+  /// Declares `name` once and calls it with `buffers` then the grid
+  /// arguments then `extra`.
+  void call(StringRef name, ArrayRef<Value> buffers, ArrayRef<int64_t> extra) {
+    SmallVector<Value> args;
+    for (Value v : buffers)
+      args.push_back(dynamic(v));
+    llvm::append_range(args, gridArgs);
+    for (int64_t e : extra)
+      args.push_back(i64(e));
+    SmallVector<Type> types;
+    for (Value a : args)
+      types.push_back(a.getType());
+    auto module = op->getParentOfType<ModuleOp>();
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn) {
+      OpBuilder mb(module.getBodyRegion());
+      fn = func::FuncOp::create(mb, module.getLoc(), name,
+                                b.getFunctionType(types, {}));
+      fn.setPrivate();
+      fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    }
+    func::CallOp::create(b, loc(), fn, args);
+  }
+
+  /// Row-major index of an in-group multi-index.
+  FailureOr<int64_t> linear(ArrayRef<int64_t> index, StringRef what) {
+    if (index.size() != groupShape.size())
+      return op->emitOpError() << what << " has " << index.size()
+                               << " coordinates for a group of "
+                               << groupShape.size() << " axes",
+             failure();
+    int64_t r = 0;
+    for (auto [i, s] : llvm::zip(index, groupShape)) {
+      if (i < 0 || i >= s)
+        return op->emitOpError() << what << " is outside the group", failure();
+      r = r * s + i;
+    }
+    return r;
+  }
+
+  int64_t groupSize() {
+    int64_t n = 1;
+    for (int64_t s : groupShape)
+      n *= s;
+    return n;
+  }
+};
+
+/// The tensor dimension `axis` is preceded only by unit dimensions, so the
+/// pieces along it are contiguous in the flattened tensor.
+bool leading(RankedTensorType t, int64_t axis) {
+  for (int64_t i = 0; i < axis; ++i)
+    if (t.getDimSize(i) != 1)
+      return false;
+  return true;
+}
+
+/// Checks the common conditions and fills the grid arguments.
+LogicalResult prepare(Operation *op, FlatSymbolRefAttr gridRef,
+                      ArrayRef<int16_t> axes, Lowering &l) {
+  for (Type t :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    if (isa<IndexType>(t))
+      continue;
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt)
+      return op->emitOpError("gt-shard-to-runtime lowers collectives on "
+                             "tensors only");
+    if (!rt.hasStaticShape() || !rt.getElementType().isF32())
+      return op->emitOpError("gt-shard-to-runtime needs static f32 tensors, "
+                             "got ")
+             << rt;
+  }
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridRef);
+  if (!grid)
+    return op->emitOpError("no shard.grid named ") << gridRef;
+  ArrayRef<int64_t> shape = grid.getShape();
+  if (shape.size() > 4 || llvm::any_of(shape, ShapedType::isDynamic))
+    return op->emitOpError("the runtime supports static grids of at most 4 "
+                           "axes");
+  int64_t mask = 0, last = -1;
+  for (int16_t a : axes) {
+    if (a <= last)
+      return op->emitOpError("grid_axes must be ascending");
+    last = a;
+    mask |= int64_t(1) << a;
+    l.groupShape.push_back(shape[a]);
+  }
+  for (int i = 0; i < 4; ++i)
+    l.gridArgs.push_back(l.i64(i < (int)shape.size() ? shape[i] : 1));
+  l.gridArgs.push_back(l.i64(mask));
+  return success();
+}
+
+LogicalResult lower(Operation *op, int64_t &count) {
+  OpBuilder b(op);
+  Lowering l{b, op, {}, {}};
+  auto fail = [&](const Twine &msg) { return op->emitOpError(msg), failure(); };
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  Value replacement;
+
+  if (auto ar = dyn_cast<shard::AllReduceOp>(op)) {
+    if (failed(prepare(op, ar.getGridAttr(), ar.getGridAxes(), l)))
+      return failure();
+    FailureOr<int64_t> code = reductionCode(ar.getReduction());
+    if (failed(code))
+      return fail("reduction must be sum, average, max or min");
+    auto t = typeOf(ar.getResult());
+    Value buf = l.buffer(t.getNumElements(), ar.getInput());
+    l.call("mgrt_comm_all_reduce_f32", {buf}, {*code});
+    replacement = l.result(buf, t);
+  } else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
+    if (failed(prepare(op, ag.getGridAttr(), ag.getGridAxes(), l)))
+      return failure();
+    int64_t axis = ag.getGatherAxis().getSExtValue();
+    if (!leading(typeOf(ag.getInput()), axis))
+      return fail("gather_axis must be preceded by unit dimensions only");
+    auto t = typeOf(ag.getResult());
+    Value in = l.buffer(typeOf(ag.getInput()).getNumElements(), ag.getInput());
+    Value out = l.buffer(t.getNumElements());
+    l.call("mgrt_comm_all_gather_f32", {out, in}, {});
+    replacement = l.result(out, t);
+  } else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
+    if (failed(prepare(op, rs.getGridAttr(), rs.getGridAxes(), l)))
+      return failure();
+    FailureOr<int64_t> code = reductionCode(rs.getReduction());
+    if (failed(code))
+      return fail("reduction must be sum, average, max or min");
+    int64_t axis = rs.getScatterAxis().getSExtValue();
+    if (!leading(typeOf(rs.getInput()), axis))
+      return fail("scatter_axis must be preceded by unit dimensions only");
+    auto t = typeOf(rs.getResult());
+    Value in = l.buffer(typeOf(rs.getInput()).getNumElements(), rs.getInput());
+    Value out = l.buffer(t.getNumElements());
+    l.call("mgrt_comm_reduce_scatter_f32", {out, in}, {*code});
+    replacement = l.result(out, t);
+  } else if (auto aa = dyn_cast<shard::AllToAllOp>(op)) {
+    if (failed(prepare(op, aa.getGridAttr(), aa.getGridAxes(), l)))
+      return failure();
+    int64_t split = aa.getSplitAxis().getSExtValue();
+    if (split != aa.getConcatAxis().getSExtValue())
+      return fail("split_axis and concat_axis must be equal");
+    if (!leading(typeOf(aa.getInput()), split))
+      return fail("split_axis must be preceded by unit dimensions only");
+    auto t = typeOf(aa.getResult());
+    Value in = l.buffer(t.getNumElements(), aa.getInput());
+    Value out = l.buffer(t.getNumElements());
+    l.call("mgrt_comm_all_to_all_f32", {out, in}, {});
+    replacement = l.result(out, t);
+  } else if (auto bc = dyn_cast<shard::BroadcastOp>(op)) {
+    if (failed(prepare(op, bc.getGridAttr(), bc.getGridAxes(), l)))
+      return failure();
+    if (!bc.getRootDynamic().empty())
+      return fail("needs a static root");
+    FailureOr<int64_t> root = l.linear(bc.getRoot(), "root");
+    if (failed(root))
+      return failure();
+    auto t = typeOf(bc.getResult());
+    Value buf = l.buffer(t.getNumElements(), bc.getInput());
+    l.call("mgrt_comm_broadcast_f32", {buf}, {*root});
+    replacement = l.result(buf, t);
+  } else if (auto send = dyn_cast<shard::SendOp>(op)) {
+    if (failed(prepare(op, send.getGridAttr(), send.getGridAxes(), l)))
+      return failure();
+    if (!send.getDestinationDynamic().empty())
+      return fail("needs a static destination");
+    FailureOr<int64_t> dest = l.linear(send.getDestination(), "destination");
+    if (failed(dest))
+      return failure();
+    Value buf =
+        l.buffer(typeOf(send.getInput()).getNumElements(), send.getInput());
+    l.call("mgrt_comm_send_f32", {buf}, {*dest});
+    replacement = send.getInput();
+  } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+    if (failed(prepare(op, recv.getGridAttr(), recv.getGridAxes(), l)))
+      return failure();
+    if (!recv.getSource() || !recv.getSourceDynamic().empty())
+      return fail("needs a static source");
+    FailureOr<int64_t> source = l.linear(*recv.getSource(), "source");
+    if (failed(source))
+      return failure();
+    auto t = typeOf(recv.getResult());
+    Value buf = l.buffer(t.getNumElements());
+    l.call("mgrt_comm_recv_f32", {buf}, {*source});
+    replacement = l.result(buf, t);
+  } else if (auto shift = dyn_cast<shard::ShiftOp>(op)) {
+    if (failed(prepare(op, shift.getGridAttr(), shift.getGridAxes(), l)))
+      return failure();
+    int64_t axis = shift.getShiftAxis().getSExtValue();
+    if (shift.getGridAxes().size() != 1 || shift.getGridAxes()[0] != axis)
+      return fail("the runtime shifts over the shift axis only (grid_axes = "
+                  "[shift_axis])");
+    auto t = typeOf(shift.getResult());
+    Value in = l.buffer(t.getNumElements(), shift.getInput());
+    Value out = l.buffer(t.getNumElements());
+    l.call(
+        "mgrt_comm_shift_f32", {out, in},
+        {static_cast<int64_t>(shift.getOffset()), shift.getRotate() ? 1 : 0});
+    replacement = l.result(out, t);
+  } else {
+    return success();
+  }
+  op->getResult(0).replaceAllUsesWith(replacement);
+  op->erase();
+  ++count;
+  return success();
+}
+
+struct GTShardToRuntimePass
+    : megagraph::impl::GTShardToRuntimeBase<GTShardToRuntimePass> {
+  using GTShardToRuntimeBase::GTShardToRuntimeBase;
+
+  void runOnOperation() override {
+    // 1. Collect the collectives (lowering erases them).
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+              shard::AllToAllOp, shard::BroadcastOp, shard::SendOp,
+              shard::RecvOp, shard::ShiftOp>(op))
+        ops.push_back(op);
+    });
+    // 2. Lower each one in place.
+    int64_t count = 0;
+    bool failedAny = false;
+    for (Operation *op : ops)
+      if (failed(lower(op, count)))
+        failedAny = true;
+    numLowered += count;
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace
