@@ -19,8 +19,9 @@
 #              has no gradient rule)                                         [2]
 #   WARMUP     untimed first steps of each run                               [2]
 #   STEPS      timed steps after them (median reported)                     [10]
-#   OPTIMIZER  sgd | adamw                                                 [sgd]
-#   LR         learning rate                                              [0.01]
+#   OPTIMIZER  adamw | sgd (AdamW: betas 0.9 / 0.999, eps 1e-8, no weight
+#              decay, on both sides)                                     [adamw]
+#   LR         learning rate                      [1e-3 for adamw, 0.01 for sgd]
 #   DATA       --data of both  [synthetic:sbm,nodes=16384,classes=8,features=16,seed=1]
 #   LOSS_TOL   max relative loss difference per step, MegaGraph vs LibTorch,
 #              before the run counts as "not the same training"        [1e-3]
@@ -60,8 +61,8 @@ WORK=${WORK:-$BUILD_DIR/bench-train-work}
 BATCH=${BATCH:-2}
 WARMUP=${WARMUP:-2}
 STEPS=${STEPS:-10}
-OPTIMIZER=${OPTIMIZER:-sgd}
-LR=${LR:-0.01}
+OPTIMIZER=${OPTIMIZER:-adamw}
+if [ "$OPTIMIZER" = adamw ]; then LR=${LR:-1e-3}; else LR=${LR:-0.01}; fi
 DATA=${DATA:-synthetic:sbm,nodes=16384,classes=8,features=16,seed=1}
 LOSS_TOL=${LOSS_TOL:-1e-3}
 REUSE=${REUSE:-0}
