@@ -48,6 +48,12 @@ if [ -x "$BIN/MegaGraphCudaTests" ]; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   grep -q "SKIPPED" "$OUT_DIR/cuda_tests.log" && {
     echo "gpu_check: GPU tests were skipped"; status=1; }
+  # The BF16 forward's shared-memory fallback (used where the register
+  # layout probe fails) is tested too.
+  MGRT_CUDA_WMMA_REG=0 timeout 120 "$BIN/MegaGraphCudaTests" \
+    --gtest_filter='CudaAttention.*' 2>&1 | tail -3 |
+    tee "$OUT_DIR/cuda_tests_smem_forward.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 else
   echo "gpu_check: $BIN/MegaGraphCudaTests missing"; status=1
 fi

@@ -12,6 +12,7 @@
 #include "AttentionWmma.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 namespace mgrt {
@@ -117,6 +118,32 @@ bool aligned16(const void *p, int64_t stride0, int64_t stride1) {
          stride1 % 8 == 0;
 }
 
+/// Whether the register-resident BF16 forward may run: the accumulator
+/// layout it assumes, checked once on the device (MGRT_CUDA_WMMA_REG=0
+/// forces the shared-memory kernel).
+bool registerLayoutOk() {
+  static int ok = -1;
+  if (ok >= 0)
+    return ok;
+  const char *env = std::getenv("MGRT_CUDA_WMMA_REG");
+  if (env && env[0] == '0')
+    return ok = 0;
+  int *d = static_cast<int *>(mgrt_cuda_alloc(sizeof(int)));
+  MGRT_CUDA_CHECK(d, kFwd, "out of device memory");
+  wmmaLayoutProbe<<<1, 32>>>(d);
+  MGRT_CUDA_LAUNCHED(kFwd);
+  int host = 0;
+  mgrt_cuda_copy_to_host(&host, d, sizeof(int));
+  mgrt_cuda_free(d);
+  for (auto kernel : {attentionForwardWmmaRegKernel<true>,
+                      attentionForwardWmmaRegKernel<false>})
+    check(cudaFuncSetAttribute(kernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)attnWmmaRegSmem()),
+          kFwd, "cudaFuncSetAttribute");
+  return ok = host;
+}
+
 void forward(const mgrt_cuda_attention &a, cudaStream_t s) {
   const int P = std::max(paddedHead(a.dh), paddedHead(a.dvh));
   if (a.dtype == MGRT_CUDA_BF16 && a.dh == kWmmaD && a.dvh == kWmmaD) {
@@ -132,8 +159,17 @@ void forward(const mgrt_cuda_attention &a, cudaStream_t s) {
                      aligned16(a.k, a.k_stride[0], a.k_stride[1]) &&
                      aligned16(a.v, a.v_stride[0], a.v_stride[1]);
     dim3 grid((unsigned)ceilDiv(a.Sq, kWmmaBQ), (unsigned)(a.B * a.H));
-    attentionForwardWmmaKernel<<<grid, kWmmaThreads, attnWmmaSmem(), s>>>(
-        a, vec);
+    if (registerLayoutOk()) {
+      if (a.bias || a.mask)
+        attentionForwardWmmaRegKernel<true>
+            <<<grid, kWmmaThreads, attnWmmaRegSmem(), s>>>(a, vec);
+      else
+        attentionForwardWmmaRegKernel<false>
+            <<<grid, kWmmaThreads, attnWmmaRegSmem(), s>>>(a, vec);
+    } else {
+      attentionForwardWmmaKernel<<<grid, kWmmaThreads, attnWmmaSmem(), s>>>(
+          a, vec);
+    }
     MGRT_CUDA_LAUNCHED(kFwd);
     return;
   }
@@ -284,9 +320,13 @@ extern "C" void mgrt_cuda_attention_backward(const mgrt_cuda_attention *a,
   if (a->dtype == MGRT_CUDA_BF16 && a->dh == kWmmaD && a->dvh == kWmmaD) {
     static bool configured = false;
     if (!configured) {
-      check(cudaFuncSetAttribute(attentionBackwardWmmaKernel,
+      check(cudaFuncSetAttribute(attentionBackwardWmmaKernel<false>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)attnWmmaBackwardSmem()),
+                                 (int)attnWmmaBackwardSmem(false)),
+            kBwd, "cudaFuncSetAttribute");
+      check(cudaFuncSetAttribute(attentionBackwardWmmaKernel<true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)attnWmmaBackwardSmem(true)),
             kBwd, "cudaFuncSetAttribute");
       configured = true;
     }
@@ -295,8 +335,14 @@ extern "C" void mgrt_cuda_attention_backward(const mgrt_cuda_attention *a,
                      aligned16(a->v, a->v_stride[0], a->v_stride[1]);
     const bool vecO = aligned16(g->dout, a->out_stride[0], a->out_stride[1]);
     dim3 grid((unsigned)ceilDiv(a->Sk, 64), (unsigned)(a->B * a->H));
-    attentionBackwardWmmaKernel<<<grid, kWmmaThreads, attnWmmaBackwardSmem(),
-                                  s>>>(p, *g, dsum, dqAcc, atomic, vec, vecO);
+    if (registerLayoutOk())
+      attentionBackwardWmmaKernel<true>
+          <<<grid, kWmmaThreads, attnWmmaBackwardSmem(true), s>>>(
+              p, *g, dsum, dqAcc, atomic, vec, vecO);
+    else
+      attentionBackwardWmmaKernel<false>
+          <<<grid, kWmmaThreads, attnWmmaBackwardSmem(false), s>>>(
+              p, *g, dsum, dqAcc, atomic, vec, vecO);
     MGRT_CUDA_LAUNCHED(kBwd);
   } else if (a->dtype == MGRT_CUDA_F32)
     dispatchHead<float, BackwardFn>(P, p, *g, dsum, dqAcc, atomic, s);

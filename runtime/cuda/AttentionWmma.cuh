@@ -183,11 +183,189 @@ __global__ void __launch_bounds__(kWmmaThreads)
 }
 
 
-constexpr size_t attnWmmaBackwardSmem() {
+/// Whether an m16n16k16 float accumulator fragment holds, in lane l,
+/// element i at row (l/4) + 8 ((i/2) % 2) and column 2 (l%4) + (i%2) +
+/// 8 (i/4): the layout of the sm_80+ mma.sync instructions WMMA compiles
+/// to. The register-resident forward relies on it; the runtime checks it
+/// once on the device (wmmaLayoutProbe) and falls back otherwise.
+__device__ __forceinline__ int accRow(int lane, int i) {
+  return (lane >> 2) + 8 * ((i >> 1) & 1);
+}
+__device__ __forceinline__ int accCol(int lane, int i) {
+  return 2 * (lane & 3) + (i & 1) + 8 * (i >> 2);
+}
+
+__global__ void wmmaLayoutProbe(int *ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  __shared__ __align__(32) float c[16 * 16];
+  for (int i = threadIdx.x; i < 256; i += 32)
+    c[i] = (float)i;
+  __syncwarp();
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> f;
+  wmma::load_matrix_sync(f, c, 16, wmma::mem_row_major);
+  int good = f.num_elements == 8;
+  for (int i = 0; i < f.num_elements && i < 8; ++i)
+    good &= f.x[i] == (float)(accRow(threadIdx.x, i) * 16 +
+                              accCol(threadIdx.x, i));
+  good = __all_sync(0xffffffffu, good);
+  if (threadIdx.x == 0)
+    *ok = good;
+#else
+  if (threadIdx.x == 0)
+    *ok = 0;
+#endif
+}
+
+constexpr size_t attnWmmaRegSmem() {
+  return sizeof(__nv_bfloat16) * (3 * 64 * kLdH + 4 * 16 * kLdH);
+}
+
+/// The BF16 head-size-64 forward with the scores and the output kept in
+/// accumulator registers (layout checked by wmmaLayoutProbe): only P goes
+/// through shared memory, as the A operand of P V. Bias and mask handling
+/// are compiled in or out.
+template <bool HasBiasOrMask>
+__global__ void __launch_bounds__(kWmmaThreads)
+    attentionForwardWmmaRegKernel(mgrt_cuda_attention a, bool vec) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  using bf = __nv_bfloat16;
+  extern __shared__ __align__(32) unsigned char smemRaw[];
+  bf *Qs = reinterpret_cast<bf *>(smemRaw);
+  bf *Ks = Qs + 64 * kLdH;
+  bf *Vs = Ks + 64 * kLdH;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  bf *Pw = Vs + 64 * kLdH + warp * 16 * kLdH;
+
+  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  const int64_t q0 = (int64_t)blockIdx.x * kWmmaBQ + warp * 16;
+  const bf *q = static_cast<const bf *>(a.q) + b * a.q_stride[0] + h * 64;
+  const bf *k = static_cast<const bf *>(a.k) + b * a.k_stride[0] + h * 64;
+  const bf *v = static_cast<const bf *>(a.v) + b * a.v_stride[0] + h * 64;
+  loadTileBf16(Qs, q, a.q_stride[1], (int64_t)blockIdx.x * kWmmaBQ, a.Sq,
+               vec);
+  __syncthreads();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> qf[4];
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+    wmma::load_matrix_sync(qf[kk], Qs + warp * 16 * kLdH + kk * 16, kLdH);
+
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> of[4];
+#pragma unroll
+  for (int n = 0; n < 4; ++n)
+    wmma::fill_fragment(of[n], 0.f);
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}; // rows g, g + 8
+
+  for (int64_t k0 = 0; k0 < a.Sk; k0 += kWmmaBK) {
+    __syncthreads();
+    loadTileBf16(Ks, k, a.k_stride[1], k0, a.Sk, vec);
+    loadTileBf16(Vs, v, a.v_stride[1], k0, a.Sk, vec);
+    __syncthreads();
+
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> sf[4];
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      wmma::fill_fragment(sf[n], 0.f);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::col_major> kf;
+        wmma::load_matrix_sync(kf, Ks + n * 16 * kLdH + kk * 16, kLdH);
+        wmma::mma_sync(sf[n], qf[kk], kf, sf[n]);
+      }
+    }
+
+    float rowMax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int64_t kj = k0 + n * 16 + accCol(lane, i);
+        float x = a.scale * sf[n].x[i];
+        if (HasBiasOrMask)
+          x = attnLogit(a, b, h, q0 + accRow(lane, i), kj, x);
+        else if (kj >= a.Sk)
+          x = -INFINITY;
+        sf[n].x[i] = x;
+        rowMax[(i >> 1) & 1] = fmaxf(rowMax[(i >> 1) & 1], x);
+      }
+    float mUse[2], alpha[2], rowSum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      rowMax[r] = fmaxf(rowMax[r], __shfl_xor_sync(0xffffffffu, rowMax[r], 1));
+      rowMax[r] = fmaxf(rowMax[r], __shfl_xor_sync(0xffffffffu, rowMax[r], 2));
+      const float mNew = fmaxf(m[r], rowMax[r]);
+      mUse[r] = mNew == -INFINITY ? 0.f : mNew;
+      alpha[r] = __expf(m[r] - mUse[r]);
+      m[r] = mNew;
+    }
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int i = 0; i < 8; i += 2) {
+        const int r = (i >> 1) & 1;
+        __nv_bfloat162 pb = __floats2bfloat162_rn(
+            __expf(sf[n].x[i] - mUse[r]), __expf(sf[n].x[i + 1] - mUse[r]));
+        rowSum[r] += __bfloat162float(pb.x) + __bfloat162float(pb.y);
+        *reinterpret_cast<__nv_bfloat162 *>(
+            Pw + accRow(lane, i) * kLdH + n * 16 + accCol(lane, i)) = pb;
+      }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 1);
+      rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 2);
+      l[r] = l[r] * alpha[r] + rowSum[r];
+    }
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        of[n].x[i] *= alpha[(i >> 1) & 1];
+    __syncwarp();
+
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> pf;
+      wmma::load_matrix_sync(pf, Pw + kk * 16, kLdH);
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::row_major> vf;
+        wmma::load_matrix_sync(vf, Vs + kk * 16 * kLdH + n * 16, kLdH);
+        wmma::mma_sync(of[n], pf, vf, of[n]);
+      }
+    }
+    __syncwarp();
+  }
+
+  bf *out = static_cast<bf *>(a.out) + b * a.out_stride[0] + h * 64;
+  const float inv[2] = {l[0] > 0.f ? 1.f / l[0] : 0.f,
+                        l[1] > 0.f ? 1.f / l[1] : 0.f};
+#pragma unroll
+  for (int n = 0; n < 4; ++n)
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int64_t qi = q0 + accRow(lane, i);
+      if (qi < a.Sq)
+        out[qi * a.out_stride[1] + n * 16 + accCol(lane, i)] =
+            __float2bfloat16_rn(of[n].x[i] * inv[(i >> 1) & 1]);
+    }
+  if (a.lse && (lane & 3) == 0)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t qi = q0 + (lane >> 2) + 8 * r;
+      if (qi < a.Sq)
+        a.lse[blockIdx.y * a.Sq + qi] =
+            l[r] > 0.f ? m[r] + logf(l[r]) : INFINITY;
+    }
+#endif
+}
+
+constexpr size_t attnWmmaBackwardSmem(bool reg) {
   // Q, dout, K, V tiles and the block's P^T and dS^T (bf16), then per warp
-  // two float [16][kLdF] tiles, then lse and rowsum(dout * out).
+  // one float [16][kLdF] tile for the dq staging (and one more for dP^T
+  // unless the scores stay in registers), then lse and rowsum(dout * out).
   return sizeof(__nv_bfloat16) * (6 * 64 * kLdH) +
-         sizeof(float) * (2 * 4 * 16 * kLdF + 2 * 64);
+         sizeof(float) * ((reg ? 1 : 2) * 4 * 16 * kLdF + 2 * 64);
 }
 
 /// BF16 backward for head size 64 on tensor cores (flash-attention-2
@@ -197,7 +375,11 @@ constexpr size_t attnWmmaBackwardSmem() {
 /// key row), accumulates dV += P^T dout and dK += dS^T q in persistent
 /// fragments (16 MMAs each), and, once every warp's dS^T is in shared
 /// memory, computes dq for 16 of the queries over all 64 keys (16 MMAs)
-/// and adds it to the float32 accumulator with atomics.
+/// and adds it to the float32 accumulator with atomics. With Reg, S^T,
+/// dP^T and the final dK, dV are read straight from the accumulator
+/// registers (layout checked by wmmaLayoutProbe) instead of being staged
+/// through shared memory.
+template <bool Reg>
 __global__ void __launch_bounds__(kWmmaThreads)
     attentionBackwardWmmaKernel(mgrt_cuda_attention a,
                                 mgrt_cuda_attention_grad g, const float *dsum,
@@ -214,9 +396,10 @@ __global__ void __launch_bounds__(kWmmaThreads)
   __nv_bfloat16 *dSt = Pt + 64 * kLdH; // [64 keys][64 queries]
   float *F = reinterpret_cast<float *>(dSt + 64 * kLdH);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  float *Sw = F + warp * 2 * 16 * kLdF; // S^T, later the dq staging
-  float *dPw = Sw + 16 * kLdF;          // dP^T
-  float *lseS = F + 4 * 2 * 16 * kLdF;
+  constexpr int tiles = Reg ? 1 : 2;
+  float *Sw = F + warp * tiles * 16 * kLdF; // S^T, later the dq staging
+  float *dPw = Sw + 16 * kLdF;              // dP^T (shared-memory path)
+  float *lseS = F + 4 * tiles * 16 * kLdF;
   float *dsumS = lseS + 64;
 
   const int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
@@ -251,6 +434,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
     __syncthreads();
 
     // S^T = K_w Q^T and dP^T = V_w dout^T (16 keys x 64 queries).
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> sfA[4], pfA[4];
     {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> kf[4],
           vf[4];
@@ -261,7 +445,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
       }
 #pragma unroll
       for (int n = 0; n < 4; ++n) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> sf, pf;
+        auto &sf = sfA[n];
+        auto &pf = pfA[n];
         wmma::fill_fragment(sf, 0.f);
         wmma::fill_fragment(pf, 0.f);
 #pragma unroll
@@ -273,11 +458,50 @@ __global__ void __launch_bounds__(kWmmaThreads)
           wmma::mma_sync(sf, kf[kk], qf, sf);
           wmma::mma_sync(pf, vf[kk], of, pf);
         }
-        wmma::store_matrix_sync(Sw + n * 16, sf, kLdF, wmma::mem_row_major);
-        wmma::store_matrix_sync(dPw + n * 16, pf, kLdF, wmma::mem_row_major);
+        if constexpr (!Reg) {
+          wmma::store_matrix_sync(Sw + n * 16, sf, kLdF, wmma::mem_row_major);
+          wmma::store_matrix_sync(dPw + n * 16, pf, kLdF,
+                                  wmma::mem_row_major);
+        }
       }
     }
     __syncwarp();
+
+    if constexpr (Reg) {
+      // P^T, dS^T from the registers: element i of tile n is key row
+      // accRow, query n*16 + accCol; (i, i+1) are adjacent queries.
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int i = 0; i < 8; i += 2) {
+          const int r = accRow(lane, i), qc = n * 16 + accCol(lane, i);
+          const int64_t kr = k0 + warp * 16 + r;
+          float pv[2], dsv[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int64_t qi = q0 + qc + e;
+            const float logit =
+                attnLogit(a, b, h, qi, kr, a.scale * sfA[n].x[i + e]);
+            pv[e] = logit == -INFINITY ? 0.f : __expf(logit - lseS[qc + e]);
+            dsv[e] = pv[e] * (pfA[n].x[i + e] - dsumS[qc + e]);
+            if (g.dbias && qi < a.Sq && kr < a.Sk) {
+              float *dst = g.dbias + b * g.dbias_stride[0] +
+                           h * g.dbias_stride[1] + qi * g.dbias_stride[2] +
+                           kr * g.dbias_stride[3];
+              if (!dbiasAtomic)
+                *dst = dsv[e];
+              else if (dsv[e] != 0.f)
+                atomicAdd(dst, dsv[e]);
+            }
+          }
+          *reinterpret_cast<__nv_bfloat162 *>(
+              Pt + (warp * 16 + r) * kLdH + qc) =
+              __floats2bfloat162_rn(pv[0], pv[1]);
+          *reinterpret_cast<__nv_bfloat162 *>(
+              dSt + (warp * 16 + r) * kLdH + qc) =
+              __floats2bfloat162_rn(dsv[0], dsv[1]);
+        }
+    } else {
 
     // P^T, dS^T for key kj and this lane's 32 queries; the bias gradient.
 #pragma unroll 4
@@ -298,6 +522,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
         else if (ds != 0.f)
           atomicAdd(dst, ds);
       }
+    }
     }
     __syncwarp();
 
@@ -333,6 +558,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
         wmma::load_matrix_sync(kb, Ks + kk * 16 * kLdH + n * 16, kLdH);
         wmma::mma_sync(qacc, sa, kb, qacc);
       }
+      // Staged so that the atomics of a warp hit consecutive addresses.
       wmma::store_matrix_sync(Sw + n * 16, qacc, kLdF, wmma::mem_row_major);
     }
     __syncwarp();
@@ -346,6 +572,23 @@ __global__ void __launch_bounds__(kWmmaThreads)
   }
 
   // dK (times scale) and dV of this warp's 16 keys.
+  bf *dkOut = static_cast<bf *>(g.dk) + b * a.k_stride[0] + h * 64;
+  bf *dvOut = static_cast<bf *>(g.dv) + b * a.v_stride[0] + h * 64;
+  if constexpr (Reg) {
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int64_t kr = k0 + warp * 16 + accRow(lane, i);
+        const int c = n * 16 + accCol(lane, i);
+        if (kr < a.Sk) {
+          dkOut[kr * a.k_stride[1] + c] =
+              __float2bfloat16_rn(a.scale * dK[n].x[i]);
+          dvOut[kr * a.v_stride[1] + c] = __float2bfloat16_rn(dV[n].x[i]);
+        }
+      }
+    return;
+  }
   __syncwarp();
 #pragma unroll
   for (int n = 0; n < 4; ++n) {
@@ -353,8 +596,6 @@ __global__ void __launch_bounds__(kWmmaThreads)
     wmma::store_matrix_sync(dPw + n * 16, dV[n], kLdF, wmma::mem_row_major);
   }
   __syncwarp();
-  bf *dkOut = static_cast<bf *>(g.dk) + b * a.k_stride[0] + h * 64;
-  bf *dvOut = static_cast<bf *>(g.dv) + b * a.v_stride[0] + h * 64;
   for (int idx = lane; idx < 16 * 64; idx += 32) {
     const int r = idx / 64, c = idx % 64;
     const int64_t kr = k0 + warp * 16 + r;
