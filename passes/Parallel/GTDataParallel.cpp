@@ -167,7 +167,7 @@ struct GTDataParallelPass
         continue;
       StringRef n = name.getValue();
       bool weighted = n == "loss" || n.starts_with("grad:");
-      if (!weighted && n != "correct")
+      if (!weighted && n != "correct" && n != "eval_correct")
         continue;
       auto t = dyn_cast<RankedTensorType>(value.getType());
       if (!t || !t.hasStaticShape() || !t.getElementType().isF32()) {

@@ -346,7 +346,12 @@ struct GTShardToRuntimePass
         failedAny = true;
     numLowered += count;
     if (failedAny)
-      signalPassFailure();
+      return signalPassFailure();
+    // 3. Grids nothing refers to any more go (LLVM has no grid).
+    ModuleOp module = getOperation();
+    for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
+      if (SymbolTable::symbolKnownUseEmpty(grid, module))
+        grid.erase();
   }
 };
 

@@ -12,6 +12,7 @@
 
 #include "megagraph/RuntimeData.h"
 
+#include "comm/DriverComm.h"
 #include "data/GraphUtil.h"
 #include "driver/Inputs.h"
 #include "support/Blas.h"
@@ -178,6 +179,14 @@ bool hasFlag(const Options &opts, const char *flag) {
          opts.trainFlags.end();
 }
 
+/// "P0,P1,..." for the log's peak_bytes list, one per rank.
+std::string peakList(const std::vector<size_t> &peaks) {
+  std::string s;
+  for (size_t p : peaks)
+    s += (s.empty() ? "" : ",") + std::to_string(p);
+  return s;
+}
+
 int fail(const std::string &message, int code = 1) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return code;
@@ -186,6 +195,12 @@ int fail(const std::string &message, int code = 1) {
 } // namespace
 
 int train(const mgrt_model_info &model, const Options &opts) {
+  // Data parallelism (runtime/comm/DriverComm.h): rank r of P takes the
+  // sequences [r B, (r + 1) B) of each global batch of P B; rank 0 logs.
+  DataParallel dp;
+  if (std::string error; !setupDataParallel(dp, error))
+    return fail(error);
+  const bool lead = dp.rank == 0;
   // Outputs: loss (required), correct (optional), others ignored.
   // Outputs: loss (required), correct and eval_correct (optional), others
   // ignored.
@@ -328,11 +343,12 @@ int train(const mgrt_model_info &model, const Options &opts) {
           std::to_string(model.inputs[i].shape[2]) +
           " features per node but --data has features=" + std::to_string(F));
   const int64_t numSeq = N / S;
-  if (numSeq < B)
+  const int64_t globalB = B * dp.size;
+  if (numSeq < globalB)
     errors.push_back("--data has " + std::to_string(N) + " nodes, " +
                      std::to_string(numSeq) +
                      " sequence(s) of S = " + std::to_string(S) +
-                     " nodes; a batch needs B = " + std::to_string(B));
+                     " nodes; a batch needs B = " + std::to_string(globalB));
   if (!errors.empty()) {
     for (const std::string &e : errors)
       fail(e);
@@ -404,7 +420,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
   for (std::vector<int64_t> &d : descriptors)
     args.push_back(d.data());
 
-  if (!opts.logJson.empty()) {
+  if (!opts.logJson.empty() && lead) {
     st.log = std::fopen(opts.logJson.c_str(), "a");
     if (!st.log)
       return fail("--log-json '" + opts.logJson +
@@ -412,13 +428,15 @@ int train(const mgrt_model_info &model, const Options &opts) {
   }
   if (const char *hint = blasCoreHint(); hint && !opts.quiet)
     std::fprintf(stderr, "note: %s\n", hint);
-  if (!opts.quiet)
+  if (!opts.quiet && dp.size > 1 && lead)
+    std::fprintf(stderr, "train: data parallel over %d ranks\n", dp.size);
+  if (!opts.quiet && lead)
     std::fprintf(stderr,
                  "train: B = %lld sequences of S = %lld nodes, %lld "
                  "sequences (%lld nodes unused), %lld steps per epoch, %lld "
                  "training nodes, %lld test nodes\n",
-                 (long long)B, (long long)S, (long long)numSeq,
-                 (long long)(N - numSeq * S), (long long)(numSeq / B),
+                 (long long)globalB, (long long)S, (long long)numSeq,
+                 (long long)(N - numSeq * S), (long long)(numSeq / globalB),
                  (long long)std::count(isTrain.begin(), isTrain.end(), 1),
                  (long long)std::count(isEval.begin(), isEval.end(), 1));
 
@@ -426,7 +444,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
   const int64_t *outDeg = static_cast<const int64_t *>(st.outDegree.data);
   const int64_t *labels = static_cast<const int64_t *>(st.labels.data);
   const float *feats = static_cast<const float *>(st.features.data);
-  const int64_t perEpoch = numSeq / B;
+  const int64_t perEpoch = numSeq / globalB;
   std::vector<int64_t> epochOrder(numSeq);
   int64_t epoch = -1;
   std::vector<int64_t> pos(N, -1); // node -> position in the sequence
@@ -454,7 +472,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
     }
     int64_t counted = 0, evalCounted = 0;
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t *nodes = order.data() + epochOrder[k * B + b] * S;
+      const int64_t *nodes =
+          order.data() + epochOrder[k * globalB + dp.rank * B + b] * S;
       for (int64_t s = 0; s < S; ++s)
         counted += isTrain[nodes[s]], evalCounted += isEval[nodes[s]];
       for (int i = 0; i < model.num_inputs; ++i) {
@@ -556,6 +575,11 @@ int train(const mgrt_model_info &model, const Options &opts) {
             .count();
     const size_t peak = mgrt_peak_bytes();
     maxPeak = std::max(maxPeak, peak);
+    const std::vector<size_t> peaks = gatherOverRanks(dp, peak);
+    if (dp.size > 1) { // the step's loss and correct are the global batch's
+      counted = static_cast<int64_t>(sumOverRanks(dp, counted));
+      evalCounted = static_cast<int64_t>(sumOverRanks(dp, evalCounted));
+    }
     totalS += secs;
     ++done;
     const double loss = *static_cast<const float *>(st.outputs[lossIndex].data);
@@ -575,9 +599,10 @@ int train(const mgrt_model_info &model, const Options &opts) {
       if (static_cast<int64_t>(window.size()) > perEpoch)
         window.erase(window.begin());
     }
-    const double tokens = secs > 0 ? static_cast<double>(B * S) / secs : NAN;
+    const double tokens =
+        secs > 0 ? static_cast<double>(globalB * S) / secs : NAN;
     lastLoss = loss, lastAcc = acc;
-    if (!opts.quiet) {
+    if (!opts.quiet && lead) {
       char accText[32] = "-";
       if (std::isfinite(acc))
         std::snprintf(accText, sizeof accText, "%.3f", acc);
@@ -595,7 +620,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
           ",\"loss\":" + jsonNumber(loss) + ",\"accuracy\":" + jsonNumber(acc) +
           ",\"test_accuracy\":" + jsonNumber(testAcc) +
           ",\"step_time_s\":" + jsonNumber(secs) + ",\"peak_bytes\":[" +
-          std::to_string(peak) + "],\"tokens_per_s\":" + jsonNumber(tokens) +
+          peakList(peaks) + "],\"tokens_per_s\":" + jsonNumber(tokens) +
           ",\"epoch\":" + std::to_string(epoch) + "}\n";
       if (std::fputs(line.c_str(), st.log) < 0 || std::fflush(st.log) != 0) {
         status = fail("--log-json '" + opts.logJson +
@@ -620,14 +645,16 @@ int train(const mgrt_model_info &model, const Options &opts) {
       std::snprintf(testBuf, sizeof testBuf, "%.4f (last %zu step(s))", ec / en,
                     window.size());
   }
-  std::printf("%s: train %s, %ld step(s), final loss %.4f, final acc %s, "
-              "test acc %s, mean step %.3f s, %.0f tokens/s, peak memory %zu "
-              "bytes (%.1f MiB)\n",
-              model.model_name ? model.model_name : "model",
-              status ? "FAILED" : "ok", done, lastLoss, accBuf, testBuf,
-              done ? totalS / done : 0.0,
-              totalS > 0 ? static_cast<double>(B * S) * done / totalS : 0.0,
-              maxPeak, maxPeak / 1048576.0);
+  if (!lead)
+    return status;
+  std::printf(
+      "%s: train %s, %ld step(s), final loss %.4f, final acc %s, "
+      "test acc %s, mean step %.3f s, %.0f tokens/s, peak memory %zu "
+      "bytes (%.1f MiB)\n",
+      model.model_name ? model.model_name : "model", status ? "FAILED" : "ok",
+      done, lastLoss, accBuf, testBuf, done ? totalS / done : 0.0,
+      totalS > 0 ? static_cast<double>(globalB * S) * done / totalS : 0.0,
+      maxPeak, maxPeak / 1048576.0);
   std::fflush(stdout);
   return status;
 }

@@ -7,6 +7,7 @@ shard.grid @g(shape = 2x2)
 
 // CHECK-DAG: func.func private @mgrt_comm_all_reduce_f32(memref<?xf32>, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @mgrt_comm_all_gather_f32(memref<?xf32>, memref<?xf32>, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK: shard.grid @g(shape = 2x2)
 
 // CHECK-LABEL: func.func @all_reduce
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
@@ -117,7 +118,7 @@ func.func @shift(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   return %0 : tensor<2x2xf32>
 }
 
-// Other ops are left alone.
+// Other ops are left alone (and keep the grid alive).
 // CHECK-LABEL: func.func @untouched
 // CHECK: shard.all_slice
 func.func @untouched(%x: tensor<4xf32>) -> tensor<2xf32> {

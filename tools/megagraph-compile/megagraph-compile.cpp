@@ -98,6 +98,12 @@ cl::opt<double> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3),
                              cl::cat(category));
 cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
                             cl::init(0.0), cl::cat(category));
+cl::opt<std::string> planSpec(
+    "plan",
+    cl::desc("Manual parallel plan for --train: dp=P[,zero=0] (data "
+             "parallel over P ranks; the compiled batch is each rank's, the "
+             "global batch is P times it; launch with mpirun -np P)"),
+    cl::value_desc("dp=P[,zero=0]"), cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
@@ -113,6 +119,48 @@ cl::opt<bool> listOps("list-onnx-ops",
 int toolError(const Twine &message, int exitCode = 1) {
   errs() << "megagraph-compile: error: " << message << "\n";
   return exitCode;
+}
+
+/// The parsed --plan.
+struct Plan {
+  int64_t dp = 1, zero = 0;
+};
+Plan plan;
+
+/// Parses --plan into `plan`; returns an error message or "".
+std::string parsePlan(StringRef spec) {
+  SmallVector<StringRef> items;
+  spec.split(items, ',', -1, false);
+  if (items.empty())
+    return "--plan is empty; use e.g. --plan dp=2";
+  for (StringRef item : items) {
+    auto [key, value] = item.split('=');
+    int64_t v;
+    if (value.trim().getAsInteger(10, v) || v < 0)
+      return ("--plan item '" + item + "' needs a non-negative integer value")
+          .str();
+    key = key.trim();
+    if (key == "dp") {
+      if (v < 1)
+        return "--plan dp must be at least 1";
+      plan.dp = v;
+    } else if (key == "zero") {
+      if (v > 3)
+        return "--plan zero must be 0, 1, 2 or 3";
+      plan.zero = v;
+    } else if (key == "cp" || key == "pp" || key == "mb") {
+      if (v != 1)
+        return ("--plan " + key + "=" + Twine(v) +
+                ": only data parallelism (dp) is "
+                "implemented; " +
+                key + " must be 1")
+            .str();
+    } else {
+      return ("--plan: unknown key '" + key + "' (known: dp, zero, cp, pp, mb)")
+          .str();
+    }
+  }
+  return "";
 }
 
 /// Prints diagnostics as `FILE:LINE:COL: error: MESSAGE`, one line each.
@@ -271,6 +319,11 @@ int run(MLIRContext &context) {
     if (train) {
       megagraph::GTAutodiffOptions autodiff;
       pm.addPass(megagraph::createGTAutodiff(autodiff));
+      if (plan.dp > 1) {
+        megagraph::GTDataParallelOptions dataParallel;
+        dataParallel.dp = plan.dp;
+        pm.addPass(megagraph::createGTDataParallel(dataParallel));
+      }
       megagraph::GTOptimizerOptions opt;
       opt.optimizer = optimizerName;
       opt.learningRate = learningRate;
@@ -345,6 +398,18 @@ int main(int argc, char **argv) {
         "[-o out] [--input-shape NAME=D0xD1x...] (see --help)");
   if (train && gradients)
     return toolError("--train and --gradients are exclusive");
+  if (!planSpec.empty()) {
+    if (!train)
+      return toolError("--plan applies to training steps; add --train");
+    std::string error = parsePlan(planSpec);
+    if (!error.empty())
+      return toolError(error);
+    if (plan.zero > 0)
+      return toolError("--plan zero=" + Twine(plan.zero) +
+                           " (sharded optimizer state) is not implemented "
+                           "yet; use zero=0",
+                       /*exitCode=*/2);
+  }
   if (loss != "cross_entropy")
     return toolError("--loss=" + loss + " is not supported; use cross_entropy");
   if (emit == Emit::Plan)

@@ -268,7 +268,8 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     The loss is a masked mean, so rank r's gradient is weighted by its
     count of labelled items `n_r` (the sum of `label_mask`; 1 without it):
     `g = sum_r n_r g_r / sum_r n_r`, and likewise the returned loss; the
-    `correct` count is summed. `n_r`, `n_r * loss_r`, `correct_r` and every
+    `correct` and `eval_correct` counts are summed. `n_r`, `n_r * loss_r`,
+    the counts and every
     `n_r * g_r` are flattened and packed into buckets of at most
     `bucket-bytes` (small gradients share one all-reduce; a gradient at
     least that large gets its own), each reduced by one `shard.all_reduce`
@@ -325,6 +326,7 @@ def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {
     rank-1 `memref<?xf32>` operands, the grid as four sizes (at most four
     axes; missing ones are 1) and the group's axes as a bit mask; the result
     is the output buffer (`bufferization.to_tensor restrict`) reshaped back.
+    Grids no longer referred to are erased.
     Conditions (errors otherwise): static shapes; f32; the grid's shape
     static; `grid_axes` ascending; gather / scatter / split / concat axes
     preceded only by unit dimensions (so pieces are contiguous);

@@ -21,6 +21,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -135,6 +136,8 @@ LogicalResult megagraph::lowerToLLVMDialect(ModuleOp module,
   PassManager pm(module.getContext());
   GTDecomposeOptions decompose;
   decompose.keepAttention = !options.referenceAttention;
+  // shard collectives (data parallelism) become communication runtime calls.
+  pm.addPass(createGTShardToRuntime());
   pm.addPass(createGTDecompose(decompose));
   if (failed(parsePassPipeline(kLoweringPipeline, pm))) {
     module.emitError("internal error: bad lowering pipeline");
@@ -284,6 +287,17 @@ LogicalResult megagraph::linkExecutable(llvm::StringRef objectPath,
                                    "-lm",
                                    "-o",
                                    outputPath.str()};
+  // Libraries the runtime itself needs (MPI), one per line, written by
+  // runtime/comm/CMakeLists.txt next to the archive.
+  if (auto extra = llvm::MemoryBuffer::getFile(options.runtimeLibDir +
+                                               "/megagraph_rt.link")) {
+    SmallVector<StringRef> lines;
+    (*extra)->getBuffer().split(lines, '\n', -1, false);
+    auto at = args.end() - 2; // before "-o OUT"
+    for (StringRef line : lines)
+      if (!line.trim().empty())
+        at = args.insert(at, line.trim().str()) + 1;
+  }
   SmallVector<StringRef> refs(args.begin(), args.end());
   std::string message;
   int rc =
