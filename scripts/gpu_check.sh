@@ -5,7 +5,7 @@
 #      built; it needs Open MPI's libraries on the GPU machine);
 #   3. the fused-attention benchmark against unfused cuBLAS attention
 #      (megagraph-cuda-attention-bench), FP32 and BF16, S = 4096, 16384,
-#      65536, 8 heads of 64.
+#      65536, 8 heads of 64; then with a [1,H,S,S] bias at S = 4096, 16384.
 # Usage: scripts/gpu_check.sh [BIN_DIR (default build/bin)] [OUT_DIR]
 # The binaries are built on any machine with CUDA (ninja MegaGraphCudaTests
 # megagraph-cuda-attention-bench); they link cudart statically and need
@@ -62,6 +62,17 @@ fi
 nccl="$BIN/MegaGraphCommNcclTests"
 if [ -x "$nccl" ]; then
   step "NCCL tests (1 rank)"
+  # MPI_DEBS=DIR: Debian's Open MPI packages (openmpi-bin, libopenmpi3 and
+  # their libraries, e.g. from /var/cache/apt/archives) to unpack here when
+  # the GPU machine has no MPI of its own.
+  if [ -n "${MPI_DEBS:-}" ] && ! ldconfig -p | grep -q libmpi.so.40; then
+    root=/tmp/mpiroot
+    for f in "$MPI_DEBS"/*.deb; do dpkg -x "$f" "$root"; done
+    lib=$root/usr/lib/x86_64-linux-gnu
+    export OPAL_PREFIX=$root/usr PATH=$root/usr/bin:$PATH
+    export LD_LIBRARY_PATH=$lib:$lib/openmpi/lib:$LD_LIBRARY_PATH
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
   if ldd "$nccl" | grep "not found"; then
     echo "gpu_check: NCCL tests not run: libraries missing here (above)"
     status=1
@@ -83,6 +94,11 @@ fi
 # shellcheck disable=SC2086
 timeout 400 "$bench" --json "$OUT_DIR/attention_bench.json" $BENCH_ARGS 2>&1 |
   tee "$OUT_DIR/attention_bench.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+step "attention benchmark with a [1,H,S,S] bias (the Graphormer case)"
+timeout 300 "$bench" --bias --seq 4096,16384 \
+  --json "$OUT_DIR/attention_bench_bias.json" 2>&1 |
+  tee "$OUT_DIR/attention_bench_bias.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo
 echo "gpu_check: $([ $status -eq 0 ] && echo OK || echo FAILED)"

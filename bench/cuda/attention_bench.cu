@@ -5,10 +5,11 @@
 // formulation a framework runs without a fused kernel (scores = Q K^T by
 // strided-batched GEMM, a row softmax kernel, P V; the backward as five
 // GEMMs and a softmax-gradient kernel, every [S,S] matrix in memory), side
-// by side on the same inputs: B = 1, H heads of size 64, no bias, FP32 and
-// BF16. Reports milliseconds and TFLOP/s (forward 4 B H S^2 d, backward
-// 2.5x that, the FlashAttention convention) and the max abs difference of
-// the two outputs. The unfused path runs head by head when the [S,S]
+// by side on the same inputs: B = 1, H heads of size 64, no bias by default,
+// FP32 and BF16 (--bias adds a [1,H,S,S] float32 bias and its gradient to both,
+// the Graphormer case). Reports milliseconds and TFLOP/s (forward 4 B H S^2 d,
+// backward 2.5x that, the FlashAttention convention) and the max abs difference
+// of the two outputs. The unfused path runs head by head when the [S,S]
 // matrices of all heads would not fit.
 //
 //   megagraph-cuda-attention-bench [--seq 4096,16384,65536] [--heads 8]
@@ -57,16 +58,16 @@ template <typename T> __device__ float ld(const T *p, int64_t i);
 template <> __device__ float ld<float>(const float *p, int64_t i) {
   return p[i];
 }
-template <> __device__ float ld<__nv_bfloat16>(const __nv_bfloat16 *p,
-                                               int64_t i) {
+template <>
+__device__ float ld<__nv_bfloat16>(const __nv_bfloat16 *p, int64_t i) {
   return __bfloat162float(p[i]);
 }
 template <typename T> __device__ void st(T *p, int64_t i, float x);
 template <> __device__ void st<float>(float *p, int64_t i, float x) {
   p[i] = x;
 }
-template <> __device__ void st<__nv_bfloat16>(__nv_bfloat16 *p, int64_t i,
-                                              float x) {
+template <>
+__device__ void st<__nv_bfloat16>(__nv_bfloat16 *p, int64_t i, float x) {
   p[i] = __float2bfloat16_rn(x);
 }
 
@@ -95,21 +96,35 @@ __device__ float blockMax(float v, float *buf) {
   return s;
 }
 
-/// In place: row <- softmax(scale * row), one block per row.
+/// In place: row <- softmax(scale * row + bias row), one block per row
+/// (bias: float32 rows of the same length, or NULL).
 template <typename T>
-__global__ void softmaxRows(T *s, int64_t cols, float scale) {
+__global__ void softmaxRows(T *s, int64_t cols, float scale,
+                            const float *bias) {
   __shared__ float buf[32];
   T *row = s + blockIdx.x * cols;
+  const float *brow = bias ? bias + blockIdx.x * cols : nullptr;
+  auto logit = [&](int64_t c) {
+    return scale * ld(row, c) + (brow ? brow[c] : 0.f);
+  };
   float m = -INFINITY;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    m = fmaxf(m, scale * ld(row, c));
+    m = fmaxf(m, logit(c));
   m = blockMax(m, buf);
   float sum = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    sum += __expf(scale * ld(row, c) - m);
+    sum += __expf(logit(c) - m);
   float inv = 1.f / blockSum(sum, buf);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    st(row, c, __expf(scale * ld(row, c) - m) * inv);
+    st(row, c, __expf(logit(c) - m) * inv);
+}
+
+/// dbias rows (float32) = dS rows (the unfused path's bias gradient).
+template <typename T>
+__global__ void copyRows(float *dst, const T *src, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    dst[i] = ld(src, i);
 }
 
 /// In place on dP: dS = P * (dP - rowsum(P * dP)), one block per row.
@@ -130,6 +145,7 @@ struct Options {
   std::vector<int64_t> seqs = {4096, 16384, 65536};
   std::vector<std::string> dtypes = {"fp32", "bf16"};
   int64_t heads = 8, dh = 64;
+  bool bias = false; // a [1,H,S,S] float32 bias with its gradient
   std::string json;
 };
 
@@ -167,6 +183,7 @@ struct Gemm {
 struct Result {
   std::string dtype;
   int64_t S;
+  bool bias;
   double fusedFwdMs, fusedBwdMs, unfusedFwdMs, unfusedBwdMs, maxDiff;
   size_t fusedPeak, unfusedPeak;
 };
@@ -183,7 +200,7 @@ Result runOne(const Options &o, const std::string &dtype, int64_t S,
   const size_t elem = bf16 ? 2 : 4;
   const int64_t H = o.heads, d = o.dh, W = H * d;
   const float scale = 1.f / std::sqrt((float)d);
-  Result r{dtype, S, 0, 0, 0, 0, 0, 0, 0};
+  Result r{dtype, S, o.bias, 0, 0, 0, 0, 0, 0, 0};
 
   // Inputs: uniform(-1, 1) on the host, converted on the device.
   std::vector<float> host(S * W);
@@ -202,10 +219,27 @@ Result runOne(const Options &o, const std::string &dtype, int64_t S,
       CK(cudaMemcpy(dst, f32, S * W * 4, cudaMemcpyDeviceToDevice));
   }
   mgrt_cuda_free(f32);
-  void *outF = mgrt_cuda_alloc(S * W * elem), *outU = mgrt_cuda_alloc(S * W * elem);
+  void *outF = mgrt_cuda_alloc(S * W * elem),
+       *outU = mgrt_cuda_alloc(S * W * elem);
   void *dq = mgrt_cuda_alloc(S * W * elem), *dk = mgrt_cuda_alloc(S * W * elem),
        *dv = mgrt_cuda_alloc(S * W * elem);
   float *lse = static_cast<float *>(mgrt_cuda_alloc(H * S * 4));
+  float *bias = nullptr, *dbias = nullptr;
+  if (o.bias) {
+    bias = static_cast<float *>(mgrt_cuda_alloc(H * S * S * 4));
+    dbias = static_cast<float *>(mgrt_cuda_alloc(H * S * S * 4));
+    if (!bias || !dbias) {
+      std::fprintf(stderr, "bias of %lld x %lld^2 floats does not fit\n",
+                   (long long)H, (long long)S);
+      std::exit(1);
+    }
+    std::vector<float> row(S * S);
+    for (int64_t h = 0; h < H; ++h) {
+      for (float &x : row)
+        x = dist(gen);
+      mgrt_cuda_copy_to_device(bias + h * S * S, row.data(), S * S * 4);
+    }
+  }
   const size_t inputs = mgrt_cuda_current_bytes();
 
   const double flopsFwd = 4.0 * H * (double)S * S * d;
@@ -224,9 +258,19 @@ Result runOne(const Options &o, const std::string &dtype, int64_t S,
   a.q = q, a.k = k, a.v = v, a.out = outF, a.lse = lse;
   a.q_stride[0] = a.k_stride[0] = a.v_stride[0] = a.out_stride[0] = S * W;
   a.q_stride[1] = a.k_stride[1] = a.v_stride[1] = a.out_stride[1] = W;
+  if (bias) {
+    a.bias = bias;
+    a.bias_stride[0] = 0, a.bias_stride[1] = S * S, a.bias_stride[2] = S;
+    a.bias_stride[3] = 1;
+  }
   mgrt_cuda_attention_grad g;
   std::memset(&g, 0, sizeof(g));
   g.dout = dO, g.dq = dq, g.dk = dk, g.dv = dv;
+  if (dbias) {
+    g.dbias = dbias;
+    for (int i = 0; i < 4; ++i)
+      g.dbias_stride[i] = a.bias_stride[i];
+  }
   mgrt_cuda_reset_peak();
   mgrt_cuda_attention_forward(&a, nullptr); // warm-up
   mgrt_cuda_attention_backward(&a, &g, nullptr);
@@ -265,14 +309,15 @@ Result runOne(const Options &o, const std::string &dtype, int64_t S,
     const int64_t SS = S * S;
     auto forward = [&](int64_t h0, int64_t nh) {
       // P_h = Q_h K_h^T (raw scores); softmax(scale * P); O_h = P_h V_h.
-      gm.run(P, S, SS, col(q, h0), W, d, false, col(k, h0), W, d, true, S, S,
-             d, nh, 1.f);
+      gm.run(P, S, SS, col(q, h0), W, d, false, col(k, h0), W, d, true, S, S, d,
+             nh, 1.f);
+      const float *b = bias ? bias + h0 * SS : nullptr;
       if (bf16)
         softmaxRows<__nv_bfloat16><<<(unsigned)(nh * S), 256>>>(
-            static_cast<__nv_bfloat16 *>(P), S, scale);
+            static_cast<__nv_bfloat16 *>(P), S, scale, b);
       else
-        softmaxRows<float><<<(unsigned)(nh * S), 256>>>(
-            static_cast<float *>(P), S, scale);
+        softmaxRows<float>
+            <<<(unsigned)(nh * S), 256>>>(static_cast<float *>(P), S, scale, b);
       gm.run(col(outU, h0), W, d, P, S, SS, false, col(v, h0), W, d, false, S,
              d, S, nh, 1.f);
     };
@@ -281,8 +326,8 @@ Result runOne(const Options &o, const std::string &dtype, int64_t S,
       // dK = s dS^T Q.
       gm.run(col(dv, h0), W, d, P, S, SS, true, col(dO, h0), W, d, false, S, d,
              S, nh, 1.f);
-      gm.run(dP, S, SS, col(dO, h0), W, d, false, col(v, h0), W, d, true, S,
-             S, d, nh, 1.f);
+      gm.run(dP, S, SS, col(dO, h0), W, d, false, col(v, h0), W, d, true, S, S,
+             d, nh, 1.f);
       if (bf16)
         softmaxGradRows<__nv_bfloat16><<<(unsigned)(nh * S), 256>>>(
             static_cast<__nv_bfloat16 *>(dP),
@@ -290,8 +335,16 @@ Result runOne(const Options &o, const std::string &dtype, int64_t S,
       else
         softmaxGradRows<float><<<(unsigned)(nh * S), 256>>>(
             static_cast<float *>(dP), static_cast<const float *>(P), S);
-      gm.run(col(dq, h0), W, d, dP, S, SS, false, col(k, h0), W, d, false, S,
-             d, S, nh, scale);
+      if (dbias) {
+        if (bf16)
+          copyRows<__nv_bfloat16><<<4096, 256>>>(
+              dbias + h0 * SS, static_cast<const __nv_bfloat16 *>(dP), nh * SS);
+        else
+          copyRows<float><<<4096, 256>>>(
+              dbias + h0 * SS, static_cast<const float *>(dP), nh * SS);
+      }
+      gm.run(col(dq, h0), W, d, dP, S, SS, false, col(k, h0), W, d, false, S, d,
+             S, nh, scale);
       gm.run(col(dk, h0), W, d, dP, S, SS, true, col(q, h0), W, d, false, S, d,
              S, nh, scale);
     };
@@ -341,22 +394,23 @@ Result runOne(const Options &o, const std::string &dtype, int64_t S,
   for (void *p : {q, k, v, dO, outF, outU, dq, dk, dv})
     mgrt_cuda_free(p);
   mgrt_cuda_free(lse);
+  mgrt_cuda_free(bias);
+  mgrt_cuda_free(dbias);
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
   CK(cudaEventDestroy(e2));
 
   auto tf = [](double flops, double ms) { return flops / (ms * 1e-3) / 1e12; };
-  std::printf("%-5s S=%-6lld fused fwd %9.2f ms (%6.1f TFLOP/s) bwd %9.2f ms "
+  std::printf("%-5s%s S=%-6lld fused fwd %9.2f ms (%6.1f TFLOP/s) bwd %9.2f ms "
               "(%6.1f) | unfused fwd %9.2f ms (%6.1f) bwd %9.2f ms (%6.1f) | "
               "fwd+bwd speedup %.2fx | max|diff| %.2e | extra memory fused "
               "%.2f GB, unfused %.2f GB\n",
-              dtype.c_str(), (long long)S, r.fusedFwdMs,
+              dtype.c_str(), o.bias ? "+bias" : "", (long long)S, r.fusedFwdMs,
               tf(flopsFwd, r.fusedFwdMs), r.fusedBwdMs,
               tf(flopsBwd, r.fusedBwdMs), r.unfusedFwdMs,
               tf(flopsFwd, r.unfusedFwdMs), r.unfusedBwdMs,
               tf(flopsBwd, r.unfusedBwdMs),
-              (r.unfusedFwdMs + r.unfusedBwdMs) /
-                  (r.fusedFwdMs + r.fusedBwdMs),
+              (r.unfusedFwdMs + r.unfusedBwdMs) / (r.fusedFwdMs + r.fusedBwdMs),
               r.maxDiff, r.fusedPeak / 1e9, r.unfusedPeak / 1e9);
   std::fflush(stdout);
   return r;
@@ -383,12 +437,14 @@ int main(int argc, char **argv) {
       o.heads = std::atoll(value().c_str());
     } else if (arg == "--dtype") {
       o.dtypes = split(value());
+    } else if (arg == "--bias") {
+      o.bias = true;
     } else if (arg == "--json") {
       o.json = value();
     } else {
       std::fprintf(stderr,
                    "usage: %s [--seq 4096,16384,65536] [--heads 8] "
-                   "[--dtype fp32,bf16] [--json FILE]\n",
+                   "[--dtype fp32,bf16] [--bias] [--json FILE]\n",
                    argv[0]);
       return 2;
     }
@@ -397,8 +453,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "no CUDA device\n");
     return 3;
   }
-  std::printf("device: %s, heads %lld, head dim %lld, batch 1, no bias\n",
-              mgrt_cuda_device_name(), (long long)o.heads, (long long)o.dh);
+  std::printf("device: %s, heads %lld, head dim %lld, batch 1, %s\n",
+              mgrt_cuda_device_name(), (long long)o.heads, (long long)o.dh,
+              o.bias ? "[1,H,S,S] float32 bias and its gradient" : "no bias");
   cublasHandle_t handle;
   CB(cublasCreate(&handle));
   std::vector<Result> results;
@@ -415,17 +472,18 @@ int main(int argc, char **argv) {
     std::fprintf(f, "[\n");
     for (size_t i = 0; i < results.size(); ++i) {
       const Result &r = results[i];
-      std::fprintf(f,
-                   "  {\"dtype\": \"%s\", \"S\": %lld, \"heads\": %lld, "
-                   "\"head_dim\": %lld, \"fused_fwd_ms\": %.4f, "
-                   "\"fused_bwd_ms\": %.4f, \"unfused_fwd_ms\": %.4f, "
-                   "\"unfused_bwd_ms\": %.4f, \"max_abs_diff\": %.3e, "
-                   "\"fused_extra_bytes\": %zu, \"unfused_extra_bytes\": "
-                   "%zu}%s\n",
-                   r.dtype.c_str(), (long long)r.S, (long long)o.heads,
-                   (long long)o.dh, r.fusedFwdMs, r.fusedBwdMs, r.unfusedFwdMs,
-                   r.unfusedBwdMs, r.maxDiff, r.fusedPeak, r.unfusedPeak,
-                   i + 1 < results.size() ? "," : "");
+      std::fprintf(
+          f,
+          "  {\"dtype\": \"%s\", \"bias\": %s, \"S\": %lld, \"heads\": %lld, "
+          "\"head_dim\": %lld, \"fused_fwd_ms\": %.4f, "
+          "\"fused_bwd_ms\": %.4f, \"unfused_fwd_ms\": %.4f, "
+          "\"unfused_bwd_ms\": %.4f, \"max_abs_diff\": %.3e, "
+          "\"fused_extra_bytes\": %zu, \"unfused_extra_bytes\": "
+          "%zu}%s\n",
+          r.dtype.c_str(), r.bias ? "true" : "false", (long long)r.S,
+          (long long)o.heads, (long long)o.dh, r.fusedFwdMs, r.fusedBwdMs,
+          r.unfusedFwdMs, r.unfusedBwdMs, r.maxDiff, r.fusedPeak, r.unfusedPeak,
+          i + 1 < results.size() ? "," : "");
     }
     std::fprintf(f, "]\n");
     std::fclose(f);

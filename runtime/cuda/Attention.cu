@@ -181,7 +181,8 @@ void forward(const mgrt_cuda_attention &a, cudaStream_t s) {
 
 /// dsum[bh][i] = sum_e dout[b,i,h*dvh+e] * out[b,i,h*dvh+e]: one warp a row.
 template <typename T>
-__global__ void rowDotKernel(mgrt_cuda_attention a, const T *dout, float *dsum) {
+__global__ void rowDotKernel(mgrt_cuda_attention a, const T *dout,
+                             float *dsum) {
   const int64_t row = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (row >= a.B * a.H * a.Sq)
@@ -350,8 +351,8 @@ extern "C" void mgrt_cuda_attention_backward(const mgrt_cuda_attention *a,
     dispatchHead<__nv_bfloat16, BackwardFn>(P, p, *g, dsum, dqAcc, atomic, s);
   const int64_t n = (int64_t)rows * a->dh;
   if (a->dtype == MGRT_CUDA_F32)
-    writeDqKernel<float><<<gridFor(n), 256, 0, s>>>(
-        p, static_cast<float *>(g->dq), dqAcc);
+    writeDqKernel<float>
+        <<<gridFor(n), 256, 0, s>>>(p, static_cast<float *>(g->dq), dqAcc);
   else
     writeDqKernel<__nv_bfloat16><<<gridFor(n), 256, 0, s>>>(
         p, static_cast<__nv_bfloat16 *>(g->dq), dqAcc);

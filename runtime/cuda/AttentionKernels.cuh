@@ -1,4 +1,5 @@
-//===- AttentionKernels.cuh - Fused attention on CUDA cores -----*- CUDA -*-===//
+//===- AttentionKernels.cuh - Fused attention on CUDA cores -----*- CUDA
+//-*-===//
 //
 // Internal to runtime/cuda. The general fused attention (any element type,
 // head sizes up to 128, any bias/mask broadcast): 64 queries x 64 keys per
@@ -31,9 +32,9 @@ constexpr size_t attnForwardSmem(int D, int DV) {
                           kAttnBK * (DV + 1) + kAttnBQ * (kAttnBK + 1));
 }
 constexpr size_t attnBackwardSmem(int D, int DV) {
-  return sizeof(float) * (kAttnBQ * (D + 1) + kAttnBK * (D + 1) +
-                          kAttnBK * (DV + 1) + kAttnBQ * (DV + 1) +
-                          2 * kAttnBQ * (kAttnBK + 1) + 2 * kAttnBQ);
+  return sizeof(float) *
+         (kAttnBQ * (D + 1) + kAttnBK * (D + 1) + kAttnBK * (DV + 1) +
+          kAttnBQ * (DV + 1) + 2 * kAttnBQ * (kAttnBK + 1) + 2 * kAttnBQ);
 }
 
 __device__ __forceinline__ float halfWarpMax(float v) {
@@ -54,9 +55,8 @@ __device__ __forceinline__ float attnLogit(const mgrt_cuda_attention &a,
                                            int64_t kj, float scaledDot) {
   if (qi >= a.Sq || kj >= a.Sk)
     return -INFINITY;
-  if (a.mask &&
-      !a.mask[b * a.mask_stride[0] + h * a.mask_stride[1] +
-              qi * a.mask_stride[2] + kj * a.mask_stride[3]])
+  if (a.mask && !a.mask[b * a.mask_stride[0] + h * a.mask_stride[1] +
+                        qi * a.mask_stride[2] + kj * a.mask_stride[3]])
     return -INFINITY;
   if (a.bias)
     scaledDot += a.bias[b * a.bias_stride[0] + h * a.bias_stride[1] +
@@ -207,12 +207,12 @@ __global__ void __launch_bounds__(kAttnThreads)
     attentionBackwardKernel(mgrt_cuda_attention a, mgrt_cuda_attention_grad g,
                             const float *dsum, float *dqAcc, bool dbiasAtomic) {
   extern __shared__ float smem[];
-  float *Qs = smem;                       // [BQ][D+1]
-  float *Ks = Qs + kAttnBQ * (D + 1);     // [BK][D+1]
-  float *Vs = Ks + kAttnBK * (D + 1);     // [BK][DV+1]
-  float *dOs = Vs + kAttnBK * (DV + 1);   // [BQ][DV+1]
-  float *Ps = dOs + kAttnBQ * (DV + 1);   // [BQ][BK+1]
-  float *dSs = Ps + kAttnBQ * (kAttnBK + 1); // [BQ][BK+1]
+  float *Qs = smem;                            // [BQ][D+1]
+  float *Ks = Qs + kAttnBQ * (D + 1);          // [BK][D+1]
+  float *Vs = Ks + kAttnBK * (D + 1);          // [BK][DV+1]
+  float *dOs = Vs + kAttnBK * (DV + 1);        // [BQ][DV+1]
+  float *Ps = dOs + kAttnBQ * (DV + 1);        // [BQ][BK+1]
+  float *dSs = Ps + kAttnBQ * (kAttnBK + 1);   // [BQ][BK+1]
   float *lseS = dSs + kAttnBQ * (kAttnBK + 1); // [BQ]
   float *dsumS = lseS + kAttnBQ;               // [BQ]
   constexpr int CD = D / 16, CV = DV / 16;
@@ -300,9 +300,8 @@ __global__ void __launch_bounds__(kAttnThreads)
         Ps[r * (kAttnBK + 1) + c] = p;
         dSs[r * (kAttnBK + 1) + c] = ds;
         if (g.dbias && qi < a.Sq && kj < a.Sk) {
-          float *dst = g.dbias + b * g.dbias_stride[0] +
-                       h * g.dbias_stride[1] + qi * g.dbias_stride[2] +
-                       kj * g.dbias_stride[3];
+          float *dst = g.dbias + b * g.dbias_stride[0] + h * g.dbias_stride[1] +
+                       qi * g.dbias_stride[2] + kj * g.dbias_stride[3];
           if (!dbiasAtomic)
             *dst = ds;
           else if (ds != 0.f)

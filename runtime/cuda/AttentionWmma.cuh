@@ -22,7 +22,7 @@ namespace cuda {
 
 constexpr int kWmmaThreads = 128;
 constexpr int kWmmaBQ = 64, kWmmaBK = 64, kWmmaD = 64;
-constexpr int kLdH = kWmmaD + 8; // bf16 tiles: row pitch in elements
+constexpr int kLdH = kWmmaD + 8;  // bf16 tiles: row pitch in elements
 constexpr int kLdF = kWmmaBK + 4; // float tiles
 
 constexpr size_t attnWmmaSmem() {
@@ -73,12 +73,12 @@ __global__ void __launch_bounds__(kWmmaThreads)
 
   const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
   const int64_t q0 = (int64_t)blockIdx.x * kWmmaBQ;
-  const auto *q = static_cast<const __nv_bfloat16 *>(a.q) +
-                  b * a.q_stride[0] + h * kWmmaD;
-  const auto *k = static_cast<const __nv_bfloat16 *>(a.k) +
-                  b * a.k_stride[0] + h * kWmmaD;
-  const auto *v = static_cast<const __nv_bfloat16 *>(a.v) +
-                  b * a.v_stride[0] + h * kWmmaD;
+  const auto *q =
+      static_cast<const __nv_bfloat16 *>(a.q) + b * a.q_stride[0] + h * kWmmaD;
+  const auto *k =
+      static_cast<const __nv_bfloat16 *>(a.k) + b * a.k_stride[0] + h * kWmmaD;
+  const auto *v =
+      static_cast<const __nv_bfloat16 *>(a.v) + b * a.v_stride[0] + h * kWmmaD;
   loadTileBf16(Qs, q, a.q_stride[1], q0, a.Sq, vec);
   for (int idx = lane; idx < 16 * kLdF; idx += 32)
     Ow[idx] = 0.f;
@@ -182,7 +182,6 @@ __global__ void __launch_bounds__(kWmmaThreads)
 #endif
 }
 
-
 /// Whether an m16n16k16 float accumulator fragment holds, in lane l,
 /// element i at row (l/4) + 8 ((i/2) % 2) and column 2 (l%4) + (i%2) +
 /// 8 (i/4): the layout of the sm_80+ mma.sync instructions WMMA compiles
@@ -206,8 +205,8 @@ __global__ void wmmaLayoutProbe(int *ok) {
   wmma::load_matrix_sync(f, c, 16, wmma::mem_row_major);
   int good = f.num_elements == 8;
   for (int i = 0; i < f.num_elements && i < 8; ++i)
-    good &= f.x[i] == (float)(accRow(threadIdx.x, i) * 16 +
-                              accCol(threadIdx.x, i));
+    good &=
+        f.x[i] == (float)(accRow(threadIdx.x, i) * 16 + accCol(threadIdx.x, i));
   good = __all_sync(0xffffffffu, good);
   if (threadIdx.x == 0)
     *ok = good;
@@ -243,8 +242,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
   const bf *q = static_cast<const bf *>(a.q) + b * a.q_stride[0] + h * 64;
   const bf *k = static_cast<const bf *>(a.k) + b * a.k_stride[0] + h * 64;
   const bf *v = static_cast<const bf *>(a.v) + b * a.v_stride[0] + h * 64;
-  loadTileBf16(Qs, q, a.q_stride[1], (int64_t)blockIdx.x * kWmmaBQ, a.Sq,
-               vec);
+  loadTileBf16(Qs, q, a.q_stride[1], (int64_t)blockIdx.x * kWmmaBQ, a.Sq, vec);
   __syncthreads();
   wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> qf[4];
 #pragma unroll
@@ -307,8 +305,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
         __nv_bfloat162 pb = __floats2bfloat162_rn(
             __expf(sf[n].x[i] - mUse[r]), __expf(sf[n].x[i + 1] - mUse[r]));
         rowSum[r] += __bfloat162float(pb.x) + __bfloat162float(pb.y);
-        *reinterpret_cast<__nv_bfloat162 *>(
-            Pw + accRow(lane, i) * kLdH + n * 16 + accCol(lane, i)) = pb;
+        *reinterpret_cast<__nv_bfloat162 *>(Pw + accRow(lane, i) * kLdH +
+                                            n * 16 + accCol(lane, i)) = pb;
       }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -460,8 +458,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
         }
         if constexpr (!Reg) {
           wmma::store_matrix_sync(Sw + n * 16, sf, kLdF, wmma::mem_row_major);
-          wmma::store_matrix_sync(dPw + n * 16, pf, kLdF,
-                                  wmma::mem_row_major);
+          wmma::store_matrix_sync(dPw + n * 16, pf, kLdF, wmma::mem_row_major);
         }
       }
     }
@@ -494,35 +491,35 @@ __global__ void __launch_bounds__(kWmmaThreads)
                 atomicAdd(dst, dsv[e]);
             }
           }
-          *reinterpret_cast<__nv_bfloat162 *>(
-              Pt + (warp * 16 + r) * kLdH + qc) =
+          *reinterpret_cast<__nv_bfloat162 *>(Pt + (warp * 16 + r) * kLdH +
+                                              qc) =
               __floats2bfloat162_rn(pv[0], pv[1]);
-          *reinterpret_cast<__nv_bfloat162 *>(
-              dSt + (warp * 16 + r) * kLdH + qc) =
+          *reinterpret_cast<__nv_bfloat162 *>(dSt + (warp * 16 + r) * kLdH +
+                                              qc) =
               __floats2bfloat162_rn(dsv[0], dsv[1]);
         }
     } else {
 
-    // P^T, dS^T for key kj and this lane's 32 queries; the bias gradient.
+      // P^T, dS^T for key kj and this lane's 32 queries; the bias gradient.
 #pragma unroll 4
-    for (int c = 0; c < 32; ++c) {
-      const int qc = half * 32 + c;
-      const int64_t qi = q0 + qc;
-      const float logit =
-          attnLogit(a, b, h, qi, kj, a.scale * Sw[row * kLdF + qc]);
-      const float p = logit == -INFINITY ? 0.f : __expf(logit - lseS[qc]);
-      const float ds = p * (dPw[row * kLdF + qc] - dsumS[qc]);
-      Pt[(warp * 16 + row) * kLdH + qc] = __float2bfloat16_rn(p);
-      dSt[(warp * 16 + row) * kLdH + qc] = __float2bfloat16_rn(ds);
-      if (g.dbias && qi < a.Sq && kj < a.Sk) {
-        float *dst = g.dbias + b * g.dbias_stride[0] + h * g.dbias_stride[1] +
-                     qi * g.dbias_stride[2] + kj * g.dbias_stride[3];
-        if (!dbiasAtomic)
-          *dst = ds;
-        else if (ds != 0.f)
-          atomicAdd(dst, ds);
+      for (int c = 0; c < 32; ++c) {
+        const int qc = half * 32 + c;
+        const int64_t qi = q0 + qc;
+        const float logit =
+            attnLogit(a, b, h, qi, kj, a.scale * Sw[row * kLdF + qc]);
+        const float p = logit == -INFINITY ? 0.f : __expf(logit - lseS[qc]);
+        const float ds = p * (dPw[row * kLdF + qc] - dsumS[qc]);
+        Pt[(warp * 16 + row) * kLdH + qc] = __float2bfloat16_rn(p);
+        dSt[(warp * 16 + row) * kLdH + qc] = __float2bfloat16_rn(ds);
+        if (g.dbias && qi < a.Sq && kj < a.Sk) {
+          float *dst = g.dbias + b * g.dbias_stride[0] + h * g.dbias_stride[1] +
+                       qi * g.dbias_stride[2] + kj * g.dbias_stride[3];
+          if (!dbiasAtomic)
+            *dst = ds;
+          else if (ds != 0.f)
+            atomicAdd(dst, ds);
+        }
       }
-    }
     }
     __syncwarp();
 
@@ -534,8 +531,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
       wmma::load_matrix_sync(sa, dSt + warp * 16 * kLdH + kk * 16, kLdH);
 #pragma unroll
       for (int n = 0; n < 4; ++n) {
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::row_major> ob,
-            qb;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::row_major> ob, qb;
         wmma::load_matrix_sync(ob, dOs + kk * 16 * kLdH + n * 16, kLdH);
         wmma::load_matrix_sync(qb, Qs + kk * 16 * kLdH + n * 16, kLdH);
         wmma::mma_sync(dV[n], pa, ob, dV[n]);

@@ -1,4 +1,5 @@
-//===- CudaCommon.cuh - Shared helpers of the CUDA runtime ------*- CUDA -*-===//
+//===- CudaCommon.cuh - Shared helpers of the CUDA runtime ------*- CUDA
+//-*-===//
 //
 // Internal to runtime/cuda: error checks, bfloat16 conversions and launch
 // helpers.

@@ -158,12 +158,9 @@ void checkRows(int64_t R, int64_t C, const char *kernel) {
 
 using namespace mgrt::cuda;
 
-extern "C" void mgrt_cuda_layer_norm_forward(float *out, float *mean,
-                                             float *rstd, const float *x,
-                                             const float *gamma,
-                                             const float *beta, int64_t R,
-                                             int64_t C, float eps,
-                                             void *stream) {
+extern "C" void mgrt_cuda_layer_norm_forward(
+    float *out, float *mean, float *rstd, const float *x, const float *gamma,
+    const float *beta, int64_t R, int64_t C, float eps, void *stream) {
   checkRows(R, C, "mgrt_cuda_layer_norm_forward");
   layerNormForwardKernel<<<(unsigned)R, kRowThreads, 0, asStream(stream)>>>(
       out, mean, rstd, x, gamma, beta, C, eps);

@@ -27,7 +27,10 @@
 extern "C" {
 #endif
 
-typedef enum mgrt_cuda_dtype { MGRT_CUDA_F32 = 0, MGRT_CUDA_BF16 = 1 } mgrt_cuda_dtype;
+typedef enum mgrt_cuda_dtype {
+  MGRT_CUDA_F32 = 0,
+  MGRT_CUDA_BF16 = 1
+} mgrt_cuda_dtype;
 
 /*===-- Devices and memory ------------------------------------------------===*/
 
@@ -120,9 +123,8 @@ typedef enum mgrt_cuda_math {
  *  trans_b), out [G,M,N], all contiguous; b_batch_stride 0 shares b. Data
  *  is float32 for FP32/TF32 and bfloat16 for BF16 (out too). */
 void mgrt_cuda_matmul(void *d_out, const void *d_a, const void *d_b, int64_t G,
-                      int64_t M, int64_t N, int64_t K, int trans_a,
-                      int trans_b, int64_t b_batch_stride, int math,
-                      void *stream);
+                      int64_t M, int64_t N, int64_t K, int trans_a, int trans_b,
+                      int64_t b_batch_stride, int math, void *stream);
 
 /** Layer norm over rows of x [R,C] (float32), biased variance:
  *  out = (x - mean) * rstd * gamma + beta (beta may be NULL); mean and rstd
@@ -133,11 +135,11 @@ void mgrt_cuda_layer_norm_forward(float *d_out, float *d_mean, float *d_rstd,
                                   float epsilon, void *stream);
 /** dx [R,C] (overwritten), dgamma and dbeta [C] (overwritten; dbeta may be
  *  NULL) from dout, x, gamma and the forward's mean and rstd. */
-void mgrt_cuda_layer_norm_backward(float *d_dx, float *d_dgamma,
-                                   float *d_dbeta, const float *d_dout,
-                                   const float *d_x, const float *d_gamma,
-                                   const float *d_mean, const float *d_rstd,
-                                   int64_t R, int64_t C, void *stream);
+void mgrt_cuda_layer_norm_backward(float *d_dx, float *d_dgamma, float *d_dbeta,
+                                   const float *d_dout, const float *d_x,
+                                   const float *d_gamma, const float *d_mean,
+                                   const float *d_rstd, int64_t R, int64_t C,
+                                   void *stream);
 
 /** out[i,:] = table[index[i],:] for i < N (table [V,C], float32); an
  *  index outside [0,V) yields a zero row. */

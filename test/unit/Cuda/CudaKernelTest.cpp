@@ -138,9 +138,9 @@ std::vector<float> cpuForward(const AttentionProblem &p) {
     mdsk = memref<mgrt_memref_i8_4>((int8_t *)mask.data(), p.maskShape);
     flags |= MGRT_ATTENTION_MASK;
   }
-  _mlir_ciface_mgrt_attention_f32(&md, &qd, &kd, &vd, bias.empty() ? nullptr : &bd,
-                                  mask.empty() ? nullptr : &mdsk, p.H, p.scale,
-                                  flags);
+  _mlir_ciface_mgrt_attention_f32(
+      &md, &qd, &kd, &vd, bias.empty() ? nullptr : &bd,
+      mask.empty() ? nullptr : &mdsk, p.H, p.scale, flags);
   return out;
 }
 
@@ -189,8 +189,8 @@ struct DeviceAttention {
   DeviceAttention(const AttentionProblem &p, bool bf16) {
     std::memset(&a, 0, sizeof(a));
     a.dtype = bf16 ? MGRT_CUDA_BF16 : MGRT_CUDA_F32;
-    a.B = p.B, a.Sq = p.Sq, a.Sk = p.Sk, a.H = p.H, a.dh = p.dh,
-    a.dvh = p.dvh, a.scale = p.scale;
+    a.B = p.B, a.Sq = p.Sq, a.Sk = p.Sk, a.H = p.H, a.dh = p.dh, a.dvh = p.dvh,
+    a.scale = p.scale;
     if (bf16) {
       qh.reset(new DeviceBuffer<uint16_t>(bf16Bits(p.q)));
       kh.reset(new DeviceBuffer<uint16_t>(bf16Bits(p.k)));
@@ -455,14 +455,15 @@ TEST(CudaLayerNorm, ForwardAndBackwardMatch) {
       }
       for (int64_t c = 0; c < C; ++c) {
         double xh = (x[r * C + c] - mu) * rs;
-        wdx[r * C + c] = (float)(rs * (gamma[c] * dout[r * C + c] - m1 - xh * m2));
+        wdx[r * C + c] =
+            (float)(rs * (gamma[c] * dout[r * C + c] - m1 - xh * m2));
       }
     }
     for (int64_t c = 0; c < C; ++c)
       wdg[c] = (float)dgAcc[c], wdb[c] = (float)dbAcc[c];
-    mgrt_cuda_layer_norm_backward(dxg.get(), dgg.get(), dbg.get(),
-                                  dout_.get(), dx.get(), dg.get(), mean.get(),
-                                  rstd.get(), R, C, nullptr);
+    mgrt_cuda_layer_norm_backward(dxg.get(), dgg.get(), dbg.get(), dout_.get(),
+                                  dx.get(), dg.get(), mean.get(), rstd.get(), R,
+                                  C, nullptr);
     EXPECT_LE(maxAbsDiff(dxg.host(), wdx), 1e-3f) << "dx C=" << C;
     EXPECT_LE(maxAbsDiff(dgg.host(), wdg), 1e-3f) << "dgamma C=" << C;
     EXPECT_LE(maxAbsDiff(dbg.host(), wdb), 1e-3f) << "dbeta C=" << C;
@@ -490,7 +491,8 @@ TEST(CudaSoftmax, MatchesReference) {
 TEST(CudaEmbedding, GatherAndScatterAdd) {
   REQUIRE_GPU();
   const int64_t V = 50, C = 33, N = 400;
-  std::vector<float> table = randomFloats(V * C, 11), dout = randomFloats(N * C, 12);
+  std::vector<float> table = randomFloats(V * C, 11),
+                     dout = randomFloats(N * C, 12);
   std::vector<int64_t> index(N);
   for (int64_t i = 0; i < N; ++i)
     index[i] = (i * 7919) % (V + 3) - 1; // includes -1 and V, V+1 (skipped)
