@@ -1,13 +1,15 @@
 //===- GTAutodiff.cpp - Reverse-mode differentiation of @main ---*- C++ -*-===//
 //
 // Part of MegaGraph. Builds the gradient function of a model: a copy of
-// @main extended with `labels` and `label_mask` arguments, the masked
-// cross-entropy of the chosen output, and a reverse sweep that asks every op
-// on a path from a parameter to the loss for its GradientOpInterface rule.
+// @main extended with `labels`, `label_mask` and `eval_mask` arguments, the
+// masked cross-entropy of the chosen output, and a reverse sweep that asks
+// every op on a path from a parameter to the loss for its
+// GradientOpInterface rule.
 // The function returns the loss and one gradient per parameter global
-// (`gt.param`), named `grad:<parameter>`, after the loss and the number of
-// correctly classified counted items (`correct`). Fan-out accumulates with
-// tosa.add.
+// (`gt.param`), named `grad:<parameter>`, after the loss, the number of
+// correctly classified labelled items (`correct`) and the number of correctly
+// classified evaluation items (`eval_correct`, weighted by the f32
+// `eval_mask`; the test split). Fan-out accumulates with tosa.add.
 // The optimizer update (issue 5) consumes these gradients.
 //
 //===----------------------------------------------------------------------===//
@@ -44,7 +46,8 @@ Value splat(OpBuilder &b, Location loc, Type type, double value) {
 }
 
 /// Number (as f32) of items whose argmax over the last axis equals the label
-/// among those the mask counts.
+/// among those the mask counts: `mask` is i1 (the label mask) or float (the
+/// evaluation mask, a weight per item, 0 or 1).
 Value countCorrect(OpBuilder &b, Location loc, Value logits, Value labels,
                    Value mask) {
   auto type = cast<RankedTensorType>(logits.getType());
@@ -67,9 +70,21 @@ Value countCorrect(OpBuilder &b, Location loc, Value logits, Value labels,
   Value lab = tosa::CastOp::create(b, loc, RankedTensorType::get({n}, i32),
                                    reshape(labels, {n}));
   auto bools = RankedTensorType::get({n}, i1);
+  auto floats = RankedTensorType::get({n}, f);
   Value hit = tosa::EqualOp::create(b, loc, bools, best, lab);
-  hit = tosa::LogicalAndOp::create(b, loc, bools, hit, reshape(mask, {n}));
-  Value ones = tosa::CastOp::create(b, loc, RankedTensorType::get({n}, f), hit);
+  Value ones;
+  Value flatMask = reshape(mask, {n});
+  if (cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1)) {
+    hit = tosa::LogicalAndOp::create(b, loc, bools, hit, flatMask);
+    ones = tosa::CastOp::create(b, loc, floats, hit);
+  } else {
+    auto i8 = RankedTensorType::get({1}, b.getI8Type());
+    Value shift = tosa::ConstOp::create(
+        b, loc, i8, DenseElementsAttr::get(i8, b.getI8IntegerAttr(0)));
+    ones = tosa::MulOp::create(b, loc, floats,
+                               tosa::CastOp::create(b, loc, floats, hit),
+                               flatMask, shift);
+  }
   Value sum = tosa::ReduceSumOp::create(b, loc, RankedTensorType::get({1}, f),
                                         ones, b.getI32IntegerAttr(0));
   return reshape(sum, {});
@@ -115,6 +130,9 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
         body.addArgument(RankedTensorType::get(items, b.getI64Type()), loc);
     Value mask =
         body.addArgument(RankedTensorType::get(items, b.getI1Type()), loc);
+    // The evaluation (test-split) mask: which items eval_correct counts.
+    Value evalMask = body.addArgument(
+        RankedTensorType::get(items, logitsType.getElementType()), loc);
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     b.setInsertionPoint(ret);
     Value loss = gt::CrossEntropyOp::create(b, loc, ret.getOperand(output),
@@ -180,13 +198,17 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
       }
     }
 
-    // 4. Count the correctly classified counted items (argmax == label),
-    //    for the training log's accuracy.
-    Value correct = countCorrect(b, loc, ret.getOperand(output), labels, mask);
+    // 4. Count the correctly classified items (argmax == label) among the
+    //    labelled ones (the training log's accuracy) and among the
+    //    evaluation ones (test accuracy), both from the forward logits, i.e.
+    //    before any update of this step.
+    Value logits = ret.getOperand(output);
+    Value correct = countCorrect(b, loc, logits, labels, mask);
+    Value evalCorrect = countCorrect(b, loc, logits, labels, evalMask);
 
-    // 5. Return the loss, the count and the parameter gradients.
-    SmallVector<Value> results = {loss, correct};
-    SmallVector<std::string> names = {"loss", "correct"};
+    // 5. Return the loss, the counts and the parameter gradients.
+    SmallVector<Value> results = {loss, correct, evalCorrect};
+    SmallVector<std::string> names = {"loss", "correct", "eval_correct"};
     for (ml_program::GlobalLoadOp load : params)
       if (Value g = grads.lookup(load.getResult())) {
         results.push_back(g);
@@ -200,12 +222,11 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     grad.setType(FunctionType::get(ctx, body.getArgumentTypes(), resultTypes));
     unsigned numArgs = body.getNumArguments();
     SmallVector<DictionaryAttr> argAttrs;
-    for (unsigned i = 0; i + 2 < numArgs; ++i)
+    for (unsigned i = 0; i + 3 < numArgs; ++i)
       argAttrs.push_back(main.getArgAttrDict(i));
-    argAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("gt.name", b.getStringAttr("labels"))));
-    argAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("gt.name", b.getStringAttr("label_mask"))));
+    for (const char *name : {"labels", "label_mask", "eval_mask"})
+      argAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("gt.name", b.getStringAttr(name))));
     grad.setAllArgAttrs(argAttrs);
     SmallVector<DictionaryAttr> resAttrs;
     for (const std::string &name : names)

@@ -159,11 +159,13 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
     SmallVector<DictionaryAttr> keptAttrs;
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
-      if (!name || !name.getValue().starts_with("grad:")) {
+      bool isGrad = name && name.getValue().starts_with("grad:");
+      if (!isGrad || returnState) {
         kept.push_back(value);
         keptAttrs.push_back(grad.getResultAttrDict(i));
-        continue;
       }
+      if (!isGrad)
+        continue;
       StringRef param = name.getValue().drop_front(5);
       auto global = module.lookupSymbol<ml_program::GlobalOp>(param);
       if (!global || !global.getIsMutable()) {
@@ -217,6 +219,15 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
     }
     for (auto [ref, value] : stores)
       ml_program::GlobalStoreOp::create(b, loc, ref, value);
+    // Testing: what the globals hold after the step, loaded back after the
+    // stores.
+    if (returnState)
+      for (auto [ref, value] : stores) {
+        kept.push_back(
+            ml_program::GlobalLoadOp::create(b, loc, value.getType(), ref));
+        keptAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+            "gt.name", b.getStringAttr("state:" + ref.getValue().str()))));
+      }
 
     // 3. The step returns the loss and the correct count only.
     func::ReturnOp::create(b, ret.getLoc(), kept);

@@ -1,19 +1,22 @@
 // RUN: megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=sgd lr=0.5 weight-decay=0.1" | FileCheck %s --check-prefix=SGD
 // RUN: megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=adamw lr=0.01" | FileCheck %s --check-prefix=ADAM
+// RUN: megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=adamw lr=0.01 return-state=true" | FileCheck %s --check-prefix=STATE
 
 ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.param}
 
-// With sgd the step function replaces @main, returns loss and correct only, and
+// With sgd the step function replaces @main, returns loss and the correct
+// counts only, and
 // stores w - lr * (g + wd * w) into the parameter global.
 // SGD:      module attributes {gt.training = {lr = 5.000000e-01 : f64, optimizer = "sgd", weight_decay = 1.000000e-01 : f64}}
 // SGD-NOT:  func.func @main_grad
 // SGD-LABEL: func.func @main
-// SGD-SAME:    -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"})
+// SGD-SAME:    %{{.*}}: tensor<4xf32> {gt.name = "eval_mask"})
+// SGD-SAME:    -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"})
 // SGD:         %[[W:.*]] = ml_program.global_load @w : tensor<8x3xf32>
 // SGD-NOT:     ml_program.global_load @w
 // SGD:         %[[NEW:.*]] = tosa.sub %[[W]], %{{.*}} : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
 // SGD-NEXT:    ml_program.global_store @w = %[[NEW]] : tensor<8x3xf32>
-// SGD:         return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
+// SGD:         return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<f32>
 
 // With adamw: zero-initialized moment globals and a step counter, bias
 // corrections from the counter. Every store comes after the last compute op,
@@ -37,7 +40,18 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // ADAM-NEXT:   ml_program.global_store @w.adam_m = %[[M]]
 // ADAM-NEXT:   ml_program.global_store @w.adam_v = %[[V]]
 // ADAM-NEXT:   ml_program.global_store @w = %[[NEW]]
-// ADAM-NEXT:   return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
+// ADAM-NEXT:   return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<f32>
+
+// return-state (for tests) keeps the gradients and returns every stored
+// global, loaded back after all the stores.
+// STATE-LABEL: func.func @main
+// STATE-SAME:    -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"}, tensor<8x3xf32> {gt.name = "grad:w"}, tensor<f32> {gt.name = "state:gt.adam_step"}, tensor<8x3xf32> {gt.name = "state:w.adam_m"}, tensor<8x3xf32> {gt.name = "state:w.adam_v"}, tensor<8x3xf32> {gt.name = "state:w"})
+// STATE:         ml_program.global_store @w =
+// STATE-NEXT:    %[[T:.*]] = ml_program.global_load @gt.adam_step
+// STATE-NEXT:    %[[M:.*]] = ml_program.global_load @w.adam_m
+// STATE-NEXT:    %[[V:.*]] = ml_program.global_load @w.adam_v
+// STATE-NEXT:    %[[W:.*]] = ml_program.global_load @w :
+// STATE-NEXT:    return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[M]], %[[V]], %[[W]] :
 func.func @main(%x: tensor<4x8xf32> {gt.name = "x"}) -> (tensor<4x3xf32> {gt.name = "logits"}) {
   %w = ml_program.global_load @w : tensor<8x3xf32>
   %y = gt.linear %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
