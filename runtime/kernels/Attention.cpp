@@ -11,6 +11,7 @@
 #include "megagraph/Runtime.h"
 
 #include "kernels/AttentionBlock.h"
+#include "kernels/AttentionInternal.h"
 #include "support/Check.h"
 #include "support/ThreadPool.h"
 
@@ -44,6 +45,14 @@ _mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
                                 mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
                                 mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
                                 int64_t numHeads, float scale, int64_t flags) {
+  attentionForward(out, q, k, v, bias, mask, numHeads, scale, flags, nullptr);
+}
+
+void mgrt::attentionForward(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
+                            mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                            mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                            int64_t numHeads, float scale, int64_t flags,
+                            float *lse) {
   MGRT_CHECK(out && q && k && v, kName, "null operand descriptor");
   const bool hasBias = flags & MGRT_ATTENTION_BIAS;
   const bool hasMask = flags & MGRT_ATTENTION_MASK;
@@ -91,6 +100,7 @@ _mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
   p.gatherBias = hasBias && p.bias.stride[3] != 1;
   p.gatherMask = hasMask && p.mask.stride[3] != 1;
   p.gemm = microGemm();
+  p.lse = lse;
 
   // Smaller query blocks when there are too few tasks to feed every thread.
   const int threads = numThreads();

@@ -10,7 +10,9 @@
 //                  S = (scale Q) K^T, dP = dO V^T, online over the keys
 //                  m = max S, l = sum e^(S-m), u = sum e^(S-m) dP
 //                LSE = m + log l and D = u / l = rowsum(P dP) = rowsum(dO O)
-//                (a row that keeps no key: LSE = +inf, so its P is 0)
+//                (a row that keeps no key: LSE = +inf, so its P is 0);
+//                skipped when attentionBackward (AttentionInternal.h) is
+//                given LSE and D over a larger key range
 //   B. dK, dV    per (b, h, key block), over all query blocks, transposed:
 //                  S^T = K (scale Q)^T, dP^T = V dO^T, P^T = e^(S^T - LSE)
 //                  dS^T = P^T (dP^T - D); dV += P^T dO; dK += dS^T (scale Q)
@@ -29,6 +31,7 @@
 #include "megagraph/Runtime.h"
 
 #include "kernels/AttentionBlock.h"
+#include "kernels/AttentionInternal.h"
 #include "kernels/MicroGemm.h"
 #include "kernels/VectorMath.h"
 #include "support/Check.h"
@@ -74,6 +77,7 @@ struct BwdProblem {
   View4<float> dbias;
   int64_t dbiasSizes[4];
   MicroGemmFn gemm;
+  bool accumulate; // add into dq, dk, dv, dbias (attentionBackward)
 
   // Packed operands, per (b, h): Qs [SqP][dhPad], QsT [dh][SqP],
   // dO [SqP][dvPad], dOT [dvh][SqP], Kp [SkP][dhPad], KT [dh][SkP],
@@ -280,10 +284,17 @@ MGRT_INLINE void keyBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
   float *dk = p.dk + b * p.dkStride[0] + j0 * p.dkStride[1] + h * p.dh;
   float *dv = p.dv + b * p.dvStride[0] + j0 * p.dvStride[1] + h * p.dvh;
   for (int64_t c = 0; c < nk; ++c) {
-    std::copy(s.accK + c * p.dhPad, s.accK + c * p.dhPad + p.dh,
-              dk + c * p.dkStride[1]);
-    std::copy(s.accV + c * p.dvPad, s.accV + c * p.dvPad + p.dvh,
-              dv + c * p.dvStride[1]);
+    const float *ak = s.accK + c * p.dhPad, *av = s.accV + c * p.dvPad;
+    float *dkr = dk + c * p.dkStride[1], *dvr = dv + c * p.dvStride[1];
+    if (p.accumulate) {
+      for (int64_t x = 0; x < p.dh; ++x)
+        dkr[x] += ak[x];
+      for (int64_t x = 0; x < p.dvh; ++x)
+        dvr[x] += av[x];
+    } else {
+      std::copy(ak, ak + p.dh, dkr);
+      std::copy(av, av + p.dvh, dvr);
+    }
   }
 }
 
@@ -336,7 +347,9 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
   float *dq = p.dq + b * p.dqStride[0] + i0 * p.dqStride[1] + h * p.dh;
   for (int64_t r = 0; r < mq; ++r)
     for (int64_t c = 0; c < p.dh; ++c)
-      dq[r * p.dqStride[1] + c] = p.scale * s.accK[r * p.dhPad + c];
+      dq[r * p.dqStride[1] + c] =
+          (p.accumulate ? dq[r * p.dqStride[1] + c] : 0.f) +
+          p.scale * s.accK[r * p.dhPad + c];
 }
 
 } // namespace
@@ -390,6 +403,18 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
     mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
     mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags) {
+  attentionBackward(dq, dk, dv, dbias, dout, q, k, v, bias, mask, numHeads,
+                    scale, flags, nullptr, nullptr, false);
+}
+
+void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
+                             mgrt_memref_f32_3 *dv, mgrt_memref_f32_4 *dbias,
+                             mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+                             mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                             mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                             int64_t numHeads, float scale, int64_t flags,
+                             const float *lseIn, const float *dvecIn,
+                             bool accumulate) {
   MGRT_CHECK(dq && dk && dv && dout && q && k && v, kName,
              "null operand descriptor");
   const bool hasBias = flags & MGRT_ATTENTION_BIAS;
@@ -398,6 +423,7 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
   MGRT_CHECK(!hasBias || bias, kName, "bias flag set but bias is null");
   MGRT_CHECK(!hasMask || mask, kName, "mask flag set but mask is null");
   MGRT_CHECK(!wantDBias || dbias, kName, "dbias flag set but dbias is null");
+  MGRT_CHECK(!lseIn == !dvecIn, kName, "lse and D must be given together");
 
   const int64_t B = q->sizes[0], Sq = q->sizes[1], D = q->sizes[2];
   const int64_t Sk = k->sizes[1], Dv = v->sizes[2], H = numHeads;
@@ -426,6 +452,7 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
   BwdProblem p{};
   const int64_t full[4] = {B, H, Sq, Sk};
   p.hasBias = hasBias, p.hasMask = hasMask, p.wantDBias = wantDBias;
+  p.accumulate = accumulate;
   if (hasBias)
     p.bias = view4<const float>(bias, full, "bias");
   if (hasMask)
@@ -435,7 +462,7 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
     for (int i = 0; i < 4; ++i)
       p.dbiasSizes[i] = dbias->sizes[i];
     // Overwritten: zero it once (every element is a sum over its group).
-    for (int64_t b = 0; b < p.dbiasSizes[0]; ++b)
+    for (int64_t b = 0; b < (accumulate ? 0 : p.dbiasSizes[0]); ++b)
       for (int64_t h = 0; h < p.dbiasSizes[1]; ++h)
         for (int64_t i = 0; i < p.dbiasSizes[2]; ++i)
           for (int64_t j = 0; j < p.dbiasSizes[3]; ++j)
@@ -444,7 +471,8 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
               j * dbias->strides[3]) = 0.f;
   }
   if (B == 0 || Sq == 0 || Sk == 0) { // no score: every gradient is 0
-    zero3(dq), zero3(dk), zero3(dv);
+    if (!accumulate)
+      zero3(dq), zero3(dk), zero3(dv);
     return;
   }
 
@@ -500,10 +528,22 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
 
   // 3. Pack, statistics, dK / dV, dQ / dBias.
   parallelFor(BH, [&](int64_t t, int) { bwd_detail::pack(p, t / H, t % H); });
-  parallelFor(BH * p.qBlocks, [&](int64_t t, int w) {
-    bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks), (t / p.qBlocks) % H,
-                      t % p.qBlocks);
-  });
+  if (lseIn) { // given statistics over all keys; padding as statsBody's
+    for (int64_t t = 0; t < BH; ++t) {
+      float *lse = p.lse + t * p.SqP, *dvec = p.dvec + t * p.SqP;
+      for (int64_t r = 0; r < p.SqP; ++r) {
+        const float x = r < Sq ? lseIn[t * Sq + r] : kPosInf;
+        const bool kept = x != kPosInf && x != kNegInf;
+        lse[r] = kept ? x : kPosInf;
+        dvec[r] = kept ? dvecIn[t * Sq + r] : 0.f;
+      }
+    }
+  } else {
+    parallelFor(BH * p.qBlocks, [&](int64_t t, int w) {
+      bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks), (t / p.qBlocks) % H,
+                        t % p.qBlocks);
+    });
+  }
   parallelFor(BH * p.kBlocks, [&](int64_t t, int w) {
     bwd_detail::keyBlock(p, scratch[w], t / (H * p.kBlocks),
                          (t / p.kBlocks) % H, t % p.kBlocks);

@@ -17,6 +17,7 @@
 #include "kernels/VectorMath.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mgrt {
 namespace {
@@ -204,6 +205,12 @@ MGRT_INLINE void attendBlockBody(const AttentionProblem &p, AttentionScratch &s,
     float *orow = o + r * p.oStride[1];
     for (int64_t c = 0; c < dvh; ++c)
       orow[c] = a[c] * inv;
+  }
+  if (p.lse) {
+    float *lse = p.lse + (b * p.H + h) * p.Sq + i0;
+    for (int64_t r = 0; r < mq; ++r)
+      lse[r] =
+          s.rowSum[r] > 0.f ? s.rowMax[r] + std::log(s.rowSum[r]) : kNegInf;
   }
 }
 

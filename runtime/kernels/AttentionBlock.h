@@ -56,6 +56,9 @@ struct AttentionProblem {
   Broadcast4<float> bias;
   Broadcast4<int8_t> mask;
   MicroGemmFn gemm;
+  // Optional [B,H,Sq] output: each row's log-sum-exp of its kept scores,
+  // -inf for a row that keeps no key (attentionForward, AttentionInternal.h).
+  float *lse = nullptr;
 
   // Tiling.
   int64_t blockQ;  // query rows per task

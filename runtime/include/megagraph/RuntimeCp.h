@@ -1,0 +1,101 @@
+/*===- megagraph/RuntimeCp.h - Context-parallel attention C ABI -----------===*
+ *
+ * Attention with the sequence (node) dimension sharded over the ranks of a
+ * context-parallel (cp) group of the communication runtime (Comm.h, MPI
+ * backend, host buffers). Rank r of the C ranks holds a contiguous block of
+ * S_r rows of every sequence (uneven blocks allowed, S_r may be 0); the
+ * blocks are in rank order, so rank r's first row is the global row
+ * sum_{s<r} S_s and S = sum_r S_r. Every operand is this rank's rows only:
+ *
+ *   q [B,S_r,D], k [B,S_r,D], v [B,S_r,Dv], out / dout [B,S_r,Dv]
+ *   bias  [B|1, H|1, S_r|1, S|1]    this rank's query rows, ALL key columns
+ *   mask  [B|1, H|1, S_r|1, S|1]    uint8, nonzero = keep, same layout
+ *   dq [B,S_r,D], dk [B,S_r,D], dv [B,S_r,Dv], dbias shaped as bias
+ *
+ * with the heads, scale, flags (MGRT_ATTENTION_BIAS / _MASK / _DBIAS) and
+ * results of _mlir_ciface_mgrt_attention_f32 / _bwd_f32 (Runtime.h) on the
+ * full sequence: out and dq are this rank's rows of the full results, dk
+ * and dv the gradients of this rank's keys and values (summed over every
+ * rank's queries), dbias this rank's rows of the full dbias. The bias, the
+ * mask and dbias are never communicated: each rank holds and computes
+ * 1/C of every [S,S] quantity. A dbias broadcast over the query dimension
+ * (size 1) comes back as the partial sum over this rank's queries; the
+ * caller sums it over the group.
+ *
+ * Two ways to meet the keys of the other ranks (the same results):
+ *   MGRT_CP_ALLGATHER  K and V are all-gathered, the local queries attend
+ *       to all S keys in one kernel call; the backward computes dK / dV for
+ *       all S keys and reduce-scatters them to their owners. Working memory
+ *       O(B S (D + Dv)) for the gathered K, V (and dK, dV).
+ *   MGRT_CP_RING  the K / V blocks travel around the ring r -> r+1 in C
+ *       steps; each step attends to one block and merges the partial output
+ *       through the row log-sum-exps (online-softmax merge). The next
+ *       block's transfer overlaps the current block's attention. The
+ *       backward reruns the ring forward for the row statistics, then passes
+ *       each block with its dK / dV accumulator around the ring; after C
+ *       steps the accumulators are back at their owners. No rank holds more
+ *       than two blocks: O(B max_r S_r (D + Dv)) working memory.
+ *
+ * Collective over the group: every rank calls with the same mode, B, D, Dv,
+ * heads, scale and flags. Returns MGRT_OK, MGRT_ERR_ARGUMENT (bad mode, an
+ * NCCL group, a bias / mask / dbias key dimension that is neither S nor 1)
+ * or a comm error, reported through the comm runtime's error mode (by
+ * default the job ends). Kernel contract violations (shapes, innermost
+ * strides) abort as in Runtime.h. Working buffers are tracked by
+ * mgrt_alloc (mgrt_peak_bytes).
+ *===----------------------------------------------------------------------===*/
+#ifndef MEGAGRAPH_RUNTIMECP_H
+#define MEGAGRAPH_RUNTIMECP_H
+
+#include "megagraph/Comm.h"
+#include "megagraph/Runtime.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How the keys reach the queries (`mode` argument). */
+typedef enum mgrt_cp_mode {
+  MGRT_CP_ALLGATHER = 0,
+  MGRT_CP_RING = 1
+} mgrt_cp_mode;
+
+/** Forward: this rank's rows of mgrt_attention_f32 on the full sequence. */
+int mgrt_cp_attention_f32(mgrt_comm_group *group, int mode,
+                          mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
+                          mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                          mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                          int64_t num_heads, float scale, int64_t flags);
+
+/** Backward: this rank's dq, dk, dv (and dbias rows with
+ *  MGRT_ATTENTION_DBIAS) of mgrt_attention_bwd_f32 on the full sequence. */
+int mgrt_cp_attention_bwd_f32(mgrt_comm_group *group, int mode,
+                              mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
+                              mgrt_memref_f32_3 *dv, mgrt_memref_f32_4 *dbias,
+                              mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+                              mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                              mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                              int64_t num_heads, float scale, int64_t flags);
+
+/** The same, called from compiled code: the cp group is the group over the
+ *  axes bit mask `axes` of the grid g0 x g1 x g2 x g3 (as in Comm.h's shard
+ *  calls; created on first use and cached). Failures end the job. */
+void _mlir_ciface_mgrt_cp_attention_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    int64_t num_heads, float scale, int64_t flags, int64_t g0, int64_t g1,
+    int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+void _mlir_ciface_mgrt_cp_attention_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags,
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MEGAGRAPH_RUNTIMECP_H */

@@ -1,0 +1,48 @@
+//===- AttentionInternal.h - Attention entries with statistics --*- C++ -*-===//
+//
+// Internal to the runtime. The C entries _mlir_ciface_mgrt_attention_f32 and
+// _bwd_f32 are thin wrappers of these two functions; the extra arguments let
+// context-parallel attention (cp/CpAttention.cpp) split the keys into blocks
+// that live on different ranks:
+//   * the forward returns each query row's log-sum-exp, so partial results
+//     over disjoint key blocks merge exactly (online-softmax merge);
+//   * the backward takes the row statistics of the whole key range (instead
+//     of computing them over the keys it is given) and can add into its
+//     outputs, so dQ, dBias and a travelling dK / dV accumulate block by
+//     block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_RUNTIME_KERNELS_ATTENTIONINTERNAL_H
+#define MEGAGRAPH_RUNTIME_KERNELS_ATTENTIONINTERNAL_H
+
+#include "megagraph/Runtime.h"
+
+namespace mgrt {
+
+/// mgrt_attention_f32; when `lse` is not null it also receives, as a
+/// contiguous [B,H,Sq] array, the natural log of sum_j exp(score_ij) over
+/// the kept keys of every query row (-inf for a row that keeps none).
+void attentionForward(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
+                      mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                      mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                      int64_t numHeads, float scale, int64_t flags, float *lse);
+
+/// mgrt_attention_bwd_f32 with two options.
+///  * `lse`, `dvec` (both or neither, contiguous [B,H,Sq]): the row
+///    log-sum-exp of the scores over ALL keys (as attentionForward writes
+///    it; -inf or +inf for a row that keeps no key) and D = rowsum(dO * O)
+///    per head, where O is the output over all keys. The kernel then skips
+///    its statistics pass, and the keys it is given may be a block of them.
+///  * `accumulate`: dq, dk, dv and dbias are added to, not overwritten.
+void attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
+                       mgrt_memref_f32_3 *dv, mgrt_memref_f32_4 *dbias,
+                       mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+                       mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                       mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                       int64_t numHeads, float scale, int64_t flags,
+                       const float *lse, const float *dvec, bool accumulate);
+
+} // namespace mgrt
+
+#endif // MEGAGRAPH_RUNTIME_KERNELS_ATTENTIONINTERNAL_H

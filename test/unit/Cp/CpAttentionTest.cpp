@@ -1,0 +1,390 @@
+//===- CpAttentionTest.cpp - Context-parallel attention under mpirun ------===//
+//
+// mgrt_cp_attention_f32 / _bwd_f32 (megagraph/RuntimeCp.h), both modes,
+// against the single-process kernels on the full problem. Every operand is
+// a deterministic function of its global index, so each rank builds only
+// its own rows for the cp call and the whole problem for the reference; the
+// largest error over the ranks (all-reduced) must stay within 1e-4. Row
+// blocks are uneven; one case gives a rank no rows at all. A last test
+// prints each rank's peak tracked bytes against the single-process run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/RuntimeCp.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+mgrt_comm_group *world() { return mgrt_comm_world(); }
+int np() { return mgrt_comm_size(world()); }
+int rank() { return mgrt_comm_rank(world()); }
+
+/// A value in [-1, 1) from a seed and a global index.
+float hashValue(uint64_t seed, int64_t a, int64_t b, int64_t c, int64_t d) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+  for (int64_t v : {a, b, c, d}) {
+    x ^= static_cast<uint64_t>(v) + 0x9E3779B97F4A7C15ull + (x << 6) + (x >> 2);
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 31;
+  }
+  return static_cast<float>(x >> 40) / static_cast<float>(1 << 23) - 1.f;
+}
+
+/// The keep mask of the masked cases: row 3 keeps nothing, rows 1 mod 7 keep
+/// only keys 0..4 (one rank's block, so the others see an empty row), the
+/// rest keep about 80% of the keys.
+int8_t keep(int64_t b, int64_t i, int64_t j) {
+  if (i == 3)
+    return 0;
+  if (i % 7 == 1)
+    return j < 5;
+  return hashValue(7, b, 0, i, j) > -0.6f;
+}
+
+struct Case {
+  int64_t B = 2, H = 4, D = 32, Dv = 24, S = 200;
+  int64_t biasB = 1, biasH = 4; // bias / dbias [biasB, biasH, rows, S]
+  bool hasBias = true, hasMask = true, wantDBias = true;
+  bool packedQkv = false; // q, k, v as column views of one [B, n, 2D+Dv]
+  bool emptyRank = false; // rank 1 holds no rows
+};
+
+/// Uneven row blocks of S over C ranks.
+std::vector<int64_t> splitRows(int64_t S, int C, bool emptyRank) {
+  std::vector<int64_t> w(C);
+  for (int r = 0; r < C; ++r)
+    w[r] = (emptyRank && r == 1) ? 0 : 2 + (r * 5 + 3) % 7;
+  const int64_t sum = std::accumulate(w.begin(), w.end(), int64_t(0));
+  std::vector<int64_t> rows(C);
+  int64_t used = 0;
+  for (int r = 0; r < C; ++r) {
+    rows[r] = r + 1 == C ? S - used : S * w[r] / sum;
+    used += rows[r];
+  }
+  return rows;
+}
+
+mgrt_memref_f32_3 desc3(float *p, int64_t d0, int64_t d1, int64_t d2,
+                        int64_t ld) {
+  mgrt_memref_f32_3 d{};
+  d.allocated = d.aligned = p;
+  d.sizes[0] = d0, d.sizes[1] = d1, d.sizes[2] = d2;
+  d.strides[0] = d1 * ld, d.strides[1] = ld, d.strides[2] = 1;
+  return d;
+}
+
+template <typename T, typename Desc>
+Desc desc4(T *p, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+  Desc d{};
+  d.allocated = d.aligned = p;
+  d.sizes[0] = d0, d.sizes[1] = d1, d.sizes[2] = d2, d.sizes[3] = d3;
+  d.strides[3] = 1, d.strides[2] = d3, d.strides[1] = d2 * d3;
+  d.strides[0] = d1 * d2 * d3;
+  return d;
+}
+
+/// The operands and results of one problem over rows [first, first + n).
+struct Rows {
+  int64_t n, first;
+  std::vector<float> qkv, dout, out, dq, dk, dv, bias, dbias;
+  std::vector<int8_t> mask;
+  mgrt_memref_f32_3 q, k, v, dO, o, dQ, dK, dV;
+  mgrt_memref_f32_4 b, dB;
+  mgrt_memref_i8_4 m;
+
+  Rows(const Case &c, int64_t n, int64_t first) : n(n), first(first) {
+    const int64_t B = c.B, D = c.D, Dv = c.Dv, S = c.S;
+    const int64_t w = 2 * D + Dv;
+    qkv.resize(B * n * w);
+    dout.resize(B * n * Dv);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t x = 0; x < Dv; ++x)
+          dout[(b * n + i) * Dv + x] = hashValue(2, b, first + i, x, 0);
+    if (c.packedQkv) {
+      q = desc3(qkv.data(), B, n, D, w);
+      k = desc3(qkv.data() + D, B, n, D, w);
+      v = desc3(qkv.data() + 2 * D, B, n, Dv, w);
+    } else { // three contiguous arrays carved from qkv
+      q = desc3(qkv.data(), B, n, D, D);
+      k = desc3(qkv.data() + B * n * D, B, n, D, D);
+      v = desc3(qkv.data() + 2 * B * n * D, B, n, Dv, Dv);
+    }
+    // Element (b, i, x) of q, k, v depends on the global row only.
+    int id = 0;
+    for (mgrt_memref_f32_3 *t : {&q, &k, &v}) {
+      ++id;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t x = 0; x < t->sizes[2]; ++x)
+            t->aligned[b * t->strides[0] + i * t->strides[1] + x] =
+                hashValue(id, b, first + i, x, 1);
+    }
+    dO = desc3(dout.data(), B, n, Dv, Dv);
+    out.assign(B * n * Dv, 99.f), dq.assign(B * n * D, 99.f);
+    dk.assign(B * n * D, 99.f), dv.assign(B * n * Dv, 99.f);
+    o = desc3(out.data(), B, n, Dv, Dv);
+    dQ = desc3(dq.data(), B, n, D, D);
+    dK = desc3(dk.data(), B, n, D, D);
+    dV = desc3(dv.data(), B, n, Dv, Dv);
+    bias.resize(c.biasB * c.biasH * n * S);
+    for (int64_t b = 0; b < c.biasB; ++b)
+      for (int64_t h = 0; h < c.biasH; ++h)
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < S; ++j)
+            bias[((b * c.biasH + h) * n + i) * S + j] =
+                2.f * hashValue(3, b, h, first + i, j);
+    dbias.assign(bias.size(), 99.f);
+    b = desc4<float, mgrt_memref_f32_4>(bias.data(), c.biasB, c.biasH, n, S);
+    dB = desc4<float, mgrt_memref_f32_4>(dbias.data(), c.biasB, c.biasH, n, S);
+    mask.resize(B * n * S);
+    for (int64_t bb = 0; bb < B; ++bb)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < S; ++j)
+          mask[(bb * n + i) * S + j] = keep(bb, first + i, j);
+    m = desc4<int8_t, mgrt_memref_i8_4>(mask.data(), B, 1, n, S);
+  }
+};
+
+int64_t flagsOf(const Case &c) {
+  return (c.hasBias ? MGRT_ATTENTION_BIAS : 0) |
+         (c.hasMask ? MGRT_ATTENTION_MASK : 0) |
+         (c.wantDBias ? MGRT_ATTENTION_DBIAS : 0);
+}
+
+/// Largest |local - reference rows| of a [d0, rows, d2] block (rows dim 1)
+/// or, with `rows4`, of a [d0, d1, rows, S] block.
+float maxDiff3(const std::vector<float> &loc, const std::vector<float> &ref,
+               int64_t d0, int64_t n, int64_t first, int64_t S, int64_t d2) {
+  float e = 0.f;
+  for (int64_t a = 0; a < d0; ++a)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t x = 0; x < d2; ++x)
+        e = std::max(e, std::fabs(loc[(a * n + i) * d2 + x] -
+                                  ref[(a * S + first + i) * d2 + x]));
+  return e;
+}
+
+float allMax(float x) {
+  float y = x;
+  mgrt_comm_all_reduce(world(), &x, &y, 1, MGRT_F32, MGRT_COMM_MAX);
+  return y;
+}
+
+class CpAttention : public ::testing::TestWithParam<int> {};
+
+/// Forward and backward of `c` in mode GetParam() against the reference.
+void checkCase(const Case &c, int mode) {
+  const int C = np(), r = rank();
+  const std::vector<int64_t> rows = splitRows(c.S, C, c.emptyRank);
+  int64_t first = 0;
+  for (int s = 0; s < r; ++s)
+    first += rows[s];
+  const float scale = 1.f / std::sqrt(float(c.D / c.H));
+  const int64_t flags = flagsOf(c);
+
+  // 1. Reference: the single-process kernels on the whole problem.
+  Rows full(c, c.S, 0);
+  _mlir_ciface_mgrt_attention_f32(
+      &full.o, &full.q, &full.k, &full.v, c.hasBias ? &full.b : nullptr,
+      c.hasMask ? &full.m : nullptr, c.H, scale, flags);
+  _mlir_ciface_mgrt_attention_bwd_f32(
+      &full.dQ, &full.dK, &full.dV, c.wantDBias ? &full.dB : nullptr, &full.dO,
+      &full.q, &full.k, &full.v, c.hasBias ? &full.b : nullptr,
+      c.hasMask ? &full.m : nullptr, c.H, scale, flags);
+
+  // 2. This rank's rows through the cp group.
+  Rows loc(c, rows[r], first);
+  ASSERT_EQ(mgrt_cp_attention_f32(world(), mode, &loc.o, &loc.q, &loc.k, &loc.v,
+                                  c.hasBias ? &loc.b : nullptr,
+                                  c.hasMask ? &loc.m : nullptr, c.H, scale,
+                                  flags),
+            MGRT_OK);
+  ASSERT_EQ(mgrt_cp_attention_bwd_f32(
+                world(), mode, &loc.dQ, &loc.dK, &loc.dV,
+                c.wantDBias ? &loc.dB : nullptr, &loc.dO, &loc.q, &loc.k,
+                &loc.v, c.hasBias ? &loc.b : nullptr,
+                c.hasMask ? &loc.m : nullptr, c.H, scale, flags),
+            MGRT_OK);
+
+  // 3. Errors, the largest over the ranks.
+  const int64_t n = rows[r];
+  const float eOut =
+      allMax(maxDiff3(loc.out, full.out, c.B, n, first, c.S, c.Dv));
+  const float eDq = allMax(maxDiff3(loc.dq, full.dq, c.B, n, first, c.S, c.D));
+  const float eDk = allMax(maxDiff3(loc.dk, full.dk, c.B, n, first, c.S, c.D));
+  const float eDv = allMax(maxDiff3(loc.dv, full.dv, c.B, n, first, c.S, c.Dv));
+  // dbias [biasB, biasH, rows, S]: rows are dimension 2.
+  const float eDb =
+      c.wantDBias ? allMax(maxDiff3(loc.dbias, full.dbias, c.biasB * c.biasH, n,
+                                    first, c.S, c.S))
+                  : 0.f;
+  if (r == 0) {
+    std::printf("  [%s np=%d rows", mode == MGRT_CP_RING ? "ring" : "allgather",
+                C);
+    for (int64_t x : rows)
+      std::printf(" %lld", (long long)x);
+    std::printf("] max abs err: out %.2e dq %.2e dk %.2e dv %.2e dbias %.2e\n",
+                eOut, eDq, eDk, eDv, eDb);
+  }
+  EXPECT_LE(eOut, 1e-4f);
+  EXPECT_LE(eDq, 1e-4f);
+  EXPECT_LE(eDk, 1e-4f);
+  EXPECT_LE(eDv, 1e-4f);
+  EXPECT_LE(eDb, 1e-4f);
+}
+
+TEST_P(CpAttention, BiasBroadcastOverBatchWithMask) {
+  Case c; // bias, dbias [1, H, rows, S]; mask [B, 1, rows, S]
+  checkCase(c, GetParam());
+}
+
+TEST_P(CpAttention, PerBatchBiasBroadcastOverHeadsPackedQkv) {
+  Case c;
+  c.biasB = c.B, c.biasH = 1, c.hasMask = false, c.packedQkv = true;
+  c.S = 173;
+  checkCase(c, GetParam());
+}
+
+TEST_P(CpAttention, NoBiasNoMask) {
+  Case c;
+  c.hasBias = c.hasMask = c.wantDBias = false;
+  c.B = 3, c.S = 131;
+  checkCase(c, GetParam());
+}
+
+TEST_P(CpAttention, RankWithoutRows) {
+  if (np() < 2)
+    GTEST_SKIP() << "needs two ranks";
+  Case c;
+  c.emptyRank = true;
+  checkCase(c, GetParam());
+}
+
+TEST_P(CpAttention, RejectsBiasWithoutAllKeys) {
+  Case c;
+  const std::vector<int64_t> rows = splitRows(c.S, np(), false);
+  int64_t first = 0;
+  for (int s = 0; s < rank(); ++s)
+    first += rows[s];
+  Rows loc(c, rows[rank()], first);
+  loc.b.sizes[3] = c.S - 1; // a bias that lacks a key column
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
+  EXPECT_EQ(mgrt_cp_attention_f32(world(), GetParam(), &loc.o, &loc.q, &loc.k,
+                                  &loc.v, &loc.b, nullptr, c.H, 1.f,
+                                  MGRT_ATTENTION_BIAS),
+            MGRT_ERR_ARGUMENT);
+  EXPECT_NE(std::strstr(mgrt_comm_last_error(), "bias key dimension"), nullptr);
+  EXPECT_EQ(mgrt_cp_attention_f32(world(), 7, &loc.o, &loc.q, &loc.k, &loc.v,
+                                  nullptr, nullptr, c.H, 1.f, 0),
+            MGRT_ERR_ARGUMENT);
+  mgrt_comm_set_error_mode(prev);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CpAttention,
+                         ::testing::Values(int(MGRT_CP_ALLGATHER),
+                                           int(MGRT_CP_RING)),
+                         [](const ::testing::TestParamInfo<int> &info) {
+                           return info.param == MGRT_CP_RING ? "Ring"
+                                                             : "AllGather";
+                         });
+
+/// A tracked (mgrt_alloc) array, so the peak counts it.
+struct Tracked {
+  float *p;
+  explicit Tracked(size_t n)
+      : p(static_cast<float *>(mgrt_alloc(n * sizeof(float)))) {
+    for (size_t i = 0; i < n; ++i)
+      p[i] = 0.01f * float(i % 97);
+  }
+  ~Tracked() { mgrt_free(p); }
+};
+
+/// Peak tracked bytes of one forward + backward over `n` rows of a problem
+/// with a [1, H, n, S] bias and its gradient; cp over the world when
+/// `mode` >= 0, the single-process kernels otherwise.
+size_t peakBytes(int64_t n, int64_t S, int mode) {
+  const int64_t B = 1, H = 4, D = 32;
+  const size_t before = mgrt_current_bytes();
+  mgrt_reset_peak();
+  {
+    Tracked q(B * n * D), k(B * n * D), v(B * n * D), o(B * n * D),
+        dout(B * n * D), dq(B * n * D), dk(B * n * D), dv(B * n * D),
+        bias(H * n * S), dbias(H * n * S);
+    mgrt_memref_f32_3 Q = desc3(q.p, B, n, D, D), K = desc3(k.p, B, n, D, D),
+                      V = desc3(v.p, B, n, D, D), O = desc3(o.p, B, n, D, D),
+                      G = desc3(dout.p, B, n, D, D),
+                      dQ = desc3(dq.p, B, n, D, D),
+                      dK = desc3(dk.p, B, n, D, D),
+                      dV = desc3(dv.p, B, n, D, D);
+    auto Bi = desc4<float, mgrt_memref_f32_4>(bias.p, 1, H, n, S);
+    auto dBi = desc4<float, mgrt_memref_f32_4>(dbias.p, 1, H, n, S);
+    const int64_t flags = MGRT_ATTENTION_BIAS | MGRT_ATTENTION_DBIAS;
+    if (mode < 0) {
+      _mlir_ciface_mgrt_attention_f32(&O, &Q, &K, &V, &Bi, nullptr, H, 0.35f,
+                                      flags);
+      _mlir_ciface_mgrt_attention_bwd_f32(&dQ, &dK, &dV, &dBi, &G, &Q, &K, &V,
+                                          &Bi, nullptr, H, 0.35f, flags);
+    } else {
+      EXPECT_EQ(mgrt_cp_attention_f32(world(), mode, &O, &Q, &K, &V, &Bi,
+                                      nullptr, H, 0.35f, flags),
+                MGRT_OK);
+      EXPECT_EQ(mgrt_cp_attention_bwd_f32(world(), mode, &dQ, &dK, &dV, &dBi,
+                                          &G, &Q, &K, &V, &Bi, nullptr, H,
+                                          0.35f, flags),
+                MGRT_OK);
+    }
+  }
+  return mgrt_peak_bytes() - before;
+}
+
+TEST(CpAttentionMemory, PeakBytesPerRank) {
+  const int64_t S = 1024;
+  const int C = np(), r = rank();
+  const std::vector<int64_t> rows = splitRows(S, C, false);
+  int64_t single = 0;
+  if (r == 0)
+    single = static_cast<int64_t>(peakBytes(S, S, -1));
+  mgrt_comm_broadcast(world(), &single, 1, MGRT_I64, 0);
+  for (int mode : {int(MGRT_CP_ALLGATHER), int(MGRT_CP_RING)}) {
+    const int64_t mine = static_cast<int64_t>(peakBytes(rows[r], S, mode));
+    std::vector<int64_t> all(C);
+    mgrt_comm_all_gather(world(), &mine, 1, all.data(), nullptr, MGRT_I64);
+    if (r == 0) {
+      std::printf("  S=%lld H=4 D=32, [1,H,rows,S] bias + dbias, %s, "
+                  "peak MiB: single process %.2f | per rank",
+                  (long long)S, mode == MGRT_CP_RING ? "ring" : "allgather",
+                  single / 1048576.0);
+      for (int s = 0; s < C; ++s)
+        std::printf(" %.2f (%lld rows)", all[s] / 1048576.0,
+                    (long long)rows[s]);
+      std::printf("\n");
+    }
+    // Each rank holds its own bias rows only: its peak follows its share of
+    // the rows (the [S,S] terms dominate), with slack for K / V buffers.
+    const double share = double(rows[r]) / double(S);
+    EXPECT_LT(double(mine), (share + 0.1) * double(single))
+        << "rank " << r << " rows " << rows[r];
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (mgrt_comm_init(&argc, &argv) != MGRT_OK)
+    return 1;
+  ::testing::InitGoogleTest(&argc, argv);
+  const int rc = RUN_ALL_TESTS();
+  int all = rc;
+  mgrt_comm_all_reduce(world(), &rc, &all, 1, MGRT_I32, MGRT_COMM_MAX);
+  mgrt_comm_finalize();
+  return all;
+}
