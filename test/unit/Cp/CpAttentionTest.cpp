@@ -289,6 +289,35 @@ TEST_P(CpAttention, RejectsBiasWithoutAllKeys) {
   mgrt_comm_set_error_mode(prev);
 }
 
+TEST_P(CpAttention, CompiledCodeEntriesMatchTheCApi) {
+  Case c;
+  const std::vector<int64_t> rows = splitRows(c.S, np(), false);
+  int64_t first = 0;
+  for (int s = 0; s < rank(); ++s)
+    first += rows[s];
+  const int64_t flags = flagsOf(c);
+  Rows a(c, rows[rank()], first), b(c, rows[rank()], first);
+  ASSERT_EQ(mgrt_cp_attention_f32(world(), GetParam(), &a.o, &a.q, &a.k, &a.v,
+                                  &a.b, &a.m, c.H, 0.3f, flags),
+            MGRT_OK);
+  ASSERT_EQ(mgrt_cp_attention_bwd_f32(world(), GetParam(), &a.dQ, &a.dK, &a.dV,
+                                      &a.dB, &a.dO, &a.q, &a.k, &a.v, &a.b,
+                                      &a.m, c.H, 0.3f, flags),
+            MGRT_OK);
+  // The cp axis of a 1 x 1 x C x 1 grid (dp x pp x cp, axis 2).
+  _mlir_ciface_mgrt_cp_attention_f32(&b.o, &b.q, &b.k, &b.v, &b.b, &b.m, c.H,
+                                     0.3f, flags, 1, 1, np(), 1, 1 << 2,
+                                     GetParam());
+  _mlir_ciface_mgrt_cp_attention_bwd_f32(
+      &b.dQ, &b.dK, &b.dV, &b.dB, &b.dO, &b.q, &b.k, &b.v, &b.b, &b.m, c.H,
+      0.3f, flags, 1, 1, np(), 1, 1 << 2, GetParam());
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.dq, b.dq);
+  EXPECT_EQ(a.dk, b.dk);
+  EXPECT_EQ(a.dv, b.dv);
+  EXPECT_EQ(a.dbias, b.dbias);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, CpAttention,
                          ::testing::Values(int(MGRT_CP_ALLGATHER),
                                            int(MGRT_CP_RING)),
