@@ -235,6 +235,9 @@ const Case kCases[] = {
     {3, 65, 129, 3, 16, 32, {}, {3, 1, 1, 129}},
     // Large heads, bias broadcast over heads and batch.
     {2, 70, 70, 1, 128, 128, {1, 1, 70, 70}, {}},
+    // Head size 64 (the BF16 tensor-core kernels) with a bias shared by
+    // the batch (its gradient is a sum) and a per-batch mask.
+    {2, 130, 90, 2, 64, 64, {1, 2, 130, 90}, {2, 1, 130, 90}},
 };
 
 TEST(CudaDevice, NoDeviceIsReportedCleanly) {
