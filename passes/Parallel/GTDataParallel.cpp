@@ -45,6 +45,7 @@ struct Piece {
   RankedTensorType type; ///< the original result type
   int result = -1;       ///< index in the return, -1 for the count
   bool weighted = false; ///< divide by the global count after the sum
+  StringRef param;       ///< the parameter of a gradient, "" otherwise
   int bucket = 0;        ///< which all-reduce carries it
   int64_t offset = 0;    ///< where it starts in the bucket
   Value reduced;         ///< its slice of the reduced bucket
@@ -97,6 +98,11 @@ struct GTDataParallelPass
                          << static_cast<int64_t>(dp);
       return signalPassFailure();
     }
+    if (zero < 0 || zero > 1) {
+      module.emitError() << "gt-data-parallel: zero must be 0 or 1, got "
+                         << static_cast<int64_t>(zero);
+      return signalPassFailure();
+    }
     if (bucketBytes < 4) {
       module.emitError("gt-data-parallel: bucket-bytes must be at least 4");
       return signalPassFailure();
@@ -138,7 +144,7 @@ struct GTDataParallelPass
     module->setAttr("gt.plan",
                     mb.getDictionaryAttr(
                         {mb.getNamedAttr("dp", mb.getI64IntegerAttr(dp)),
-                         mb.getNamedAttr("zero", mb.getI64IntegerAttr(0))}));
+                         mb.getNamedAttr("zero", mb.getI64IntegerAttr(zero))}));
 
     // 2. The local count n of labelled items (1 without a label_mask).
     Value count;
@@ -177,19 +183,25 @@ struct GTDataParallelPass
         return signalPassFailure();
       }
       Value flat = h.flatten(weighted ? h.mulScalar(value, count) : value);
-      pieces.push_back({flat, t, static_cast<int>(i), weighted});
+      pieces.push_back({flat, t, static_cast<int>(i), weighted,
+                        n.starts_with("grad:") ? n.drop_front(5) : ""});
       if (n.starts_with("grad:"))
         ++numGradients;
     }
 
     // 4. Buckets: consecutive pieces up to bucketBytes; a piece that large
-    //    travels alone.
+    //    travels alone. With zero=1 the gradients start a new bucket, since
+    //    they are reduce-scattered and the rest all-reduced.
     const int64_t cap = bucketBytes / 4;
     SmallVector<SmallVector<Piece *>> buckets(1);
     int64_t filled = 0;
     for (Piece &p : pieces) {
       int64_t n = p.type.getNumElements();
-      if (!buckets.back().empty() && (n >= cap || filled + n > cap)) {
+      const bool firstGrad = zero && !p.param.empty() &&
+                             !buckets.back().empty() &&
+                             buckets.back().back()->param.empty();
+      if (!buckets.back().empty() &&
+          (n >= cap || filled + n > cap || firstGrad)) {
         buckets.emplace_back();
         filled = 0;
       }
@@ -205,8 +217,41 @@ struct GTDataParallelPass
     if (buckets.back().empty())
       buckets.pop_back();
 
-    // 5. One sum all-reduce per bucket, then the slices.
+    // 5. One sum all-reduce per bucket, then the slices; with zero=1 one
+    //    reduce-scatter per gradient bucket (padded to a multiple of dp),
+    //    whose shard the optimizer updates (see gt-zero-gather).
+    struct ZeroBucket {
+      SmallVector<Piece *> pieces;
+      Value shard;
+      int64_t padded;
+    };
+    SmallVector<ZeroBucket> zeroBuckets;
     for (SmallVector<Piece *> &bucket : buckets) {
+      if (zero && !bucket.front()->param.empty()) {
+        SmallVector<Value> flats;
+        int64_t total = 0;
+        for (Piece *p : bucket) {
+          flats.push_back(p->flat);
+          total += p->type.getNumElements();
+        }
+        const int64_t pad = (dp - total % dp) % dp;
+        if (pad)
+          flats.push_back(tosa::ConstOp::create(
+              b, loc, h.f32({pad}),
+              DenseElementsAttr::get(h.f32({pad}), b.getF32FloatAttr(0.f))));
+        Value packed =
+            flats.size() == 1
+                ? flats.front()
+                : tosa::ConcatOp::create(b, loc, h.f32({total + pad}), flats,
+                                         b.getI32IntegerAttr(0))
+                      .getResult();
+        Value shard = shard::ReduceScatterOp::create(
+            b, loc, h.f32({(total + pad) / dp}), kGrid, ArrayRef<int16_t>{0},
+            packed, shard::ReductionKind::Sum, APInt(64, 0));
+        zeroBuckets.push_back({bucket, shard, total + pad});
+        ++numBuckets;
+        continue;
+      }
       SmallVector<Value> flats;
       int64_t total = 0;
       for (Piece *p : bucket) {
@@ -233,10 +278,70 @@ struct GTDataParallelPass
         tosa::ReciprocalOp::create(b, loc, h.f32({1}), pieces.front().reduced);
     SmallVector<Value> results(ret.getOperands());
     for (Piece &p : llvm::drop_begin(pieces)) {
+      if (!p.reduced)
+        continue; // in a zero bucket
       Value v = p.weighted ? h.mulScalar(p.reduced, inv) : p.reduced;
       results[p.result] = h.reshape(v, p.type.getShape());
     }
-    ret->setOperands(results);
+    if (zeroBuckets.empty()) {
+      ret->setOperands(results);
+      return;
+    }
+
+    // 7. zero=1: the bucket's gradient shard replaces its parameters'
+    //    gradients, named after a new global `gt.zero.bucket<k>` that stands
+    //    for this rank's shard of the packed parameters (gt-optimizer keeps
+    //    its moments at the shard's size; gt-zero-gather then loads the
+    //    shard from the parameters and all-gathers the update).
+    llvm::SmallDenseSet<int> dropped;
+    SmallVector<Value> newResults;
+    SmallVector<DictionaryAttr> newAttrs;
+    for (auto [k, zb] : llvm::enumerate(zeroBuckets)) {
+      std::string name = "gt.zero.bucket" + std::to_string(k);
+      auto type = h.f32({zb.padded / dp});
+      SmallVector<Attribute> params, sizes;
+      for (Piece *p : zb.pieces) {
+        dropped.insert(p->result);
+        params.push_back(FlatSymbolRefAttr::get(&getContext(), p->param));
+        sizes.push_back(mb.getI64IntegerAttr(p->type.getNumElements()));
+        if (!module.lookupSymbol<ml_program::GlobalOp>(p->param)) {
+          grad.emitError() << "gt-data-parallel: gradient 'grad:" << p->param
+                           << "' names no parameter global";
+          return signalPassFailure();
+        }
+      }
+      auto global = ml_program::GlobalOp::create(
+          mb, loc, name, type, /*is_mutable=*/true,
+          DenseElementsAttr::get(type, mb.getF32FloatAttr(0.f)),
+          mb.getStringAttr("private"));
+      global->setAttr(
+          "gt.zero_shard",
+          mb.getDictionaryAttr(
+              {mb.getNamedAttr("params", mb.getArrayAttr(params)),
+               mb.getNamedAttr("sizes", mb.getArrayAttr(sizes)),
+               mb.getNamedAttr("padded", mb.getI64IntegerAttr(zb.padded))}));
+      newResults.push_back(h.mulScalar(zb.shard, inv));
+      newAttrs.push_back(mb.getDictionaryAttr(
+          {mb.getNamedAttr("gt.name", mb.getStringAttr("grad:" + name))}));
+    }
+    SmallVector<Value> kept;
+    SmallVector<DictionaryAttr> keptAttrs;
+    for (auto [i, v] : llvm::enumerate(results)) {
+      if (dropped.contains(static_cast<int>(i)))
+        continue;
+      kept.push_back(v);
+      keptAttrs.push_back(grad.getResultAttrDict(i));
+    }
+    llvm::append_range(kept, newResults);
+    llvm::append_range(keptAttrs, newAttrs);
+    func::ReturnOp::create(b, ret.getLoc(), kept);
+    ret.erase();
+    SmallVector<Type> types;
+    for (Value v : kept)
+      types.push_back(v.getType());
+    grad.setType(
+        FunctionType::get(&getContext(), grad.getArgumentTypes(), types));
+    grad.setAllResultAttrs(keptAttrs);
   }
 };
 

@@ -266,6 +266,17 @@ LogicalResult lower(Operation *op, int64_t &count) {
     Value out = l.buffer(t.getNumElements());
     l.call("mgrt_comm_all_to_all_f32", {out, in}, {});
     replacement = l.result(out, t);
+  } else if (auto sl = dyn_cast<shard::AllSliceOp>(op)) {
+    if (failed(prepare(op, sl.getGridAttr(), sl.getGridAxes(), l)))
+      return failure();
+    int64_t axis = sl.getSliceAxis().getSExtValue();
+    if (!leading(typeOf(sl.getInput()), axis))
+      return fail("slice_axis must be preceded by unit dimensions only");
+    auto t = typeOf(sl.getResult());
+    Value in = l.buffer(typeOf(sl.getInput()).getNumElements(), sl.getInput());
+    Value out = l.buffer(t.getNumElements());
+    l.call("mgrt_comm_all_slice_f32", {out, in}, {});
+    replacement = l.result(out, t);
   } else if (auto bc = dyn_cast<shard::BroadcastOp>(op)) {
     if (failed(prepare(op, bc.getGridAttr(), bc.getGridAxes(), l)))
       return failure();
@@ -334,8 +345,8 @@ struct GTShardToRuntimePass
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
-              shard::AllToAllOp, shard::BroadcastOp, shard::SendOp,
-              shard::RecvOp, shard::ShiftOp>(op))
+              shard::AllToAllOp, shard::AllSliceOp, shard::BroadcastOp,
+              shard::SendOp, shard::RecvOp, shard::ShiftOp>(op))
         ops.push_back(op);
     });
     // 2. Lower each one in place.

@@ -131,6 +131,19 @@ void _mlir_ciface_mgrt_comm_all_to_all_f32(mgrt_memref_f32_1 *out,
   });
 }
 
+void _mlir_ciface_mgrt_comm_all_slice_f32(mgrt_memref_f32_1 *out,
+                                          mgrt_memref_f32_1 *in, int64_t g0,
+                                          int64_t g1, int64_t g2, int64_t g3,
+                                          int64_t axes) {
+  const char *call = "mgrt_comm_all_slice_f32";
+  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  const int64_t n = out->sizes[0];
+  if (in->sizes[0] != n * g->size)
+    mgrt_comm_abort("mgrt_comm_all_slice_f32: in must hold size x out", 3);
+  std::memcpy(dataOf(out, call), dataOf(in, call) + g->rank * n,
+              n * sizeof(float));
+}
+
 void _mlir_ciface_mgrt_comm_broadcast_f32(mgrt_memref_f32_1 *buf, int64_t g0,
                                           int64_t g1, int64_t g2, int64_t g3,
                                           int64_t axes, int64_t root) {

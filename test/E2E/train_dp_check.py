@@ -15,6 +15,7 @@ Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,6 +51,18 @@ def export(model, kind, batch, path):
                       output_names=["logits"], opset_version=17)
 
 
+def optimizer_state_bytes(mlir):
+    total = 0
+    for line in mlir.splitlines():
+        if "ml_program.global" in line and "gt.optimizer_state" in line:
+            m = re.search(r"\) : tensor<([0-9x]*)f32>", line)
+            n = 1
+            for d in (m.group(1).rstrip("x").split("x") if m.group(1) else []):
+                n *= int(d)
+            total += 4 * n
+    return total
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("compiler")
@@ -59,6 +72,7 @@ def main():
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--lr", default="0.1")
     ap.add_argument("--global-batch", type=int, default=4)
+    ap.add_argument("--zero", type=int, default=0)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
@@ -70,14 +84,22 @@ def main():
     # tested here (the runtime's kernels are optimized either way).
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
              "--emit=exe", "-O0"]
-    exes = {}
+    exes, state = {}, {}
     for name, batch, plan in (("single", B, []),
-                              (f"dp{P}", B // P, ["--plan", f"dp={P}"])):
+                              (f"dp{P}", B // P,
+                               ["--plan", f"dp={P},zero={args.zero}"])):
         onnx_path = os.path.join(args.work, f"{name}.onnx")
         export(model, args.model, batch, onnx_path)
         exes[name] = os.path.join(args.work, name)
         subprocess.run([args.compiler, onnx_path, *train, *plan, "-o",
                         exes[name]], check=True)
+        # Optimizer state per rank: the gt.optimizer_state globals.
+        mlir = subprocess.run([args.compiler, onnx_path, *train[:-2], *plan,
+                               "--emit=gt",
+                               "--mlir-elide-elementsattrs-if-larger=1"],
+                              check=True, capture_output=True,
+                              text=True).stdout
+        state[name] = optimizer_state_bytes(mlir)
     if args.model == "mlp":
         data = "synthetic:sbm,nodes=2048,classes=8,features=16,signal=3,seed=5"
     else:
@@ -113,6 +135,14 @@ def main():
     peaks = [len(r["peak_bytes"]) for r in dp]
     check("peak_bytes", all(n == P for n in peaks),
           f"{P} entries per record, per-rank peak {dp[-1]['peak_bytes']}")
+    s1, sp = state["single"], state[f"dp{P}"]
+    if args.optimizer == "adamw":
+        # zero=0 replicates the moments; zero=1 keeps 1/P of them (plus the
+        # step counter and the padding of the buckets to a multiple of P).
+        want = sp <= s1 / P + 4 * (2 * P + 1) if args.zero else sp == s1
+        check("optimizer state", want,
+              f"{s1} bytes per rank alone, {sp} bytes per rank with "
+              f"dp={P},zero={args.zero} (ratio {s1 / sp:.2f})")
     # Without mpirun the dp executable names the launch it needs.
     r = subprocess.run([exes[f"dp{P}"], *run], capture_output=True, text=True,
                        timeout=120)

@@ -118,10 +118,21 @@ func.func @shift(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   return %0 : tensor<2x2xf32>
 }
 
-// Other ops are left alone (and keep the grid alive).
-// CHECK-LABEL: func.func @untouched
-// CHECK: shard.all_slice
-func.func @untouched(%x: tensor<4xf32>) -> tensor<2xf32> {
+// all_slice is local: this rank's piece, copied by the runtime.
+// CHECK-LABEL: func.func @all_slice
+// CHECK: %[[IN:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2xf32>
+// CHECK: call @mgrt_comm_all_slice_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xf32>, memref<?xf32>, i64, i64, i64, i64, i64) -> ()
+// CHECK: bufferization.to_tensor %[[OUT]]
+func.func @all_slice(%x: tensor<4xf32>) -> tensor<2xf32> {
   %0 = shard.all_slice %x on @g grid_axes = [0] slice_axis = 0 : tensor<4xf32> -> tensor<2xf32>
   return %0 : tensor<2xf32>
+}
+
+// Other ops are left alone (and keep the grid alive).
+// CHECK-LABEL: func.func @untouched
+// CHECK: shard.reduce
+func.func @untouched(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = shard.reduce %x on @g grid_axes = [0] root = [0] : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

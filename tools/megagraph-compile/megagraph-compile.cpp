@@ -100,10 +100,11 @@ cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
                             cl::init(0.0), cl::cat(category));
 cl::opt<std::string> planSpec(
     "plan",
-    cl::desc("Manual parallel plan for --train: dp=P[,zero=0] (data "
+    cl::desc("Manual parallel plan for --train: dp=P[,zero=0|1] (data "
              "parallel over P ranks; the compiled batch is each rank's, the "
-             "global batch is P times it; launch with mpirun -np P)"),
-    cl::value_desc("dp=P[,zero=0]"), cl::cat(category));
+             "global batch is P times it; zero=1 shards the optimizer "
+             "state; launch with mpirun -np P)"),
+    cl::value_desc("dp=P[,zero=0|1]"), cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
@@ -322,6 +323,7 @@ int run(MLIRContext &context) {
       if (plan.dp > 1) {
         megagraph::GTDataParallelOptions dataParallel;
         dataParallel.dp = plan.dp;
+        dataParallel.zero = plan.zero;
         pm.addPass(megagraph::createGTDataParallel(dataParallel));
       }
       megagraph::GTOptimizerOptions opt;
@@ -329,6 +331,8 @@ int run(MLIRContext &context) {
       opt.learningRate = learningRate;
       opt.weightDecay = weightDecay;
       pm.addPass(megagraph::createGTOptimizer(opt));
+      if (plan.dp > 1 && plan.zero == 1)
+        pm.addPass(megagraph::createGTZeroGather());
       pm.addPass(createCanonicalizerPass());
       pm.addPass(createCSEPass());
     } else if (gradients) {
@@ -404,10 +408,10 @@ int main(int argc, char **argv) {
     std::string error = parsePlan(planSpec);
     if (!error.empty())
       return toolError(error);
-    if (plan.zero > 0)
+    if (plan.zero > 1)
       return toolError("--plan zero=" + Twine(plan.zero) +
-                           " (sharded optimizer state) is not implemented "
-                           "yet; use zero=0",
+                           " (sharded gradients / parameters) is not "
+                           "implemented yet; use zero=0 or zero=1",
                        /*exitCode=*/2);
   }
   if (loss != "cross_entropy")

@@ -282,6 +282,15 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     attribute. gt-shard-to-runtime lowers the collectives to runtime calls.
     `dp = 1` leaves the module unchanged.
 
+    With `zero=1` (ZeRO stage 1, optimizer state sharded) the gradient
+    buckets (padded to a multiple of dp) are reduce-scattered instead: each
+    rank gets the global gradient of its 1/dp shard of the bucket, which
+    replaces the bucket's `grad:<param>` results as `grad:gt.zero.bucket<k>`,
+    the gradient of a new global `@gt.zero.bucket<k>` (its shard of the
+    packed parameters; attribute `gt.zero_shard` lists them). gt-optimizer
+    then keeps the moments at shard size, and gt-zero-gather turns the
+    shard global back into the parameters.
+
     Example (dp = 2, one small gradient):
 
     ```mlir
@@ -299,6 +308,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
            "Number of data-parallel ranks">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"4194304",
            "Largest all-reduce bucket packing several gradients (bytes)">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage: 0 (all-reduce) or 1 (reduce-scatter, sharded "
+           "optimizer state; run gt-zero-gather after gt-optimizer)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect",
                            "::mlir::tosa::TosaDialect",
@@ -310,11 +322,48 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
+  let summary = "ZeRO-1: update parameter shards, all-gather the parameters";
+  let description = [{
+    Completes `gt-data-parallel{zero=1}` after gt-optimizer. For each
+    global `@gt.zero.bucket<k>` (attribute `gt.zero_shard`: the parameters
+    it packs, their sizes, the padded length), in the training step `@main`:
+
+    * its loads become this rank's shard of the current parameters: the
+      flattened parameters, zero-padded, through `shard.all_slice` over
+      `@gt_dp` (no communication);
+    * its store (the optimizer's updated shard) becomes a `shard.all_gather`
+      whose slices are reshaped and stored into the parameters;
+    * the global is erased. The optimizer state (`<bucket>.adam_m/_v`)
+      stays at shard size: 1/dp of the parameters' on every rank.
+
+    Example:
+
+    ```mlir
+    // before
+    %s = ml_program.global_load @gt.zero.bucket0 : tensor<14xf32>
+    ml_program.global_store @gt.zero.bucket0 = %new : tensor<14xf32>
+    // after
+    %p = tosa.concat %w_flat, %b_flat, %pad ...
+    %s = shard.all_slice %p on @gt_dp grid_axes = [0] slice_axis = 0 ...
+    %all = shard.all_gather %new on @gt_dp grid_axes = [0] gather_axis = 0 ...
+    ml_program.global_store @w = ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::tosa::TosaDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
+  let statistics = [
+    Statistic<"numGathered", "parameters", "parameters all-gathered per step">,
+  ];
+}
+
 def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower shard collectives on tensors to runtime calls";
   let description = [{
     Replaces every `shard.all_reduce`, `all_gather`, `reduce_scatter`,
-    `all_to_all`, `broadcast`, `send`, `recv` and `shift` on static f32
+    `all_to_all`, `all_slice` (a local copy of this rank's piece),
+    `broadcast`, `send`, `recv` and `shift` on static f32
     tensors by a call to the communication runtime
     (`runtime/include/megagraph/Comm.h`, `_mlir_ciface_mgrt_comm_*_f32`),
     which runs it on MPI (host) or NCCL (device) groups. Upstream MLIR 22

@@ -197,6 +197,11 @@ void _mlir_ciface_mgrt_comm_all_to_all_f32(mgrt_memref_f32_1 *out,
                                            mgrt_memref_f32_1 *in, int64_t g0,
                                            int64_t g1, int64_t g2, int64_t g3,
                                            int64_t axes);
+/** out = piece `rank` of `in` (no communication; shard.all_slice). */
+void _mlir_ciface_mgrt_comm_all_slice_f32(mgrt_memref_f32_1 *out,
+                                          mgrt_memref_f32_1 *in, int64_t g0,
+                                          int64_t g1, int64_t g2, int64_t g3,
+                                          int64_t axes);
 void _mlir_ciface_mgrt_comm_broadcast_f32(mgrt_memref_f32_1 *buf, int64_t g0,
                                           int64_t g1, int64_t g2, int64_t g3,
                                           int64_t axes, int64_t root);

@@ -307,6 +307,12 @@ TEST(Comm, CompiledCodeCalls) {
                                             MGRT_COMM_SUM);
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(part[i], static_cast<float>(n * value(me(), i)));
+  // all_slice: this rank's piece of `whole`, no communication.
+  std::vector<float> mine(3);
+  mgrt_memref_f32_1 mmine = memref(mine);
+  _mlir_ciface_mgrt_comm_all_slice_f32(&mmine, &mw, g0, g1, g2, g3, axes);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(mine[i], static_cast<float>(value(me(), i)));
   // all_to_all: element j goes to rank j.
   std::vector<float> s(n), r(n);
   for (int j = 0; j < n; ++j)

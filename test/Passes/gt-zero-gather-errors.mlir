@@ -1,0 +1,45 @@
+// RUN: megagraph-opt %s --gt-zero-gather -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{gt-zero-gather: no shard.grid @gt_dp (run gt-data-parallel{zero=1} first)}}
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+}
+
+// -----
+
+module {
+  shard.grid @gt_dp(shape = 2)
+  // expected-error @+1 {{gt-zero-gather: gt.zero_shard names no parameter global @nope}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@nope], sizes = [4]}}
+}
+
+// -----
+
+module {
+  shard.grid @gt_dp(shape = 2)
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
+  // expected-error @+1 {{gt-zero-gather: parameter @w is not an f32 tensor of 6 elements}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [6]}}
+}
+
+// -----
+
+// expected-error @+1 {{gt-zero-gather needs the training step @main (run gt-optimizer first)}}
+module {
+  shard.grid @gt_dp(shape = 2)
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+}
+
+// -----
+
+module {
+  shard.grid @gt_dp(shape = 2)
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  // expected-error @+1 {{gt-zero-gather: expected one store of @gt.zero.bucket0 (the optimizer's update), found 0}}
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    return %x : tensor<2xf32>
+  }
+}
