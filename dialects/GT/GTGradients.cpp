@@ -4,7 +4,11 @@
 // them (linear, gelu, layer_norm, cross_entropy, attention, the embeddings)
 // and, through external
 // models, on the TOSA ops the importer produces around them (add, sub, mul,
-// reshape, transpose). Each rule builds TOSA on static shapes; broadcasting
+// reshape, transpose, matmul, slice, concat, select, clamp, maximum,
+// minimum, negate, cast, reduce_sum, rsqrt, reciprocal, exp, log, tanh,
+// sigmoid: enough for the
+// BatchNorm decomposition, ReLU and nn.MultiheadAttention's packed
+// projections). Each rule builds TOSA on static shapes; broadcasting
 // in the forward becomes a sum over the broadcast dimensions here.
 //
 //===----------------------------------------------------------------------===//
@@ -65,9 +69,60 @@ struct GradBuilder : megagraph::TosaBuilder {
     return reshape(matmul(reshape(onehotT, {1, v, n}), reshape(dy2, {1, n, d})),
                    {v, d});
   }
-  /// Sums `grad` over the dimensions along which a value of `target` shape
-  /// was broadcast in the forward (numpy rules), giving `target`'s shape.
+  /// A float splat of the full shape `s`.
+  Value splatOf(ArrayRef<int64_t> s, Type e, double value) {
+    auto t = type(s, e);
+    return tosa::ConstOp::create(
+        r, loc, t, DenseElementsAttr::get(t, r.getFloatAttr(e, value)));
+  }
+  Value zerosLike(Value v) { return splatOf(shape(v), elem(v), 0.0); }
+  /// `pred ? a : b` (equal ranks; numpy broadcasting).
+  Value select(Value pred, Value a, Value b) {
+    SmallVector<int64_t> s = bshape(a, b);
+    for (auto [i, d] : llvm::enumerate(shape(pred)))
+      if (d != 1)
+        s[i] = d;
+    return tosa::SelectOp::create(r, loc, type(s, elem(a)), pred, a, b);
+  }
+  /// Zero padding of `v`: `lo[i]` before and `hi[i]` after along dim i.
+  Value pad(Value v, ArrayRef<int64_t> lo, ArrayRef<int64_t> hi) {
+    SmallVector<int64_t> padding, s;
+    for (auto [d, l, h] : llvm::zip(shape(v), lo, hi)) {
+      padding.push_back(l);
+      padding.push_back(h);
+      s.push_back(d + l + h);
+    }
+    Type e = elem(v);
+    Value zero = tosa::ConstOp::create(
+        r, loc, type({1}, e),
+        DenseElementsAttr::get(type({1}, e), r.getFloatAttr(e, 0.0)));
+    return tosa::PadOp::create(r, loc, type(s, e), v, constShape(padding),
+                               zero);
+  }
+  /// v[start : start + size] (static).
+  Value slice(Value v, ArrayRef<int64_t> start, ArrayRef<int64_t> size) {
+    return tosa::SliceOp::create(r, loc, type(size, elem(v)), v,
+                                 constShape(start), constShape(size));
+  }
+  /// Batched transpose of the last two dims of a rank-3 tensor.
+  Value transposeLast(Value v) { return transpose(v, {0, 2, 1}); }
 };
+
+/// Constant !tosa.shape operand values, or failure.
+FailureOr<SmallVector<int64_t>> constShapeOf(Value shapeValue) {
+  SmallVector<int64_t> values;
+  Operation *def = shapeValue.getDefiningOp();
+  if (!def || !tosa::getConstShapeValues(def, values))
+    return failure();
+  return values;
+}
+
+/// Float value of a clamp bound attribute.
+double boundOf(Attribute a) {
+  if (auto f = dyn_cast<FloatAttr>(a))
+    return f.getValueAsDouble();
+  return static_cast<double>(cast<IntegerAttr>(a).getInt());
+}
 
 //===----------------------------------------------------------------------===//
 // External models for TOSA ops
@@ -122,6 +177,243 @@ struct TransposeGradient
       inverse[p] = i;
     operandGrads.assign(op->getNumOperands(), Value());
     operandGrads[0] = g.transpose(resultGrads[0], inverse);
+    return success();
+  }
+};
+
+/// y = f(x) elementwise; dx = dy * f'(x), written with y where that is
+/// cheaper: rsqrt -0.5 y^3, reciprocal -y^2, exp y, tanh 1 - y^2, sigmoid
+/// y (1 - y), log 1 / x.
+template <typename OpTy>
+struct UnaryGradient
+    : GradientOpInterface::ExternalModel<UnaryGradient<OpTy>, OpTy> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Value x = op->getOperand(0), y = op->getResult(0), dy = resultGrads[0];
+    Type e = GradBuilder::elem(x);
+    int64_t rank = GradBuilder::shape(x).size();
+    auto c = [&](double v) { return g.scalar(e, v, rank); };
+    Value d;
+    if constexpr (std::is_same_v<OpTy, tosa::RsqrtOp>)
+      d = g.mul(g.mul(g.mul(y, y), y), c(-0.5));
+    else if constexpr (std::is_same_v<OpTy, tosa::ReciprocalOp>)
+      d = g.mul(g.mul(y, y), c(-1.0));
+    else if constexpr (std::is_same_v<OpTy, tosa::ExpOp>)
+      d = y;
+    else if constexpr (std::is_same_v<OpTy, tosa::TanhOp>)
+      d = g.sub(c(1.0), g.mul(y, y));
+    else if constexpr (std::is_same_v<OpTy, tosa::SigmoidOp>)
+      d = g.mul(y, g.sub(c(1.0), y));
+    else
+      d = g.recip(x); // log
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.mul(dy, d);
+    return success();
+  }
+};
+
+/// clamp (ReLU when min = 0, max = inf): the gradient passes where
+/// min < x < max (PyTorch's ReLU convention at the kink: 0).
+struct ClampGradient
+    : GradientOpInterface::ExternalModel<ClampGradient, tosa::ClampOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto clamp = cast<tosa::ClampOp>(op);
+    GradBuilder g{builder, op->getLoc()};
+    Value x = clamp.getInput(), dy = resultGrads[0];
+    Type e = GradBuilder::elem(x);
+    if (!isa<FloatType>(e))
+      return op->emitOpError("has no gradient rule for integer clamps");
+    int64_t rank = GradBuilder::shape(x).size();
+    auto bools = g.type(GradBuilder::shape(x), builder.getI1Type());
+    Value lo = g.scalar(e, boundOf(clamp.getMinValAttr()), rank);
+    Value hi = g.scalar(e, boundOf(clamp.getMaxValAttr()), rank);
+    Value above = tosa::GreaterOp::create(builder, op->getLoc(), bools, x, lo);
+    Value below = tosa::GreaterOp::create(builder, op->getLoc(), bools, hi, x);
+    Value inside =
+        tosa::LogicalAndOp::create(builder, op->getLoc(), bools, above, below);
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.select(inside, dy, g.zerosLike(dy));
+    return success();
+  }
+};
+
+/// Batched matmul c[n] = a[n] @ b[n]: da = dc b^T, db = a^T dc (summed over
+/// the batch when an operand has batch 1 and the other does not). The zero
+/// points get no gradient.
+struct MatMulGradient
+    : GradientOpInterface::ExternalModel<MatMulGradient, tosa::MatMulOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Value a = op->getOperand(0), b = op->getOperand(1), dc = resultGrads[0];
+    if (!isa<FloatType>(GradBuilder::elem(a)))
+      return op->emitOpError("has no gradient rule for integer matmuls");
+    operandGrads.assign(op->getNumOperands(), Value());
+    int64_t n = GradBuilder::shape(dc)[0];
+    auto batched = [&](Value v) {
+      ArrayRef<int64_t> s = GradBuilder::shape(v);
+      if (s[0] == n)
+        return v;
+      // A batch-1 operand of a batch-n product: tile it for the product.
+      return g.add(g.splatOf({n, s[1], s[2]}, GradBuilder::elem(v), 0.0), v);
+    };
+    operandGrads[0] = g.sumToShape(g.matmul(dc, g.transposeLast(batched(b))),
+                                   GradBuilder::shape(a));
+    operandGrads[1] = g.sumToShape(g.matmul(g.transposeLast(batched(a)), dc),
+                                   GradBuilder::shape(b));
+    return success();
+  }
+};
+
+/// negate (float; the zero points get no gradient): dx = -dy.
+struct NegateGradient
+    : GradientOpInterface::ExternalModel<NegateGradient, tosa::NegateOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Value dy = resultGrads[0];
+    if (!isa<FloatType>(GradBuilder::elem(dy)))
+      return op->emitOpError("has no gradient rule for integer negation");
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.mul(dy, g.scalar(GradBuilder::elem(dy), -1.0,
+                                         GradBuilder::shape(dy).size()));
+    return success();
+  }
+};
+
+/// maximum / minimum (ONNX Max, Min and Clip with bounds): dy goes to the
+/// operand that was chosen, to the first one on ties.
+template <typename OpTy>
+struct MinMaxGradient
+    : GradientOpInterface::ExternalModel<MinMaxGradient<OpTy>, OpTy> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Value a = op->getOperand(0), b = op->getOperand(1), dy = resultGrads[0];
+    if (!isa<FloatType>(GradBuilder::elem(dy)))
+      return op->emitOpError("has no gradient rule for integer operands");
+    auto bools = g.type(GradBuilder::shape(dy), builder.getI1Type());
+    // maximum: a chosen where a >= b; minimum: where b >= a.
+    Value first =
+        std::is_same_v<OpTy, tosa::MaximumOp>
+            ? tosa::GreaterEqualOp::create(builder, op->getLoc(), bools, a, b)
+            : tosa::GreaterEqualOp::create(builder, op->getLoc(), bools, b, a);
+    Value zero = g.zerosLike(dy);
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] =
+        g.sumToShape(g.select(first, dy, zero), GradBuilder::shape(a));
+    operandGrads[1] =
+        g.sumToShape(g.select(first, zero, dy), GradBuilder::shape(b));
+    return success();
+  }
+};
+
+/// slice: the gradient is dy zero-padded back to the input's shape.
+struct SliceGradient
+    : GradientOpInterface::ExternalModel<SliceGradient, tosa::SliceOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto slice = cast<tosa::SliceOp>(op);
+    GradBuilder g{builder, op->getLoc()};
+    FailureOr<SmallVector<int64_t>> start = constShapeOf(slice.getStart());
+    if (failed(start))
+      return op->emitOpError("has no gradient rule for a non-constant start");
+    ArrayRef<int64_t> in = GradBuilder::shape(slice.getInput1());
+    ArrayRef<int64_t> out = GradBuilder::shape(slice.getResult());
+    SmallVector<int64_t> lo, hi;
+    for (auto [s, i, o] : llvm::zip(*start, in, out)) {
+      lo.push_back(s);
+      hi.push_back(i - s - o);
+    }
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.pad(resultGrads[0], lo, hi);
+    return success();
+  }
+};
+
+/// concat: each input's gradient is its slice of dy along the axis.
+struct ConcatGradient
+    : GradientOpInterface::ExternalModel<ConcatGradient, tosa::ConcatOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto concat = cast<tosa::ConcatOp>(op);
+    GradBuilder g{builder, op->getLoc()};
+    int64_t axis = concat.getAxis();
+    Value dy = resultGrads[0];
+    operandGrads.assign(op->getNumOperands(), Value());
+    int64_t offset = 0;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      ArrayRef<int64_t> s = GradBuilder::shape(v);
+      SmallVector<int64_t> start(s.size(), 0);
+      start[axis] = offset;
+      operandGrads[i] = g.slice(dy, start, s);
+      offset += s[axis];
+    }
+    return success();
+  }
+};
+
+/// select(pred, a, b): dy goes to a where pred holds, to b elsewhere (summed
+/// over broadcast dims); the predicate gets none.
+struct SelectGradient
+    : GradientOpInterface::ExternalModel<SelectGradient, tosa::SelectOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Value pred = op->getOperand(0), a = op->getOperand(1),
+          b = op->getOperand(2), dy = resultGrads[0];
+    Value zero = g.zerosLike(dy);
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[1] =
+        g.sumToShape(g.select(pred, dy, zero), GradBuilder::shape(a));
+    operandGrads[2] =
+        g.sumToShape(g.select(pred, zero, dy), GradBuilder::shape(b));
+    return success();
+  }
+};
+
+/// cast: float to float casts the gradient back; from an integer (or to
+/// one) there is no gradient.
+struct CastGradient
+    : GradientOpInterface::ExternalModel<CastGradient, tosa::CastOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    Value x = op->getOperand(0);
+    operandGrads.assign(op->getNumOperands(), Value());
+    if (!isa<FloatType>(GradBuilder::elem(x)) ||
+        !isa<FloatType>(GradBuilder::elem(op->getResult(0))))
+      return success();
+    Value dy = resultGrads[0];
+    operandGrads[0] =
+        x.getType() == dy.getType()
+            ? dy
+            : tosa::CastOp::create(builder, op->getLoc(), x.getType(), dy)
+                  .getResult();
+    return success();
+  }
+};
+
+/// reduce_sum over one axis: dy (size 1 on the axis) broadcast back.
+struct ReduceSumGradient
+    : GradientOpInterface::ExternalModel<ReduceSumGradient, tosa::ReduceSumOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Value x = op->getOperand(0);
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.add(g.zerosLike(x), resultGrads[0]);
     return success();
   }
 };
@@ -357,5 +649,22 @@ void megagraph::gt::registerGradientExternalModels(DialectRegistry &registry) {
     tosa::MulOp::attachInterface<BinaryGradient<tosa::MulOp>>(*ctx);
     tosa::ReshapeOp::attachInterface<ReshapeGradient>(*ctx);
     tosa::TransposeOp::attachInterface<TransposeGradient>(*ctx);
+    tosa::RsqrtOp::attachInterface<UnaryGradient<tosa::RsqrtOp>>(*ctx);
+    tosa::ReciprocalOp::attachInterface<UnaryGradient<tosa::ReciprocalOp>>(
+        *ctx);
+    tosa::ExpOp::attachInterface<UnaryGradient<tosa::ExpOp>>(*ctx);
+    tosa::LogOp::attachInterface<UnaryGradient<tosa::LogOp>>(*ctx);
+    tosa::TanhOp::attachInterface<UnaryGradient<tosa::TanhOp>>(*ctx);
+    tosa::SigmoidOp::attachInterface<UnaryGradient<tosa::SigmoidOp>>(*ctx);
+    tosa::ClampOp::attachInterface<ClampGradient>(*ctx);
+    tosa::NegateOp::attachInterface<NegateGradient>(*ctx);
+    tosa::MaximumOp::attachInterface<MinMaxGradient<tosa::MaximumOp>>(*ctx);
+    tosa::MinimumOp::attachInterface<MinMaxGradient<tosa::MinimumOp>>(*ctx);
+    tosa::MatMulOp::attachInterface<MatMulGradient>(*ctx);
+    tosa::SliceOp::attachInterface<SliceGradient>(*ctx);
+    tosa::ConcatOp::attachInterface<ConcatGradient>(*ctx);
+    tosa::SelectOp::attachInterface<SelectGradient>(*ctx);
+    tosa::CastOp::attachInterface<CastGradient>(*ctx);
+    tosa::ReduceSumOp::attachInterface<ReduceSumGradient>(*ctx);
   });
 }

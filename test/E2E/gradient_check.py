@@ -15,6 +15,21 @@ Models:
               gt.degree_embedding, gt.spatial_bias and gt.attention after
               gt-raise)
 
+  ops         concat, where, clamp, sigmoid, tanh, exp, log, division,
+              sum, slices and an activation-activation matmul (the TOSA
+              gradient rules the examples do not reach)
+  ex:graphormer, ex:graphgps, ex:plain_gt
+              the example models as committed (examples/models/<name>/
+              model.onnx and inputs/*.npy), against the PyTorch modules of
+              examples/models/<name>.py with the same weights (rebuilt with
+              the examples' seeds; every ONNX initializer must equal a
+              parameter or its transpose, else FAIL). Inference-mode
+              BatchNorm's running statistics are initializers, hence
+              trainable parameters of the compiled model: the reference
+              makes them nn.Parameters of a hand-written BatchNorm formula.
+              nn.Embedding's padding_idx is dropped in the reference (ONNX
+              Gather has no padding row; its row gets a gradient).
+
 usage: gradient_check.py MEGAGRAPH_COMPILE WORKDIR [MODEL [COMPILER FLAGS...]]
 (MODEL defaults to `block`; extra flags such as --reference-attention go to
 megagraph-compile.) Prints `loss: rel err E OK|FAIL` and one line per
@@ -109,6 +124,34 @@ class GraphBlock(nn.Module):
         return self.head(self.final_norm(h))
 
 
+class Ops(nn.Module):
+    """The TOSA ops with external gradient models beyond the examples':
+    concat, select (where), clamp, sigmoid, tanh, exp, log, reciprocal
+    (division), reduce_sum, slice and a matmul of two activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 16)
+        self.b = nn.Linear(8, 16)
+        self.head = nn.Linear(48, 4)
+
+    def forward(self, x):
+        h1, h2 = self.a(x), self.b(x)
+        u = torch.cat([torch.sigmoid(h1), torch.tanh(h2)], dim=-1)
+        v = torch.where(h1 > 0.1, h1, 0.5 * h2)
+        w = torch.clamp(h2, -0.5, 0.7)
+        e = torch.exp(-h1 * h1) + torch.log(1.0 + h2 * h2) + 1.0 / (2.0 + h1 * h1)
+        s = (h1 * h2).sum(-1, keepdim=True)
+        m = (h1 @ h2.transpose(-1, -2)) @ w * 0.05
+        z = torch.cat([u[..., 8:24] + v * w + e * s, m], dim=-1)
+        return self.head(torch.cat([z, h1[..., :16]], dim=-1))
+
+
+def make_ops():
+    x = torch.randn(2, 16, 8)
+    return Ops(), {"x": x}, 4
+
+
 def make_block():
     x = torch.randn(2, 16, 8)
     return Block(), {"x": x}, 4
@@ -126,7 +169,85 @@ def make_graphormer():
     return GraphBlock(), inputs, GC
 
 
-MODELS = {"block": make_block, "graphormer": make_graphormer}
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "..", "examples", "models")
+
+
+class ManualBatchNorm(nn.Module):
+    """Inference-mode BatchNorm1d with the running statistics as
+    parameters: (x - mean) / sqrt(var + eps) * weight + bias."""
+
+    def __init__(self, bn):
+        super().__init__()
+        self.eps = bn.eps
+        self.weight, self.bias = bn.weight, bn.bias
+        self.running_mean = nn.Parameter(bn.running_mean.detach().clone())
+        self.running_var = nn.Parameter(bn.running_var.detach().clone())
+
+    def forward(self, x):
+        return ((x - self.running_mean) / torch.sqrt(self.running_var + self.eps)
+                * self.weight + self.bias)
+
+
+def make_example(name):
+    """The committed example: (module with its weights, inputs, classes,
+    ONNX path, compiler flags)."""
+    sys.path.insert(0, EXAMPLES)
+    import importlib
+    import common
+    mod = importlib.import_module(name)
+    common.seed_everything(0)
+    model = common.randomize_params(getattr(mod, {
+        "graphormer": "Graphormer", "graphgps": "GraphGPS",
+        "plain_gt": "PlainGraphTransformer"}[name])())
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.use_deterministic_algorithms(False)
+    for m in list(model.modules()):
+        if isinstance(m, nn.Embedding):
+            m.padding_idx = None
+        for child_name, child in list(m.named_children()):
+            if isinstance(child, nn.BatchNorm1d):
+                setattr(m, child_name, ManualBatchNorm(child))
+    folder = os.path.join(EXAMPLES, name)
+    inputs = {}
+    flags = []
+    for f in sorted(os.listdir(os.path.join(folder, "inputs"))):
+        value = np.load(os.path.join(folder, "inputs", f))
+        inputs[f[:-4]] = torch.from_numpy(value)
+        if name == "plain_gt":  # exported with dynamic axes
+            flags += ["--input-shape",
+                      f"{f[:-4]}={'x'.join(map(str, value.shape))}"]
+    order = {"graphormer": ["x", "in_degree", "out_degree", "spd"],
+             "graphgps": ["x", "adj_norm"], "plain_gt": ["x", "pe", "spd"]}
+    inputs = {n: inputs[n] for n in order[name]}
+    return model, inputs, mod.C, os.path.join(folder, "model.onnx"), flags
+
+
+MODELS = {"block": make_block, "graphormer": make_graphormer,
+          "ops": make_ops}
+
+
+def reference_grad(name, value, params):
+    """PyTorch's gradient for the ONNX initializer `name`: of the parameter
+    of that name, or of the parameter the exporter folded into it (weight.T
+    for MatMul, -p.view(...) for a negated, reshaped parameter), found by
+    value."""
+    def close(a, b):
+        return a.shape == b.shape and np.allclose(a, b, rtol=0, atol=1e-6)
+
+    if name in params:
+        p = params[name]
+        if close(p.detach().numpy(), value):
+            return p.grad.numpy()
+    for p in params.values():
+        w, g = p.detach().numpy(), p.grad.numpy()
+        if w.ndim == 2 and close(w.T, value):
+            return g.T
+        if w.size == value.size and w.shape != value.shape:
+            for sign in (1.0, -1.0):
+                if close(sign * w.reshape(value.shape), value):
+                    return sign * g.reshape(value.shape)
+    return None
 
 
 def main():
@@ -135,16 +256,22 @@ def main():
     flags = sys.argv[4:]
     os.makedirs(work, exist_ok=True)
     torch.manual_seed(0)
-    model, inputs, classes = MODELS[which]()
-    model.eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-    names = list(inputs)
-    args = tuple(inputs[n] for n in names)
-    onnx_path = os.path.join(work, "model.onnx")
-    torch.onnx.export(model, args, onnx_path, input_names=names,
-                      output_names=["logits"], opset_version=17)
+    if which.startswith("ex:"):
+        model, inputs, classes, onnx_path, shape_flags = make_example(which[3:])
+        model.eval()
+        flags = shape_flags + flags
+        args = tuple(inputs.values())
+    else:
+        model, inputs, classes = MODELS[which]()
+        model.eval()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(0.1 * torch.randn_like(p))
+        names = list(inputs)
+        args = tuple(inputs[n] for n in names)
+        onnx_path = os.path.join(work, "model.onnx")
+        torch.onnx.export(model, args, onnx_path, input_names=names,
+                          output_names=["logits"], opset_version=17)
     exe = os.path.join(work, "grad")
     subprocess.run([compiler, onnx_path, "--gradients", "--emit=exe", "-o", exe]
                    + flags, check=True)
@@ -155,7 +282,8 @@ def main():
     labels = rng.integers(0, classes, items).astype(np.int64)
     mask = rng.random(items) < 0.7
     feeds = {n: t.numpy() for n, t in inputs.items()}
-    feeds.update({"labels": labels, "label_mask": mask})
+    feeds.update({"labels": labels, "label_mask": mask,
+                  "eval_mask": (~mask).astype(np.float32)})
     cmd = [exe, "--mode", "infer", "--quiet", "--output-dir", os.path.join(work, "out")]
     for name, value in feeds.items():
         path = os.path.join(work, name + ".npy")
@@ -186,16 +314,15 @@ def main():
            loss.detach().numpy())
     params = dict(model.named_parameters())
     for init in onnx.load(onnx_path).graph.initializer:
+        if init.data_type != onnx.TensorProto.FLOAT:
+            continue
         value = numpy_helper.to_array(init)
         got = np.load(os.path.join(work, "out", f"grad:{init.name}.npy"))
-        if init.name in params:
-            want = params[init.name].grad.numpy()
-        else:
-            # The exporter folds weight.T into an initializer.
-            match = [p for p in params.values()
-                     if p.dim() == 2 and tuple(p.shape[::-1]) == value.shape
-                     and np.allclose(p.detach().numpy().T, value)]
-            want = match[0].grad.numpy().T
+        want = reference_grad(init.name, value, params)
+        if want is None:
+            print(f"{init.name}: no PyTorch parameter has its value FAIL")
+            ok = False
+            continue
         report(init.name, got, want.astype(np.float32))
     return 0 if ok else 1
 
