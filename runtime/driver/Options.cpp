@@ -21,7 +21,7 @@ std::string usage(const char *prog) {
          p +
          " --mode train --data SPEC --steps K [--batch B]\n"
          "       [--seq-len S] [--log-json FILE] [--seed N]\n"
-         "       [--max-distance D] [--train-fraction F]\n"
+         "       [--max-distance D] [--categories V] [--train-fraction F]\n"
          "       [--partition metis|greedy] [--dump-inputs DIR] [--quiet]\n"
          "       " +
          p +
@@ -44,6 +44,12 @@ std::string usage(const char *prog) {
          "  --log-json FILE      append one JSON object per step\n"
          "  --seed N             batch order and train split seed (default 1)\n"
          "  --max-distance D     cap of the spd input (default 8)\n"
+         "  --categories V       values per column of an integer "
+         "(categorical)\n"
+         "                       feature input (default 16): column f of node\n"
+         "                       features quantized into V bins, stored as\n"
+         "                       1 + f*V + bin (Graphormer's single-embedding\n"
+         "                       offsets, 0 = padding)\n"
          "  --train-fraction F   share of nodes in label_mask (default 0.8;\n"
          "                       the rest are test nodes); OGB: its split\n"
          "  --partition P        metis (default) or greedy: how the graph is\n"
@@ -126,7 +132,8 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
                               : opts.dumpInputs) = value;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--steps" || arg == "--batch" || arg == "--seq-len" ||
-               arg == "--max-distance" || arg == "--seed") {
+               arg == "--max-distance" || arg == "--categories" ||
+               arg == "--seed") {
       if (!takeValue())
         return false;
       char *end = nullptr;
@@ -149,10 +156,11 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       if (isSeed)
         opts.seed = u;
       else
-        (arg == "--steps"     ? opts.steps
-         : arg == "--batch"   ? opts.batch
-         : arg == "--seq-len" ? opts.seqLen
-                              : opts.maxDistance) = n;
+        (arg == "--steps"        ? opts.steps
+         : arg == "--batch"      ? opts.batch
+         : arg == "--seq-len"    ? opts.seqLen
+         : arg == "--categories" ? opts.categories
+                                 : opts.maxDistance) = n;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--train-fraction") {
       if (!takeValue())

@@ -30,6 +30,7 @@ struct Options {
   std::string logJson;             // --log-json FILE
   uint64_t seed = 1;               // --seed N: batch order and train split
   long maxDistance = 8;            // --max-distance D of the spd input
+  long categories = 16;            // --categories V of integer features
   double trainFraction = 0.8;      // --train-fraction F
   std::string partition = "metis"; // --partition metis|greedy
   std::string dumpInputs;          // --dump-inputs DIR

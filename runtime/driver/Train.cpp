@@ -71,8 +71,8 @@ bool roleOf(const std::string &name, Role &role) {
 void expected(Role role, int &rank, int &dtypeA, int &dtypeB,
               const char *&shapeText) {
   switch (role) {
-  case Role::Features:
-    rank = 3, dtypeA = dtypeB = MGRT_F32, shapeText = "[B, S, F]";
+  case Role::Features: // i64: categorical, see --categories
+    rank = 3, dtypeA = MGRT_F32, dtypeB = MGRT_I64, shapeText = "[B, S, F]";
     return;
   case Role::AdjNorm:
     rank = 3, dtypeA = dtypeB = MGRT_F32, shapeText = "[B, S, S]";
@@ -342,6 +342,19 @@ int train(const mgrt_model_info &model, const Options &opts) {
           "model input '" + std::string(model.inputs[i].name) + "' has " +
           std::to_string(model.inputs[i].shape[2]) +
           " features per node but --data has features=" + std::to_string(F));
+  // Integer feature inputs get each float column quantized into
+  // --categories bins over its range: id = 1 + f * V + bin.
+  std::vector<float> colLo(F, 0.f), colScale(F, 0.f);
+  {
+    const float *x = static_cast<const float *>(st.features.data);
+    for (int64_t f = 0; f < F; ++f) {
+      float lo = N ? x[f] : 0.f, hi = lo;
+      for (int64_t i = 0; i < N; ++i)
+        lo = std::min(lo, x[i * F + f]), hi = std::max(hi, x[i * F + f]);
+      colLo[f] = lo;
+      colScale[f] = hi > lo ? opts.categories / (hi - lo) : 0.f;
+    }
+  }
   const int64_t numSeq = N / S;
   const int64_t globalB = B * dp.size;
   if (numSeq < globalB)
@@ -481,6 +494,18 @@ int train(const mgrt_model_info &model, const Options &opts) {
         const int64_t base = b * S; // row (b, 0) in node units
         switch (roles[i]) {
         case Role::Features:
+          if (t.dtype == MGRT_I64) {
+            const int64_t V = opts.categories;
+            for (int64_t s = 0; s < S; ++s)
+              for (int64_t f = 0; f < F; ++f) {
+                const float x = feats[nodes[s] * F + f];
+                const int64_t bin = std::min<int64_t>(
+                    V - 1, static_cast<int64_t>((x - colLo[f]) * colScale[f]));
+                storeInt(t, (base + s) * F + f,
+                         1 + f * V + std::max<int64_t>(0, bin));
+              }
+            break;
+          }
           for (int64_t s = 0; s < S && F > 0; ++s)
             std::memcpy(static_cast<float *>(t.data) + (base + s) * F,
                         feats + nodes[s] * F, F * sizeof(float));

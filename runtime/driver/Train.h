@@ -22,7 +22,10 @@
 // Inputs are filled by name (each row b of the batch from its sequence,
 // position s = the s-th node of the sequence):
 //   x | features | node_feat   f32 [B,S,F]  node features; F must equal the
-//                                            data's features=
+//                                            data's features=. As i64:
+//                                            categorical, column f quantized
+//                                            into --categories V bins over
+//                                            its range, id 1 + f*V + bin
 //   in_degree | out_degree     i64 [B,S]    mgrt_graph_degrees in the whole
 //   degree                                   graph (degree = out_degree);
 //                                            clamping to an embedding table
