@@ -31,7 +31,7 @@
 // RSS after the step, P = the process's peak RSS so far). Summary line
 // (stdout):
 //   libtorch: train ok, K step(s), final loss L, median step X ms, peak RSS
-//   P MiB (before the first step R MiB)
+//   P MiB (RSS before the first step R MiB)
 // Exit status 1 on a usage, data or model error or a non-finite loss.
 //
 //===----------------------------------------------------------------------===//
@@ -333,7 +333,9 @@ int run(const Options &o) {
   if (!o.logJson.empty() && !(log = std::fopen(o.logJson.c_str(), "a")))
     throw std::runtime_error("--log-json '" + o.logJson +
                              "': cannot open for appending");
-  const double rssBefore = maxRssMiB();
+  // Weights, data, libraries: the RSS now (the reference check's peak is
+  // in maxRssMiB).
+  const double rssBefore = rssBytes() / 1048576.0;
   std::fprintf(stderr,
                "libtorch %s: train B=%ld S=%ld D=%ld H=%ld layers=%zu "
                "classes=%ld, %s lr %g, %d intra-op thread(s)\n",
@@ -400,10 +402,11 @@ int run(const Options &o) {
       sorted.size() % 2
           ? sorted[sorted.size() / 2]
           : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  std::printf("libtorch: train %s, %zu step(s), final loss %.4f, median step "
-              "%.3f ms, peak RSS %.1f MiB (before the first step %.1f MiB)\n",
-              status ? "FAILED" : "ok", times.size(), loss, median * 1e3,
-              maxRssMiB(), rssBefore);
+  std::printf(
+      "libtorch: train %s, %zu step(s), final loss %.4f, median step "
+      "%.3f ms, peak RSS %.1f MiB (RSS before the first step %.1f MiB)\n",
+      status ? "FAILED" : "ok", times.size(), loss, median * 1e3, maxRssMiB(),
+      rssBefore);
   return status;
 }
 

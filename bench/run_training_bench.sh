@@ -47,7 +47,7 @@
 # Memory: whole-process peak RSS (/usr/bin/time -v) for both, plus the
 # runtime-tracked peak of a MegaGraph step (mgrt_peak_bytes, reset at each
 # step: activations, gradients, scratch, inputs, outputs) and LibTorch's
-# peak RSS before its first step (weights, data, libraries).
+# RSS right before its first step (weights, data, libraries).
 # Both see the same batch at every step, so their loss curves must agree:
 # the script prints the largest relative difference and exits 1 (after
 # writing RESULTS) if it exceeds LOSS_TOL or a run fails.
@@ -182,7 +182,7 @@ for s in sizes:
 def main_table(rs):
     out = ["| S | MegaGraph ms/step | LibTorch ms/step | speedup | "
            "MegaGraph peak RSS MiB (runtime-tracked step peak) | "
-           "LibTorch peak RSS MiB (before 1st step) | memory ratio | "
+           "LibTorch peak RSS MiB (RSS before 1st step) | memory ratio | "
            "max rel loss diff |",
            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rs:
@@ -256,8 +256,8 @@ text = "\n".join([
     "(data, weights, code and libraries included). runtime-tracked = the "
     "largest mgrt_peak_bytes of a MegaGraph step (every buffer the runtime "
     "allocated during the step, inputs and outputs included; parameters are "
-    "globals and not counted). before 1st step = LibTorch's peak RSS once "
-    "weights and data are loaded. memory ratio = MegaGraph / LibTorch peak "
+    "globals and not counted). RSS before 1st step = LibTorch's RSS right "
+    "before its first step (weights, data, libraries). memory ratio = MegaGraph / LibTorch peak "
     "RSS. max rel loss diff = largest |loss_MegaGraph - loss_LibTorch| / "
     f"|loss_LibTorch| over all {warmup + steps} steps (tolerance {tol:g}): "
     "both train the same model on the same batches.",
