@@ -250,32 +250,33 @@ def reference_grad(name, value, params):
     return None
 
 
-def main():
-    compiler, work = sys.argv[1], sys.argv[2]
-    which = sys.argv[3] if len(sys.argv) > 3 else "block"
-    flags = sys.argv[4:]
+def prepare(which, work, flags=()):
+    """The model `which` with its weights: (PyTorch module, inputs, classes,
+    ONNX path, compiler flags). Non-example models get random weights and
+    are exported to WORK/model.onnx. Also used by gradient_fd_check.py."""
     os.makedirs(work, exist_ok=True)
     torch.manual_seed(0)
+    flags = list(flags)
     if which.startswith("ex:"):
         model, inputs, classes, onnx_path, shape_flags = make_example(which[3:])
         model.eval()
-        flags = shape_flags + flags
-        args = tuple(inputs.values())
-    else:
-        model, inputs, classes = MODELS[which]()
-        model.eval()
-        with torch.no_grad():
-            for p in model.parameters():
-                p.add_(0.1 * torch.randn_like(p))
-        names = list(inputs)
-        args = tuple(inputs[n] for n in names)
-        onnx_path = os.path.join(work, "model.onnx")
-        torch.onnx.export(model, args, onnx_path, input_names=names,
-                          output_names=["logits"], opset_version=17)
-    exe = os.path.join(work, "grad")
-    subprocess.run([compiler, onnx_path, "--gradients", "--emit=exe", "-o", exe]
-                   + flags, check=True)
+        return model, inputs, classes, onnx_path, shape_flags + flags
+    model, inputs, classes = MODELS[which]()
+    model.eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    names = list(inputs)
+    onnx_path = os.path.join(work, "model.onnx")
+    torch.onnx.export(model, tuple(inputs[n] for n in names), onnx_path,
+                      input_names=names, output_names=["logits"],
+                      opset_version=17)
+    return model, inputs, classes, onnx_path, flags
 
+
+def make_feeds(inputs, classes):
+    """The step's inputs: the model's, then random labels, a label mask
+    (70% of the items) and its complement as eval_mask."""
     first = next(iter(inputs.values()))
     items = tuple(first.shape[:2])
     rng = np.random.default_rng(3)
@@ -284,12 +285,32 @@ def main():
     feeds = {n: t.numpy() for n, t in inputs.items()}
     feeds.update({"labels": labels, "label_mask": mask,
                   "eval_mask": (~mask).astype(np.float32)})
-    cmd = [exe, "--mode", "infer", "--quiet", "--output-dir", os.path.join(work, "out")]
+    return feeds
+
+
+def run_exe(exe, feeds, work, out):
+    """Runs a compiled function on FEEDS (saved under WORK); its outputs
+    land in OUT as <name>.npy."""
+    cmd = [exe, "--mode", "infer", "--quiet", "--output-dir", out]
     for name, value in feeds.items():
         path = os.path.join(work, name + ".npy")
         np.save(path, value)
         cmd += ["--input", f"{name}={path}"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def main():
+    compiler, work = sys.argv[1], sys.argv[2]
+    which = sys.argv[3] if len(sys.argv) > 3 else "block"
+    model, inputs, classes, onnx_path, flags = prepare(which, work,
+                                                       sys.argv[4:])
+    args = tuple(inputs.values())
+    exe = os.path.join(work, "grad")
+    subprocess.run([compiler, onnx_path, "--gradients", "--emit=exe", "-o", exe]
+                   + flags, check=True)
+    feeds = make_feeds(inputs, classes)
+    labels, mask = feeds["labels"], feeds["label_mask"]
+    run_exe(exe, feeds, work, os.path.join(work, "out"))
 
     # The reference runs in float64 so that only the compiled side rounds.
     model = model.double()
