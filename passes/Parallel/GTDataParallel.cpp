@@ -98,8 +98,8 @@ struct GTDataParallelPass
                          << static_cast<int64_t>(dp);
       return signalPassFailure();
     }
-    if (zero < 0 || zero > 1) {
-      module.emitError() << "gt-data-parallel: zero must be 0 or 1, got "
+    if (zero < 0 || zero > 3) {
+      module.emitError() << "gt-data-parallel: zero must be 0, 1, 2 or 3, got "
                          << static_cast<int64_t>(zero);
       return signalPassFailure();
     }

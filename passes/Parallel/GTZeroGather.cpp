@@ -6,12 +6,25 @@
 // size. Here its loads become the shard cut from the current parameters
 // (shard.all_slice, local) and its store becomes an all-gather of the
 // updated shard whose slices are stored into the parameters. So every rank
-// keeps all parameters but only 1/dp of the optimizer state.
+// keeps all parameters but only 1/dp of the optimizer state. The gradients
+// are sharded too (zero=2 is the same code): the full-size gradients end at
+// gt-data-parallel's reduce-scatter, only the shard reaches the optimizer.
+//
+// With zero=3 (the module's `gt.plan`) the parameters are sharded as well:
+// `@gt.zero.bucket<k>` stays and is the parameter storage, 1/dp of the
+// packed parameters on each rank. At the start of every step it is
+// all-gathered into temporaries that replace the parameters' loads (forward
+// and backward), and the optimizer's store writes only the updated shard.
+// The parameter globals become immutable: they hold the initial weights,
+// from which the first step (flag `@gt.zero.ready`) cuts each rank's shard.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "megagraph/Passes/Passes.h"
 
@@ -55,6 +68,157 @@ struct Bucket {
 
 struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
   using GTZeroGatherBase::GTZeroGatherBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    GTZeroGatherBase::getDependentDialects(registry);
+    registry
+        .insert<arith::ArithDialect, scf::SCFDialect, tensor::TensorDialect>();
+  }
+
+  /// The packed (flattened, concatenated, zero-padded) values of a bucket's
+  /// parameters, loaded at `b`.
+  Value packParams(OpBuilder &b, Location loc, Bucket &bk) {
+    const int64_t total =
+        std::accumulate(bk.sizes.begin(), bk.sizes.end(), int64_t(0));
+    SmallVector<Value> flats;
+    for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
+      Value v = ml_program::GlobalLoadOp::create(
+          b, loc, param.getType(),
+          FlatSymbolRefAttr::get(param.getSymNameAttr()));
+      flats.push_back(reshape(b, loc, v, {size}));
+    }
+    if (bk.padded > total)
+      flats.push_back(tosa::ConstOp::create(
+          b, loc, f32(b, {bk.padded - total}),
+          DenseElementsAttr::get(f32(b, {bk.padded - total}),
+                                 b.getF32FloatAttr(0.f))));
+    return flats.size() == 1
+               ? flats.front()
+               : tosa::ConcatOp::create(b, loc, f32(b, {bk.padded}), flats,
+                                        b.getI32IntegerAttr(0))
+                     .getResult();
+  }
+
+  /// zero=3: the shard globals are the parameters' storage (see the file
+  /// comment).
+  LogicalResult shardParameters(ModuleOp module, func::FuncOp main,
+                                MutableArrayRef<Bucket> buckets) {
+    // Every load of a parameter, and no store outside the optimizer's.
+    llvm::DenseMap<StringAttr, SmallVector<ml_program::GlobalLoadOp>> loads;
+    llvm::DenseMap<StringAttr, ml_program::GlobalStoreOp> shardStores;
+    llvm::DenseSet<StringAttr> params, shards;
+    for (Bucket &bk : buckets) {
+      shards.insert(bk.global.getSymNameAttr());
+      for (ml_program::GlobalOp p : bk.params)
+        params.insert(p.getSymNameAttr());
+    }
+    WalkResult walk = module.walk([&](Operation *op) -> WalkResult {
+      if (auto l = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+        StringAttr n = l.getGlobal().getLeafReference();
+        if (params.contains(n) || shards.contains(n)) {
+          if (op->getParentOfType<func::FuncOp>() != main)
+            return op->emitError("gt-zero-gather: zero=3 needs every load "
+                                 "of a parameter in @main");
+          loads[n].push_back(l);
+        }
+      }
+      if (auto s = dyn_cast<ml_program::GlobalStoreOp>(op)) {
+        StringAttr n = s.getGlobal().getLeafReference();
+        if (params.contains(n))
+          return op->emitError("gt-zero-gather: zero=3 needs parameters "
+                               "that only the optimizer's shard updates; @")
+                 << n.getValue() << " is stored";
+        if (shards.contains(n)) {
+          if (shardStores.count(n))
+            return op->emitError("gt-zero-gather: expected one store of @")
+                   << n.getValue() << " (the optimizer's update)";
+          shardStores[n] = s;
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    for (Bucket &bk : buckets)
+      if (!shardStores.count(bk.global.getSymNameAttr()))
+        return main.emitError() << "gt-zero-gather: expected one store of @"
+                                << bk.global.getSymName()
+                                << " (the optimizer's update), found 0";
+
+    // The flag: false until the first step has cut the shards.
+    Location loc = main.getLoc();
+    OpBuilder mb(module.getBodyRegion());
+    mb.setInsertionPoint(main);
+    auto flagType = RankedTensorType::get({}, mb.getI32Type());
+    auto flag = ml_program::GlobalOp::create(
+        mb, loc, "gt.zero.ready", flagType, /*is_mutable=*/true,
+        DenseElementsAttr::get(flagType, mb.getI32IntegerAttr(0)),
+        mb.getStringAttr("private"));
+    OpBuilder b(&main.getBody().front(), main.getBody().front().begin());
+    Value ready = ml_program::GlobalLoadOp::create(
+        b, loc, flagType, FlatSymbolRefAttr::get(flag.getSymNameAttr()));
+    Value readyI32 = tensor::ExtractOp::create(b, loc, ready, ValueRange{});
+    Value zeroI32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+    Value firstStep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            readyI32, zeroI32);
+    // ready | 1, not a constant tensor: the CPU pipeline turned a stored
+    // dense<1> : tensor<i32> into an uninitialized buffer.
+    Value oneI32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+    Value set = arith::OrIOp::create(b, loc, readyI32, oneI32);
+    ml_program::GlobalStoreOp::create(
+        b, loc, FlatSymbolRefAttr::get(flag.getSymNameAttr()),
+        tensor::FromElementsOp::create(b, loc, flagType, ValueRange{set}));
+
+    for (Bucket &bk : buckets) {
+      StringAttr name = bk.global.getSymNameAttr();
+      auto shardType = cast<RankedTensorType>(bk.global.getType());
+      // On the first step, store this rank's slice of the initial
+      // parameters into the shard global. (The `scf.if` yields nothing, so
+      // no buffer crosses it and the deallocations stay simple.)
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, firstStep,
+                                    /*withElseRegion=*/false);
+      {
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        Value init = shard::AllSliceOp::create(tb, loc, shardType,
+                                               packParams(tb, loc, bk), kGrid,
+                                               ArrayRef<int16_t>{0}, 0);
+        ml_program::GlobalStoreOp::create(tb, loc, FlatSymbolRefAttr::get(name),
+                                          init);
+      }
+      Value shardValue = ml_program::GlobalLoadOp::create(
+          b, loc, shardType, FlatSymbolRefAttr::get(name));
+      for (ml_program::GlobalLoadOp l : loads[name])
+        l.getResult().replaceAllUsesWith(shardValue);
+      // The full parameters of the step: temporaries, all-gathered.
+      Value all = shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid,
+                                             ArrayRef<int16_t>{0}, shardValue,
+                                             APInt(64, 0));
+      int64_t offset = 0;
+      for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
+        ImplicitLocOpBuilder ib(loc, b);
+        Value piece = tosa::SliceOp::create(
+            b, loc, f32(b, {size}), all, tosa::getTosaConstShape(ib, {offset}),
+            tosa::getTosaConstShape(ib, {size}));
+        offset += size;
+        auto type = cast<RankedTensorType>(param.getType());
+        Value full = reshape(b, loc, piece, type.getShape());
+        for (ml_program::GlobalLoadOp l : loads[param.getSymNameAttr()])
+          l.getResult().replaceAllUsesWith(full);
+        // The initial weights only: read once, never written.
+        param.setIsMutable(false);
+        param->removeAttr("gt.param");
+        param->setAttr("gt.param_init", b.getUnitAttr());
+        ++numGathered;
+      }
+      // The shard global is the parameter storage from now on.
+      bk.global->setAttr("gt.param_shard", b.getUnitAttr());
+    }
+    // The replaced loads go last: `b` inserts before the first of them.
+    for (auto &entry : loads)
+      for (ml_program::GlobalLoadOp l : entry.second)
+        l.erase();
+    return success();
+  }
 
   LogicalResult readBucket(ModuleOp module, ml_program::GlobalOp g,
                            Bucket &out) {
@@ -118,6 +282,15 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       module.emitError("gt-zero-gather needs the training step @main (run "
                        "gt-optimizer first)");
       return signalPassFailure();
+    }
+    int64_t stage = 1;
+    if (auto plan = module->getAttrOfType<DictionaryAttr>("gt.plan"))
+      if (auto z = plan.getAs<IntegerAttr>("zero"))
+        stage = z.getInt();
+    if (stage == 3) {
+      if (failed(shardParameters(module, main, buckets)))
+        return signalPassFailure();
+      return;
     }
 
     for (Bucket &bk : buckets) {

@@ -51,16 +51,34 @@ def export(model, kind, batch, path):
                       output_names=["logits"], opset_version=17)
 
 
-def optimizer_state_bytes(mlir):
+def global_bytes(mlir, want):
+    """Bytes of the f32 ml_program globals whose line satisfies `want`."""
     total = 0
     for line in mlir.splitlines():
-        if "ml_program.global" in line and "gt.optimizer_state" in line:
+        if "ml_program.global " in line and want(line):
             m = re.search(r"\) : tensor<([0-9x]*)f32>", line)
             n = 1
             for d in (m.group(1).rstrip("x").split("x") if m.group(1) else []):
                 n *= int(d)
             total += 4 * n
     return total
+
+
+def optimizer_state_bytes(mlir):
+    return global_bytes(mlir, lambda l: "gt.optimizer_state" in l)
+
+
+def parameter_bytes(mlir):
+    """The parameters each rank stores between steps: the mutable parameter
+    globals, or with zero=3 the shard globals (`gt.param_shard`)."""
+    return global_bytes(mlir, lambda l: " mutable " in l and (
+        re.search(r"[{ ,]gt\.param[,}]", l) or "gt.param_shard" in l))
+
+
+def initial_weight_bytes(mlir):
+    """zero=3: the immutable initial weights (`gt.param_init`), read on the
+    first step only."""
+    return global_bytes(mlir, lambda l: "gt.param_init" in l)
 
 
 def main():
@@ -84,7 +102,7 @@ def main():
     # tested here (the runtime's kernels are optimized either way).
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
              "--emit=exe", "-O0"]
-    exes, state = {}, {}
+    exes, state, params, init = {}, {}, {}, {}
     for name, batch, plan in (("single", B, []),
                               (f"dp{P}", B // P,
                                ["--plan", f"dp={P},zero={args.zero}"])):
@@ -100,6 +118,8 @@ def main():
                               check=True, capture_output=True,
                               text=True).stdout
         state[name] = optimizer_state_bytes(mlir)
+        params[name] = parameter_bytes(mlir)
+        init[name] = initial_weight_bytes(mlir)
     if args.model == "mlp":
         data = "synthetic:sbm,nodes=2048,classes=8,features=16,signal=3,seed=5"
     else:
@@ -143,6 +163,14 @@ def main():
         check("optimizer state", want,
               f"{s1} bytes per rank alone, {sp} bytes per rank with "
               f"dp={P},zero={args.zero} (ratio {s1 / sp:.2f})")
+    # zero=3 keeps 1/P of the parameters (plus the padding of the buckets);
+    # below it every rank holds them all.
+    p1, pp = params["single"], params[f"dp{P}"]
+    want = pp <= p1 / P + 4 * 2 * P if args.zero == 3 else pp == p1
+    check("parameters", want and p1 > 0,
+          f"{p1} bytes per rank alone, {pp} bytes per rank with "
+          f"dp={P},zero={args.zero} (ratio {p1 / max(pp, 1):.2f}; "
+          f"initial weights, read-only: {init[f'dp{P}']} bytes)")
     # Without mpirun the dp executable names the launch it needs.
     r = subprocess.run([exes[f"dp{P}"], *run], capture_output=True, text=True,
                        timeout=120)

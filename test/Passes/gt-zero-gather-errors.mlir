@@ -43,3 +43,36 @@ module {
     return %x : tensor<2xf32>
   }
 }
+
+// -----
+
+// zero=3: the shard global becomes the parameters' storage, so nothing
+// else may write a parameter.
+module attributes {gt.plan = {dp = 2 : i64, zero = 3 : i64}} {
+  shard.grid @gt_dp(shape = 2)
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %s = ml_program.global_load @gt.zero.bucket0 : tensor<2xf32>
+    ml_program.global_store @gt.zero.bucket0 = %s : tensor<2xf32>
+    // expected-error @+1 {{gt-zero-gather: zero=3 needs parameters that only the optimizer's shard updates; @w is stored}}
+    ml_program.global_store @w = %x : tensor<4xf32>
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {gt.plan = {dp = 2 : i64, zero = 3 : i64}} {
+  shard.grid @gt_dp(shape = 2)
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+  func.func @other() -> tensor<4xf32> {
+    // expected-error @+1 {{gt-zero-gather: zero=3 needs every load of a parameter in @main}}
+    %w = ml_program.global_load @w : tensor<4xf32>
+    return %w : tensor<4xf32>
+  }
+}

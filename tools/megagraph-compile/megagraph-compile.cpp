@@ -100,11 +100,12 @@ cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
                             cl::init(0.0), cl::cat(category));
 cl::opt<std::string> planSpec(
     "plan",
-    cl::desc("Manual parallel plan for --train: dp=P[,zero=0|1] (data "
+    cl::desc("Manual parallel plan for --train: dp=P[,zero=0|1|2|3] (data "
              "parallel over P ranks; the compiled batch is each rank's, the "
              "global batch is P times it; zero=1 shards the optimizer "
-             "state; launch with mpirun -np P)"),
-    cl::value_desc("dp=P[,zero=0|1]"), cl::cat(category));
+             "state, zero=2 also the gradients (the same code as zero=1), "
+             "zero=3 also the parameters; launch with mpirun -np P)"),
+    cl::value_desc("dp=P[,zero=0|1|2|3]"), cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
@@ -331,7 +332,7 @@ int run(MLIRContext &context) {
       opt.learningRate = learningRate;
       opt.weightDecay = weightDecay;
       pm.addPass(megagraph::createGTOptimizer(opt));
-      if (plan.dp > 1 && plan.zero == 1)
+      if (plan.dp > 1 && plan.zero >= 1)
         pm.addPass(megagraph::createGTZeroGather());
       pm.addPass(createCanonicalizerPass());
       pm.addPass(createCSEPass());
@@ -408,11 +409,6 @@ int main(int argc, char **argv) {
     std::string error = parsePlan(planSpec);
     if (!error.empty())
       return toolError(error);
-    if (plan.zero > 1)
-      return toolError("--plan zero=" + Twine(plan.zero) +
-                           " (sharded gradients / parameters) is not "
-                           "implemented yet; use zero=0 or zero=1",
-                       /*exitCode=*/2);
   }
   if (loss != "cross_entropy")
     return toolError("--loss=" + loss + " is not supported; use cross_entropy");

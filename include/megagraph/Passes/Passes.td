@@ -289,7 +289,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     the gradient of a new global `@gt.zero.bucket<k>` (its shard of the
     packed parameters; attribute `gt.zero_shard` lists them). gt-optimizer
     then keeps the moments at shard size, and gt-zero-gather turns the
-    shard global back into the parameters.
+    shard global back into the parameters. `zero=2` (sharded gradients)
+    is the same transformation: only the shard outlives the reduce-scatter.
+    `zero=3` is recorded in `gt.plan` for gt-zero-gather.
 
     Example (dp = 2, one small gradient):
 
@@ -309,8 +311,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"4194304",
            "Largest all-reduce bucket packing several gradients (bytes)">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
-           "ZeRO stage: 0 (all-reduce) or 1 (reduce-scatter, sharded "
-           "optimizer state; run gt-zero-gather after gt-optimizer)">,
+           "ZeRO stage: 0 (all-reduce), 1 or 2 (reduce-scatter, sharded "
+           "optimizer state and gradients; run gt-zero-gather after "
+           "gt-optimizer) or 3 (also sharded parameters, in gt-zero-gather)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect",
                            "::mlir::tosa::TosaDialect",
@@ -323,7 +326,8 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
 }
 
 def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
-  let summary = "ZeRO-1: update parameter shards, all-gather the parameters";
+  let summary = "ZeRO-1/2: update parameter shards, all-gather the "
+                "parameters; ZeRO-3: shard-sized parameter storage";
   let description = [{
     Completes `gt-data-parallel{zero=1}` after gt-optimizer. For each
     global `@gt.zero.bucket<k>` (attribute `gt.zero_shard`: the parameters
@@ -336,6 +340,14 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
       whose slices are reshaped and stored into the parameters;
     * the global is erased. The optimizer state (`<bucket>.adam_m/_v`)
       stays at shard size: 1/dp of the parameters' on every rank.
+
+    With `zero = 3` in the module's `gt.plan` (ZeRO stage 3) the global
+    stays instead and holds the parameters: its loads stay, its store is
+    the update of this rank's shard only. The parameter globals become
+    immutable initial weights (`gt.param_init`); on the first step (flag
+    global `@gt.zero.ready`) an `scf.if` stores their `shard.all_slice`
+    into the shard global. Every step starts with a `shard.all_gather` of
+    the shard whose slices replace the parameters' loads in `@main`.
 
     Example:
 
