@@ -17,11 +17,16 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace mgrt {
 namespace {
@@ -172,6 +177,26 @@ int infer(const mgrt_model_info &model, const Options &opts) {
 
 using namespace mgrt;
 
+namespace mgrt {
+namespace {
+/// A training step allocates and frees the same large buffers every step;
+/// glibc would mmap and munmap each of them, faulting their pages in again
+/// every step (7x more minor faults and 20% slower steps measured on the
+/// training benchmark at S = 1024). Keep freed memory in the heap instead,
+/// as framework caching allocators do; MEGAGRAPH_KEEP_MEMORY=0 turns this
+/// off. The resident size then stays at the step's peak between steps.
+void keepFreedMemory() {
+#ifdef __GLIBC__
+  const char *env = std::getenv("MEGAGRAPH_KEEP_MEMORY");
+  if (env && env[0] == '0')
+    return;
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
+}
+} // namespace
+} // namespace mgrt
+
 extern "C" int mgrt_main(int argc, char **argv, const mgrt_model_info *model) {
   const char *prog = argc > 0 && argv && argv[0] ? argv[0] : "model";
   std::string error;
@@ -206,5 +231,7 @@ extern "C" int mgrt_main(int argc, char **argv, const mgrt_model_info *model) {
                  wrong.front().c_str(), opts.mode.c_str(), usage(prog).c_str());
     return 1;
   }
+  if (training)
+    keepFreedMemory();
   return training ? train(*model, opts) : infer(*model, opts);
 }
