@@ -118,14 +118,16 @@ for S in "${SIZES[@]}"; do
   log "S=$S: MegaGraph ($TOTAL steps)"
   run "${PREFIX[@]}" /usr/bin/time -v -o "$D/megagraph.time" "$EXE" \
     --mode train --data "$DATA" --steps "$TOTAL" --max-distance 8 \
-    --log-json "$D/megagraph.jsonl" "${EXTRA[@]}" >"$D/megagraph.log" || true
+    --log-json "$D/megagraph.jsonl" "${EXTRA[@]}" >"$D/megagraph.log" ||
+    echo "bench: MegaGraph failed at S=$S (status $?); its row is marked FAILED"
   tail -1 "$D/megagraph.log"
 
   log "S=$S: LibTorch ($TOTAL steps)"
   run "${PREFIX[@]}" /usr/bin/time -v -o "$D/libtorch.time" "$LIBTORCH" \
     --model-dir "$D" --data "$DATA" --steps "$TOTAL" --max-distance 8 \
     --optimizer "$OPTIMIZER" --lr "$LR" --threads "$THREADS" \
-    --log-json "$D/libtorch.jsonl" >"$D/libtorch.log" || true
+    --log-json "$D/libtorch.jsonl" >"$D/libtorch.log" ||
+    echo "bench: LibTorch failed at S=$S (status $?); its row is marked FAILED"
   tail -1 "$D/libtorch.log"
 done
 END=$(date '+%Y-%m-%d %H:%M:%S %Z')

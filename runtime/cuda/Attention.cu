@@ -230,10 +230,6 @@ __global__ void zeroViewKernel(float *base, int64_t n0, int64_t n1, int64_t n2,
   }
 }
 
-int gridFor(int64_t n) {
-  return (int)std::min<int64_t>(std::max<int64_t>(ceilDiv(n, 256), 1), 65535);
-}
-
 /// Device scratch freed at scope exit (after the stream drains).
 struct Scratch {
   std::vector<void *> blocks;

@@ -80,6 +80,33 @@ __device__ __forceinline__ void loadTile(float *tile, const T *base,
   }
 }
 
+/// acc[i][j] = sum_{d < N} A[ty + 16 i][d] * B[tx + 16 j][d] over two
+/// [64][N+1] tiles: the thread's 4x4 block of A B^T (scores, or dout v^T).
+template <int N>
+__device__ __forceinline__ void tileDotT(const float *A, const float *B, int tx,
+                                         int ty, float (&acc)[4][4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      acc[i][j] = 0.f;
+#pragma unroll 8
+  for (int d = 0; d < N; ++d) {
+    float a[4], b[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      a[i] = A[(ty + 16 * i) * (N + 1) + d];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      b[j] = B[(tx + 16 * j) * (N + 1) + d];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+  }
+}
+
 template <typename T, int D, int DV>
 __global__ void __launch_bounds__(kAttnThreads)
     attentionForwardKernel(mgrt_cuda_attention a) {
@@ -114,26 +141,7 @@ __global__ void __launch_bounds__(kAttnThreads)
     __syncthreads();
 
     float s[4][4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        s[i][j] = 0.f;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) {
-      float qa[4], kb[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        qa[i] = Qs[(ty + 16 * i) * (D + 1) + d];
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        kb[j] = Ks[(tx + 16 * j) * (D + 1) + d];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          s[i][j] = fmaf(qa[i], kb[j], s[i][j]);
-    }
+    tileDotT<D>(Qs, Ks, tx, ty, s);
 
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -250,41 +258,8 @@ __global__ void __launch_bounds__(kAttnThreads)
     __syncthreads();
 
     float s[4][4], dp[4][4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        s[i][j] = dp[i][j] = 0.f;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) {
-      float qa[4], kb[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        qa[i] = Qs[(ty + 16 * i) * (D + 1) + d];
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        kb[j] = Ks[(tx + 16 * j) * (D + 1) + d];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          s[i][j] = fmaf(qa[i], kb[j], s[i][j]);
-    }
-#pragma unroll 8
-    for (int e = 0; e < DV; ++e) {
-      float oa[4], vb[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        oa[i] = dOs[(ty + 16 * i) * (DV + 1) + e];
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        vb[j] = Vs[(tx + 16 * j) * (DV + 1) + e];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          dp[i][j] = fmaf(oa[i], vb[j], dp[i][j]);
-    }
+    tileDotT<D>(Qs, Ks, tx, ty, s);
+    tileDotT<DV>(dOs, Vs, tx, ty, dp);
 
 #pragma unroll
     for (int i = 0; i < 4; ++i) {

@@ -33,6 +33,12 @@ inline cudaStream_t asStream(void *s) { return static_cast<cudaStream_t>(s); }
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Blocks of 256 threads for a grid-stride loop over n elements.
+inline int gridFor(int64_t n) {
+  const int64_t blocks = ceilDiv(n, 256);
+  return (int)(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
+}
+
 // Element access of float / bfloat16 data with float32 arithmetic.
 __device__ __forceinline__ float toF32(float x) { return x; }
 __device__ __forceinline__ float toF32(__nv_bfloat16 x) {

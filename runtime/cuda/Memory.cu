@@ -52,9 +52,6 @@ __global__ void toF32Kernel(float *dst, const __nv_bfloat16 *src, int64_t n) {
        i += (int64_t)gridDim.x * blockDim.x)
     dst[i] = __bfloat162float(src[i]);
 }
-int gridFor(int64_t n) {
-  return (int)std::min<int64_t>(std::max<int64_t>(ceilDiv(n, 256), 1), 65535);
-}
 } // namespace
 
 } // namespace cuda

@@ -143,10 +143,6 @@ __global__ void embeddingBackwardKernel(float *dtable, const float *dout,
   }
 }
 
-int gridFor(int64_t n) {
-  return (int)std::min<int64_t>(std::max<int64_t>(ceilDiv(n, 256), 1), 65535);
-}
-
 void checkRows(int64_t R, int64_t C, const char *kernel) {
   MGRT_CUDA_CHECK(R > 0 && C > 0 && R <= INT32_MAX, kernel,
                   "bad shape [%lld, %lld]", (long long)R, (long long)C);
