@@ -18,9 +18,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Import/OnnxImporter.h"
 #include "megagraph/InitAllMegaGraph.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Plan/ParallelPlan.h"
 #include "megagraph/Target/CpuCompiler.h"
 
 #include "mlir/IR/AsmState.h"
@@ -124,44 +126,22 @@ int toolError(const Twine &message, int exitCode = 1) {
 }
 
 /// The parsed --plan.
-struct Plan {
-  int64_t dp = 1, zero = 0;
-};
-Plan plan;
+megagraph::ParallelPlan plan;
 
-/// Parses --plan into `plan`; returns an error message or "".
+/// Parses --plan into `plan` and rejects the parts that are not implemented
+/// yet; returns an error message or "".
 std::string parsePlan(StringRef spec) {
-  SmallVector<StringRef> items;
-  spec.split(items, ',', -1, false);
-  if (items.empty())
-    return "--plan is empty; use e.g. --plan dp=2";
-  for (StringRef item : items) {
-    auto [key, value] = item.split('=');
-    int64_t v;
-    if (value.trim().getAsInteger(10, v) || v < 0)
-      return ("--plan item '" + item + "' needs a non-negative integer value")
-          .str();
-    key = key.trim();
-    if (key == "dp") {
-      if (v < 1)
-        return "--plan dp must be at least 1";
-      plan.dp = v;
-    } else if (key == "zero") {
-      if (v > 3)
-        return "--plan zero must be 0, 1, 2 or 3";
-      plan.zero = v;
-    } else if (key == "cp" || key == "pp" || key == "mb") {
-      if (v != 1)
-        return ("--plan " + key + "=" + Twine(v) +
-                ": only data parallelism (dp) is "
-                "implemented; " +
-                key + " must be 1")
-            .str();
-    } else {
-      return ("--plan: unknown key '" + key + "' (known: dp, zero, cp, pp, mb)")
-          .str();
-    }
-  }
+  std::string error = megagraph::parseParallelPlan(spec, plan);
+  if (!error.empty())
+    return error;
+  if (plan.cp != 1)
+    return "--plan cp=" + std::to_string(plan.cp) +
+           ": context parallelism is not implemented in the compiler yet";
+  if (plan.pp != 1 || plan.microBatches != 1 || !plan.stages.empty() ||
+      plan.recompute)
+    return "--plan " + megagraph::toString(plan) +
+           ": pipeline parallelism (pp, mb, stages, recompute) is not "
+           "implemented in the compiler yet";
   return "";
 }
 
@@ -319,6 +299,7 @@ int run(MLIRContext &context) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     if (train) {
+      (*module)->setAttr("gt.plan", megagraph::toAttr(&context, plan));
       megagraph::GTAutodiffOptions autodiff;
       pm.addPass(megagraph::createGTAutodiff(autodiff));
       if (plan.dp > 1) {

@@ -1,0 +1,69 @@
+//===- ParallelPlan.h - The parallel plan as a value ------------*- C++ -*-===//
+//
+// Part of MegaGraph. A parallel training plan (the point of the plan space a
+// program is compiled for) as a plain value: parsed from `--plan`, printed,
+// written as JSON, and converted to the `#gt.plan` attribute. The plan
+// search (issue 9) produces these; the passes read them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_PLAN_PARALLELPLAN_H
+#define MEGAGRAPH_PLAN_PARALLELPLAN_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace megagraph {
+namespace gt {
+class PlanAttr;
+} // namespace gt
+
+/// The device grid is dp x pp x cp (dp outermost, cp innermost).
+struct ParallelPlan {
+  int64_t dp = 1, pp = 1, cp = 1;
+  /// Micro-batches per dp replica and step (pipelining).
+  int64_t microBatches = 1;
+  /// ZeRO stage 0-3 of the data-parallel group.
+  int64_t zero = 0;
+  /// Recompute each stage's forward during its backward.
+  bool recompute = false;
+  /// How K/V move under context parallelism: allgather, ring or ulysses.
+  std::string cpMode = "allgather";
+  /// First gt.layer index of each pipeline stage; empty: chosen by cost.
+  std::vector<int64_t> stages;
+
+  int64_t devices() const { return dp * pp * cp; }
+  bool operator==(const ParallelPlan &other) const;
+  bool operator!=(const ParallelPlan &other) const { return !(*this == other); }
+};
+
+/// Parses `dp=2,cp=2,cp_mode=ring,pp=2,mb=4,zero=1,recompute=1,stages=0:3`.
+/// Keys may come in any order; left-out keys keep their defaults. Returns
+/// an error message, or "" on success.
+std::string parseParallelPlan(llvm::StringRef spec, ParallelPlan &plan);
+
+/// Checks the plan's invariants (grid >= 1, zero in [0,3], known cp_mode,
+/// stage boundaries); returns an error message or "".
+std::string verifyParallelPlan(const ParallelPlan &plan);
+
+/// The `--plan` spelling of a plan; only non-default keys (dp always).
+std::string toString(const ParallelPlan &plan);
+
+/// {"dp":..,"pp":..,"cp":..,"micro_batches":..,"zero":..,"recompute":..,
+///  "cp_mode":..,"stages":[..],"devices":..}
+llvm::json::Value toJSON(const ParallelPlan &plan);
+bool fromJSON(const llvm::json::Value &value, ParallelPlan &plan,
+              llvm::json::Path path);
+
+/// The `#gt.plan` attribute of a plan, and back.
+gt::PlanAttr toAttr(mlir::MLIRContext *context, const ParallelPlan &plan);
+ParallelPlan fromAttr(gt::PlanAttr attr);
+
+} // namespace megagraph
+
+#endif // MEGAGRAPH_PLAN_PARALLELPLAN_H

@@ -1,0 +1,180 @@
+//===- ParallelPlan.cpp - The parallel plan as a value --------------------===//
+//
+// Part of MegaGraph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Plan/ParallelPlan.h"
+#include "megagraph/Dialect/GT/GTAttrs.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/Twine.h"
+
+using namespace mlir;
+using namespace megagraph;
+
+bool ParallelPlan::operator==(const ParallelPlan &other) const {
+  return dp == other.dp && pp == other.pp && cp == other.cp &&
+         microBatches == other.microBatches && zero == other.zero &&
+         recompute == other.recompute && cpMode == other.cpMode &&
+         stages == other.stages;
+}
+
+std::string megagraph::verifyParallelPlan(const ParallelPlan &plan) {
+  if (plan.dp < 1 || plan.pp < 1 || plan.cp < 1)
+    return ("dp, pp and cp must be at least 1, got dp=" + Twine(plan.dp) +
+            ", pp=" + Twine(plan.pp) + ", cp=" + Twine(plan.cp))
+        .str();
+  if (plan.microBatches < 1)
+    return ("mb (micro-batches) must be at least 1, got " +
+            Twine(plan.microBatches))
+        .str();
+  if (plan.zero < 0 || plan.zero > 3)
+    return ("zero must be 0, 1, 2 or 3, got " + Twine(plan.zero)).str();
+  if (plan.cpMode != "allgather" && plan.cpMode != "ring" &&
+      plan.cpMode != "ulysses")
+    return "cp_mode must be allgather, ring or ulysses, got '" + plan.cpMode +
+           "'";
+  if (plan.stages.empty())
+    return "";
+  if (static_cast<int64_t>(plan.stages.size()) != plan.pp)
+    return ("stages lists " + Twine(plan.stages.size()) +
+            " stage starts but pp=" + Twine(plan.pp))
+        .str();
+  if (plan.stages.front() != 0)
+    return ("the first stage must start at layer 0, got " +
+            Twine(plan.stages.front()))
+        .str();
+  for (size_t i = 1; i < plan.stages.size(); ++i)
+    if (plan.stages[i] <= plan.stages[i - 1])
+      return ("stage starts must be strictly increasing, got " +
+              Twine(plan.stages[i - 1]) + " then " + Twine(plan.stages[i]))
+          .str();
+  return "";
+}
+
+std::string megagraph::parseParallelPlan(StringRef spec, ParallelPlan &plan) {
+  SmallVector<StringRef> items;
+  spec.split(items, ',', -1, /*KeepEmpty=*/false);
+  if (items.empty())
+    return "--plan is empty; use e.g. --plan dp=2";
+  for (StringRef item : items) {
+    auto [rawKey, rawValue] = item.split('=');
+    StringRef key = rawKey.trim(), value = rawValue.trim();
+    if (value.empty())
+      return ("--plan item '" + item + "' needs a value (KEY=VALUE)").str();
+    if (key == "cp_mode") {
+      plan.cpMode = value.str();
+      continue;
+    }
+    if (key == "stages") {
+      SmallVector<StringRef> parts;
+      value.split(parts, ':', -1, /*KeepEmpty=*/false);
+      plan.stages.clear();
+      for (StringRef part : parts) {
+        int64_t v;
+        if (part.trim().getAsInteger(10, v) || v < 0)
+          return ("--plan stages: '" + part +
+                  "' is not a non-negative layer index (use e.g. "
+                  "stages=0:3:6)")
+              .str();
+        plan.stages.push_back(v);
+      }
+      continue;
+    }
+    int64_t v;
+    if (value.getAsInteger(10, v) || v < 0)
+      return ("--plan item '" + item + "' needs a non-negative integer value")
+          .str();
+    if (key == "dp")
+      plan.dp = v;
+    else if (key == "pp")
+      plan.pp = v;
+    else if (key == "cp")
+      plan.cp = v;
+    else if (key == "mb" || key == "micro_batches")
+      plan.microBatches = v;
+    else if (key == "zero")
+      plan.zero = v;
+    else if (key == "recompute") {
+      if (v > 1)
+        return "--plan recompute must be 0 or 1";
+      plan.recompute = v == 1;
+    } else
+      return ("--plan: unknown key '" + key +
+              "' (known: dp, pp, cp, cp_mode, mb, zero, recompute, stages)")
+          .str();
+  }
+  std::string error = verifyParallelPlan(plan);
+  return error.empty() ? error : "--plan: " + error;
+}
+
+std::string megagraph::toString(const ParallelPlan &plan) {
+  std::string s = "dp=" + std::to_string(plan.dp);
+  if (plan.pp != 1)
+    s += ",pp=" + std::to_string(plan.pp);
+  if (plan.cp != 1)
+    s += ",cp=" + std::to_string(plan.cp);
+  if (plan.cp != 1 && plan.cpMode != "allgather")
+    s += ",cp_mode=" + plan.cpMode;
+  if (plan.microBatches != 1)
+    s += ",mb=" + std::to_string(plan.microBatches);
+  if (plan.zero != 0)
+    s += ",zero=" + std::to_string(plan.zero);
+  if (plan.recompute)
+    s += ",recompute=1";
+  if (!plan.stages.empty()) {
+    s += ",stages=";
+    s +=
+        llvm::join(llvm::map_range(plan.stages,
+                                   [](int64_t v) { return std::to_string(v); }),
+                   ":");
+  }
+  return s;
+}
+
+llvm::json::Value megagraph::toJSON(const ParallelPlan &plan) {
+  return llvm::json::Object{{"dp", plan.dp},
+                            {"pp", plan.pp},
+                            {"cp", plan.cp},
+                            {"micro_batches", plan.microBatches},
+                            {"zero", plan.zero},
+                            {"recompute", plan.recompute},
+                            {"cp_mode", plan.cpMode},
+                            {"stages", llvm::json::Array(plan.stages)},
+                            {"devices", plan.devices()}};
+}
+
+bool megagraph::fromJSON(const llvm::json::Value &value, ParallelPlan &plan,
+                         llvm::json::Path path) {
+  llvm::json::ObjectMapper mapper(value, path);
+  return mapper && mapper.mapOptional("dp", plan.dp) &&
+         mapper.mapOptional("pp", plan.pp) &&
+         mapper.mapOptional("cp", plan.cp) &&
+         mapper.mapOptional("micro_batches", plan.microBatches) &&
+         mapper.mapOptional("zero", plan.zero) &&
+         mapper.mapOptional("recompute", plan.recompute) &&
+         mapper.mapOptional("cp_mode", plan.cpMode) &&
+         mapper.mapOptional("stages", plan.stages);
+}
+
+gt::PlanAttr megagraph::toAttr(MLIRContext *context, const ParallelPlan &plan) {
+  return gt::PlanAttr::get(context, plan.dp, plan.pp, plan.cp,
+                           plan.microBatches, plan.zero, plan.recompute,
+                           plan.cpMode, plan.stages);
+}
+
+ParallelPlan megagraph::fromAttr(gt::PlanAttr attr) {
+  ParallelPlan plan;
+  plan.dp = attr.getDp();
+  plan.pp = attr.getPp();
+  plan.cp = attr.getCp();
+  plan.microBatches = attr.getMicroBatches();
+  plan.zero = attr.getZero();
+  plan.recompute = attr.getRecompute();
+  plan.cpMode = attr.getCpMode().str();
+  plan.stages.assign(attr.getStages().begin(), attr.getStages().end());
+  return plan;
+}
