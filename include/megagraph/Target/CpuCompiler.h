@@ -50,6 +50,9 @@ struct TensorSignature {
 /// The inputs and outputs of `@main`, in order.
 struct ModelSignature {
   std::vector<TensorSignature> inputs, outputs;
+  /// The module's `gt.plan` in --plan syntax ("" without one); the driver
+  /// reads it from `mgrt_model_info::plan`.
+  std::string plan;
 };
 
 /// Reads the signature of `@main` (names from `gt.name`). Emits an error

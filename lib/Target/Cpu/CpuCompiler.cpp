@@ -10,7 +10,9 @@
 
 #include "megagraph/Target/CpuCompiler.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Plan/ParallelPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -114,6 +116,8 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
       return failure();
     sig.outputs.push_back(*t);
   }
+  if (auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan"))
+    sig.plan = toString(fromAttr(plan));
   return sig;
 }
 
@@ -251,7 +255,9 @@ LogicalResult megagraph::writeEntryShim(const ModelSignature &sig,
   os << "\nstatic const mgrt_model_info model = {\"";
   os.write_escaped(modelName);
   os << "\", " << sig.inputs.size() << ", inputs, " << sig.outputs.size()
-     << ", outputs, entry};\n\n"
+     << ", outputs, entry, \"";
+  os.write_escaped(sig.plan);
+  os << "\"};\n\n"
      << "int main(int argc, char **argv) { return mgrt_main(argc, argv, "
         "&model); }\n";
   return success();

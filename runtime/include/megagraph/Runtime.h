@@ -261,6 +261,9 @@ typedef struct {
   int num_outputs;
   const mgrt_tensor_info *outputs;
   void (*entry)(void **descriptors);
+  /** The parallel plan the program was compiled for, in --plan syntax
+   *  ("dp=2,cp=2,..."); NULL or "" for a one-process program. */
+  const char *plan;
 } mgrt_model_info;
 
 /** The command line of a compiled model:
