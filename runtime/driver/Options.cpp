@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "driver/Options.h"
+#include "megagraph/Runtime.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -56,12 +57,15 @@ std::string usage(const char *prog) {
          "                       cut into sequences of S nodes\n"
          "  --dump-inputs DIR    write each step's inputs to\n"
          "                       DIR/step<t>/<input>.npy (t from 1)\n"
+         "  --device-memory BYTES  per-rank cap of the runtime's memory (e.g.\n"
+         "                       2GiB; also MEGAGRAPH_DEVICE_MEMORY): going\n"
+         "                       over it stops with exit code 3\n"
          "  MEGAGRAPH_NUM_THREADS=N in the environment sets the kernel "
          "threads\n"
          "\n"
          "exit codes: 0 ok, 1 usage / input / output / data error,\n"
          "            2 unsupported mode (train on a model without a training\n"
-         "            step)\n";
+         "            step), 3 out of device memory (--device-memory)\n";
 }
 
 bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
@@ -97,6 +101,18 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       if (!takeValue())
         return false;
       opts.mode = value;
+    } else if (arg == "--device-memory") {
+      // Per-rank cap of the runtime allocator (runtime/memory/Memory.cpp).
+      if (!takeValue())
+        return false;
+      size_t cap = 0;
+      if (mgrt_parse_bytes(value.c_str(), &cap) != MGRT_OK || cap == 0) {
+        error = "--device-memory needs a positive byte count such as "
+                "536870912, 512MiB or 2GiB, got '" +
+                value + "'";
+        return false;
+      }
+      mgrt_set_memory_cap(cap);
     } else if (arg == "--output-dir") {
       if (!takeValue())
         return false;

@@ -4,14 +4,21 @@
 // can report the peak memory of a run. `free` gets no size, so each block is
 // preceded by a header holding the malloc'ed pointer and the requested size.
 //
+// A per-rank cap (mgrt_set_memory_cap, the driver's --device-memory or
+// MEGAGRAPH_DEVICE_MEMORY in the environment) turns an allocation that would
+// take the tracked bytes over the cap into a clear message and exit code 3,
+// as a device allocator reports out of memory, instead of a crash on NULL.
+//
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Runtime.h"
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -27,9 +34,62 @@ constexpr size_t kDefaultAlignment = 64;
 
 std::atomic<size_t> currentBytes{0};
 std::atomic<size_t> peakBytes{0};
+std::atomic<size_t> capBytes{0}; // 0: no cap
+
+/// Reads MEGAGRAPH_DEVICE_MEMORY once, when the runtime is loaded; a bad
+/// value is reported and ignored (the driver validates its own flag).
+size_t capFromEnvironment() {
+  const char *env = std::getenv("MEGAGRAPH_DEVICE_MEMORY");
+  if (!env || !*env)
+    return 0;
+  size_t bytes = 0;
+  if (mgrt_parse_bytes(env, &bytes) != MGRT_OK) {
+    std::fprintf(stderr,
+                 "megagraph: ignoring MEGAGRAPH_DEVICE_MEMORY='%s' (expected "
+                 "bytes such as 1073741824, 512MiB or 2GiB)\n",
+                 env);
+    return 0;
+  }
+  return bytes;
+}
+[[maybe_unused]] const bool capInitialized = [] {
+  if (size_t c = capFromEnvironment())
+    capBytes.store(c, std::memory_order_relaxed);
+  return true;
+}();
+
+std::string humanBytes(size_t b) {
+  char buf[64];
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+[[noreturn]] void outOfDeviceMemory(size_t requested, size_t inUse,
+                                    size_t cap) {
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "megagraph: out of device memory: requested %zu bytes (%s), "
+               "in use %zu bytes (%s), cap %zu bytes (%s) "
+               "(--device-memory / MEGAGRAPH_DEVICE_MEMORY)\n",
+               requested, humanBytes(requested).c_str(), inUse,
+               humanBytes(inUse).c_str(), cap, humanBytes(cap).c_str());
+  std::fflush(stderr);
+  // _Exit: other kernel threads may still run; no destructors or atexit.
+  std::_Exit(MGRT_EXIT_OUT_OF_MEMORY);
+}
 
 void track(size_t bytes) {
   size_t now = currentBytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  size_t cap = capBytes.load(std::memory_order_relaxed);
+  if (cap && now > cap)
+    outOfDeviceMemory(bytes, now - bytes, cap);
   size_t peak = peakBytes.load(std::memory_order_relaxed);
   while (now > peak &&
          !peakBytes.compare_exchange_weak(peak, now, std::memory_order_relaxed))
@@ -92,6 +152,63 @@ size_t mgrt_peak_bytes(void) {
 void mgrt_reset_peak(void) {
   peakBytes.store(currentBytes.load(std::memory_order_relaxed),
                   std::memory_order_relaxed);
+}
+
+void mgrt_set_memory_cap(size_t bytes) {
+  capBytes.store(bytes, std::memory_order_relaxed);
+}
+
+size_t mgrt_memory_cap(void) {
+  return capBytes.load(std::memory_order_relaxed);
+}
+
+int mgrt_parse_bytes(const char *text, size_t *bytes) {
+  if (!text || !bytes)
+    return MGRT_ERR_ARGUMENT;
+  const char *p = text;
+  while (*p == ' ')
+    ++p;
+  if (!(*p >= '0' && *p <= '9'))
+    return MGRT_ERR_ARGUMENT;
+  char *end = nullptr;
+  double v = std::strtod(p, &end);
+  if (end == p || !(v >= 0))
+    return MGRT_ERR_ARGUMENT;
+  std::string unit(end);
+  while (!unit.empty() && unit.back() == ' ')
+    unit.pop_back();
+  while (!unit.empty() && unit.front() == ' ')
+    unit.erase(0, 1);
+  for (char &c : unit)
+    c = (char)std::tolower((unsigned char)c);
+  // K/M/G/T and KiB..TiB are powers of 1024; KB..TB powers of 1000.
+  static const struct {
+    const char *name;
+    double scale;
+  } units[] = {{"", 1},
+               {"b", 1},
+               {"k", 1024.0},
+               {"kib", 1024.0},
+               {"kb", 1e3},
+               {"m", 1048576.0},
+               {"mib", 1048576.0},
+               {"mb", 1e6},
+               {"g", 1073741824.0},
+               {"gib", 1073741824.0},
+               {"gb", 1e9},
+               {"t", 1099511627776.0},
+               {"tib", 1099511627776.0},
+               {"tb", 1e12}};
+  for (const auto &u : units) {
+    if (unit != u.name)
+      continue;
+    double b = v * u.scale;
+    if (b >= 18446744073709551615.0)
+      return MGRT_ERR_ARGUMENT;
+    *bytes = (size_t)(b + 0.5);
+    return MGRT_OK;
+  }
+  return MGRT_ERR_ARGUMENT;
 }
 
 void *_mlir_memref_to_llvm_alloc(size_t size) {

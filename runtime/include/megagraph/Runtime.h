@@ -65,6 +65,18 @@ size_t mgrt_current_bytes(void);
 size_t mgrt_peak_bytes(void);
 /** Sets the peak to the current byte count. */
 void mgrt_reset_peak(void);
+/** Per-rank cap of the tracked bytes (0: none, the default; the environment
+ *  variable MEGAGRAPH_DEVICE_MEMORY sets it when the runtime is loaded). An
+ *  allocation that would exceed it prints "megagraph: out of device memory:
+ *  requested X, in use Y, cap Z" and exits with MGRT_EXIT_OUT_OF_MEMORY. */
+void mgrt_set_memory_cap(size_t bytes);
+size_t mgrt_memory_cap(void);
+/** Exit code of a process stopped by the memory cap. */
+#define MGRT_EXIT_OUT_OF_MEMORY 3
+/** Parses a byte count: "1073741824", "512MiB", "2GiB", "1.5G" (K/M/G/T and
+ *  KiB..TiB: powers of 1024; KB/MB/GB/TB: powers of 1000). MGRT_OK or
+ *  MGRT_ERR_ARGUMENT. */
+int mgrt_parse_bytes(const char *text, size_t *bytes);
 
 /* Hooks of MLIR's finalize-memref-to-llvm{use-generic-functions=true}; both
  * allocators are tracked and their blocks may be released by either free. */

@@ -97,6 +97,65 @@ TEST(Memory, ForeignFreeAborts) {
   std::free(p);
 }
 
+TEST(Memory, ParseBytes) {
+  size_t b = 0;
+  EXPECT_EQ(mgrt_parse_bytes("1073741824", &b), MGRT_OK);
+  EXPECT_EQ(b, 1073741824u);
+  EXPECT_EQ(mgrt_parse_bytes("2GiB", &b), MGRT_OK);
+  EXPECT_EQ(b, 2ull << 30);
+  EXPECT_EQ(mgrt_parse_bytes("512MiB", &b), MGRT_OK);
+  EXPECT_EQ(b, 512ull << 20);
+  EXPECT_EQ(mgrt_parse_bytes("1.5G", &b), MGRT_OK);
+  EXPECT_EQ(b, 3ull << 29);
+  EXPECT_EQ(mgrt_parse_bytes("3 kb", &b), MGRT_OK);
+  EXPECT_EQ(b, 3000u);
+  EXPECT_EQ(mgrt_parse_bytes("80GB", &b), MGRT_OK);
+  EXPECT_EQ(b, 80000000000ull);
+  for (const char *bad : {"", "GiB", "-1", "2 parsecs", "1e400"})
+    EXPECT_EQ(mgrt_parse_bytes(bad, &b), MGRT_ERR_ARGUMENT) << bad;
+}
+
+TEST(Memory, CapAllowsUpToTheCap) {
+  const size_t base = mgrt_current_bytes();
+  mgrt_set_memory_cap(base + 4096);
+  EXPECT_EQ(mgrt_memory_cap(), base + 4096);
+  void *a = mgrt_alloc(4000);
+  void *b = mgrt_alloc(96); // exactly at the cap
+  ASSERT_TRUE(a && b);
+  mgrt_free(a);
+  void *c = _mlir_memref_to_llvm_aligned_alloc(128, 4000); // freed room
+  ASSERT_TRUE(c);
+  mgrt_free(b);
+  mgrt_free(c);
+  mgrt_set_memory_cap(0);
+  EXPECT_EQ(mgrt_memory_cap(), 0u);
+}
+
+TEST(Memory, OverTheCapExitsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const size_t base = mgrt_current_bytes();
+  EXPECT_EXIT(
+      {
+        mgrt_set_memory_cap(base + 1000);
+        void *a = mgrt_alloc(600);
+        (void)a;
+        (void)mgrt_alloc(401); // 1001 > 1000
+      },
+      ::testing::ExitedWithCode(MGRT_EXIT_OUT_OF_MEMORY),
+      "megagraph: out of device memory: requested 401 bytes .*in use " +
+          std::to_string(base + 600) + " bytes .*cap " +
+          std::to_string(base + 1000) + " bytes");
+  // The MLIR hooks (compiled code) stop the same way.
+  EXPECT_EXIT(
+      {
+        mgrt_set_memory_cap(base + 100);
+        (void)_mlir_memref_to_llvm_alloc(101);
+      },
+      ::testing::ExitedWithCode(MGRT_EXIT_OUT_OF_MEMORY),
+      "out of device memory: requested 101 bytes");
+  EXPECT_EQ(mgrt_memory_cap(), 0u); // the children's caps stay theirs
+}
+
 TEST(Runtime, Version) {
   EXPECT_STRNE(mgrt_version(), "");
   EXPECT_EQ(std::string(mgrt_version()).find('.') != std::string::npos, true);
