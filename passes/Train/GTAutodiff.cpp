@@ -90,6 +90,143 @@ Value countCorrect(OpBuilder &b, Location loc, Value logits, Value labels,
   return reshape(sum, {});
 }
 
+/// Values of `body` that depend on a parameter load or on one of `seeds`.
+DenseSet<Value> dependents(Block &body, ArrayRef<Value> seeds) {
+  DenseSet<Value> depends(seeds.begin(), seeds.end());
+  for (Operation &op : body) {
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+      depends.insert(load.getResult());
+      continue;
+    }
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return depends.contains(v); }))
+      for (Value r : op.getResults())
+        depends.insert(r);
+  }
+  return depends;
+}
+
+/// The reverse sweep over the ops of `body` before `end`, from the gradients
+/// already in `grads`; accumulates operand gradients into `grads`.
+LogicalResult reverseSweep(OpBuilder &b, Location loc, Block &body,
+                           Operation *end, const DenseSet<Value> &depends,
+                           DenseMap<Value, Value> &grads) {
+  SmallVector<Operation *> forward;
+  for (Operation &op : body) {
+    if (&op == end)
+      break;
+    forward.push_back(&op);
+  }
+  for (Operation *op : llvm::reverse(forward)) {
+    if (isa<ml_program::GlobalLoadOp>(op) ||
+        llvm::none_of(op->getOperands(),
+                      [&](Value v) { return depends.contains(v); }))
+      continue;
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      Value g = grads.lookup(r);
+      any |= static_cast<bool>(g);
+      resultGrads.push_back(g);
+    }
+    if (!any)
+      continue;
+    for (auto [r, g] : llvm::zip(op->getResults(), resultGrads))
+      if (!g)
+        g = splat(b, loc, r.getType(), 0.0);
+    auto rule = dyn_cast<gt::GradientOpInterface>(op);
+    if (!rule)
+      return op->emitOpError("has no gradient rule; gt-autodiff cannot "
+                             "differentiate through it");
+    SmallVector<Value> operandGrads;
+    if (failed(rule.buildGradient(b, resultGrads, operandGrads)))
+      return failure();
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!g || !depends.contains(operand))
+        continue;
+      Value &slot = grads[operand];
+      slot =
+          slot ? tosa::AddOp::create(b, loc, slot.getType(), slot, g).getResult()
+               : g;
+    }
+  }
+  return success();
+}
+
+/// `cotangents` mode (pipeline stages): @main_grad(inputs..., d<result>...)
+/// -> (d<input>... for the inputs marked `gt.differentiable`,
+/// grad:<param>...), seeded with one cotangent per float result of @main.
+LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(main);
+  auto grad = cast<func::FuncOp>(b.clone(*main));
+  grad.setSymName("main_grad");
+  Block &body = grad.getBody().front();
+  Location loc = grad.getLoc();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  SmallVector<Value> inputs;
+  SmallVector<std::string> inputNames;
+  for (BlockArgument arg : body.getArguments())
+    if (main.getArgAttr(arg.getArgNumber(), "gt.differentiable")) {
+      inputs.push_back(arg);
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      inputNames.push_back(
+          "d" + (name ? name.str() : "arg" + std::to_string(arg.getArgNumber())));
+    }
+  DenseSet<Value> depends = dependents(body, inputs);
+  DenseMap<Value, Value> grads;
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    argAttrs.push_back(main.getArgAttrDict(i));
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return main.emitError() << "result #" << i
+                              << " is not a float tensor; cotangent seeds "
+                                 "need float results",
+             failure();
+    Value cot = body.addArgument(type, loc);
+    auto name = main.getResultAttrOfType<StringAttr>(i, "gt.name");
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+        "gt.name",
+        b.getStringAttr("d" + (name ? name.str()
+                                    : "result" + std::to_string(i))))));
+    Value &slot = grads[value];
+    slot = slot ? tosa::AddOp::create(b, loc, type, slot, cot).getResult()
+                : cot;
+  }
+  if (failed(reverseSweep(b, loc, body, ret, depends, grads)))
+    return failure();
+  SmallVector<Value> results;
+  SmallVector<std::string> names;
+  for (auto [v, name] : llvm::zip(inputs, inputNames)) {
+    Value g = grads.lookup(v);
+    results.push_back(g ? g : splat(b, loc, v.getType(), 0.0));
+    names.push_back(name);
+  }
+  for (auto load : body.getOps<ml_program::GlobalLoadOp>())
+    if (Value g = grads.lookup(load.getResult())) {
+      results.push_back(g);
+      names.push_back("grad:" + load.getGlobal().getLeafReference().str());
+    }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  grad.setType(FunctionType::get(ctx, body.getArgumentTypes(), resultTypes));
+  grad.setAllArgAttrs(argAttrs);
+  SmallVector<DictionaryAttr> resAttrs;
+  for (const std::string &name : names)
+    resAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("gt.name", b.getStringAttr(name))));
+  grad.setAllResultAttrs(resAttrs);
+  return success();
+}
+
 struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
   using GTAutodiffBase::GTAutodiffBase;
 
@@ -106,6 +243,11 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
                        << " does not exist (@main has " << main.getNumResults()
                        << " results)";
       return signalPassFailure();
+    }
+    if (cotangents) {
+      if (failed(buildCotangentGradient(module, main)))
+        return signalPassFailure();
+      return;
     }
     auto logitsType = dyn_cast<RankedTensorType>(main.getResultTypes()[output]);
     if (!logitsType || !logitsType.hasStaticShape() ||
@@ -138,65 +280,26 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     Value loss = gt::CrossEntropyOp::create(b, loc, ret.getOperand(output),
                                             labels, mask);
 
-    // 2. Values that depend on a parameter: only their producers need rules.
-    DenseSet<Value> dependsOnParam;
-    SmallVector<ml_program::GlobalLoadOp> params;
-    for (Operation &op : body) {
-      if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
-        params.push_back(load);
-        dependsOnParam.insert(load.getResult());
-        continue;
+    // 2. Values that depend on a parameter (or on an input marked
+    //    `gt.differentiable`): only their producers need rules.
+    SmallVector<ml_program::GlobalLoadOp> params(
+        body.getOps<ml_program::GlobalLoadOp>());
+    SmallVector<Value> diffInputs;
+    SmallVector<std::string> diffNames;
+    for (unsigned i = 0; i < main.getNumArguments(); ++i)
+      if (main.getArgAttr(i, "gt.differentiable")) {
+        diffInputs.push_back(body.getArgument(i));
+        auto name = main.getArgAttrOfType<StringAttr>(i, "gt.name");
+        diffNames.push_back("d" +
+                            (name ? name.str() : "arg" + std::to_string(i)));
       }
-      if (llvm::any_of(op.getOperands(),
-                       [&](Value v) { return dependsOnParam.contains(v); }))
-        for (Value r : op.getResults())
-          dependsOnParam.insert(r);
-    }
+    DenseSet<Value> dependsOnParam = dependents(body, diffInputs);
 
     // 3. Reverse sweep from the loss.
     DenseMap<Value, Value> grads;
     grads[loss] = splat(b, loc, loss.getType(), 1.0);
-    SmallVector<Operation *> forward;
-    for (Operation &op : body) {
-      forward.push_back(&op);
-      if (op.getNumResults() && op.getResult(0) == loss)
-        break;
-    }
-    for (Operation *op : llvm::reverse(forward)) {
-      if (isa<ml_program::GlobalLoadOp>(op) ||
-          llvm::none_of(op->getOperands(),
-                        [&](Value v) { return dependsOnParam.contains(v); }))
-        continue;
-      SmallVector<Value> resultGrads;
-      bool any = false;
-      for (Value r : op->getResults()) {
-        Value g = grads.lookup(r);
-        any |= static_cast<bool>(g);
-        resultGrads.push_back(g);
-      }
-      if (!any)
-        continue;
-      for (auto [r, g] : llvm::zip(op->getResults(), resultGrads))
-        if (!g)
-          g = splat(b, loc, r.getType(), 0.0);
-      auto rule = dyn_cast<gt::GradientOpInterface>(op);
-      if (!rule) {
-        op->emitOpError("has no gradient rule; gt-autodiff cannot "
-                        "differentiate through it");
-        return signalPassFailure();
-      }
-      SmallVector<Value> operandGrads;
-      if (failed(rule.buildGradient(b, resultGrads, operandGrads)))
-        return signalPassFailure();
-      for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
-        if (!g || !dependsOnParam.contains(operand))
-          continue;
-        Value &slot = grads[operand];
-        slot = slot ? tosa::AddOp::create(b, loc, slot.getType(), slot, g)
-                          .getResult()
-                    : g;
-      }
-    }
+    if (failed(reverseSweep(b, loc, body, ret, dependsOnParam, grads)))
+      return signalPassFailure();
 
     // 4. Count the correctly classified items (argmax == label) among the
     //    labelled ones (the training log's accuracy) and among the
@@ -209,6 +312,11 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     // 5. Return the loss, the counts and the parameter gradients.
     SmallVector<Value> results = {loss, correct, evalCorrect};
     SmallVector<std::string> names = {"loss", "correct", "eval_correct"};
+    for (auto [v, name] : llvm::zip(diffInputs, diffNames)) {
+      Value g = grads.lookup(v);
+      results.push_back(g ? g : splat(b, loc, v.getType(), 0.0));
+      names.push_back(name);
+    }
     for (ml_program::GlobalLoadOp load : params)
       if (Value g = grads.lookup(load.getResult())) {
         results.push_back(g);

@@ -15,6 +15,7 @@
 #include "comm/DriverComm.h"
 #include "data/GraphUtil.h"
 #include "driver/Inputs.h"
+#include "driver/Pipeline.h"
 #include "support/Blas.h"
 
 #include <algorithm>
@@ -198,9 +199,14 @@ int train(const mgrt_model_info &model, const Options &opts) {
   // Data parallelism (runtime/comm/DriverComm.h): rank r of P takes the
   // sequences [r B, (r + 1) B) of each global batch of P B; rank 0 logs.
   DataParallel dp;
-  if (std::string error; !setupDataParallel(dp, error))
+  // Pipeline parallelism (driver/Pipeline.h): the world is dp x pp, and
+  // dp is this rank's replica.
+  Pipeline pipe;
+  const bool pipelined = isPipelined(model);
+  if (std::string error; pipelined ? !setupPipeline(model, pipe, dp, error)
+                                   : !setupDataParallel(dp, error))
     return fail(error);
-  const bool lead = dp.rank == 0;
+  const bool lead = dp.rank == 0 && pipe.stage == 0;
   // Outputs: loss (required), correct (optional), others ignored.
   // Outputs: loss (required), correct and eval_correct (optional), others
   // ignored.
@@ -594,16 +600,27 @@ int train(const mgrt_model_info &model, const Options &opts) {
     // The step.
     mgrt_reset_peak();
     auto start = std::chrono::steady_clock::now();
-    model.entry(args.data());
+    if (!pipelined) {
+      model.entry(args.data());
+    } else if (std::string error;
+               !pipelineStep(pipe, model, st.inputs, st.outputs, error)) {
+      status = fail(error);
+      break;
+    }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     const size_t peak = mgrt_peak_bytes();
     maxPeak = std::max(maxPeak, peak);
-    const std::vector<size_t> peaks = gatherOverRanks(dp, peak);
+    const std::vector<size_t> peaks =
+        pipelined ? pipelineGather(pipe, peak) : gatherOverRanks(dp, peak);
     if (dp.size > 1) { // the step's loss and correct are the global batch's
-      counted = static_cast<int64_t>(sumOverRanks(dp, counted));
-      evalCounted = static_cast<int64_t>(sumOverRanks(dp, evalCounted));
+      counted = static_cast<int64_t>(
+          pipelined ? pipelineSumOverReplicas(pipe, counted)
+                    : sumOverRanks(dp, counted));
+      evalCounted = static_cast<int64_t>(
+          pipelined ? pipelineSumOverReplicas(pipe, evalCounted)
+                    : sumOverRanks(dp, evalCounted));
     }
     totalS += secs;
     ++done;

@@ -137,13 +137,27 @@ std::string parsePlan(StringRef spec) {
   if (plan.cp != 1)
     return "--plan cp=" + std::to_string(plan.cp) +
            ": context parallelism is not implemented in the compiler yet";
-  if (plan.pp != 1 || plan.microBatches != 1 || !plan.stages.empty() ||
-      plan.recompute)
+  if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
     return "--plan " + megagraph::toString(plan) +
-           ": pipeline parallelism (pp, mb, stages, recompute) is not "
-           "implemented in the compiler yet";
+           ": mb and stages apply to pipeline parallelism (pp > 1)";
+  if (plan.pp > 1 && (plan.cp != 1 || plan.zero != 0))
+    return "--plan " + megagraph::toString(plan) +
+           ": pipeline parallelism combines with dp only (no cp, no zero) "
+           "yet";
+  // Stage backwards recompute the stage forward (docs/pipeline.md).
+  if (plan.pp > 1 && spec.contains("recompute=0"))
+    return "--plan " + spec.str() +
+           ": pipeline stages always recompute their forward in the "
+           "backward (recompute=1); recompute=0 is not implemented";
   return "";
 }
+
+/// Pipeline stage boundaries without --plan stages= (issue 8).
+cl::opt<std::string> pipelineBalance(
+    "pp-balance",
+    cl::desc("Pipeline stage boundaries without --plan stages=: cost (the "
+             "stage-splitting DP) or even (as many units per stage)"),
+    cl::init("cost"), cl::cat(category));
 
 /// Prints diagnostics as `FILE:LINE:COL: error: MESSAGE`, one line each.
 /// Locations without a file (node names, unknown) use the input file at
@@ -298,7 +312,22 @@ int run(MLIRContext &context) {
     pm.addPass(megagraph::createGTRaise());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
-    if (train) {
+    if (train && plan.pp > 1) { // issue 8: stages, 1F1B in the driver
+      (*module)->setAttr("gt.plan", megagraph::toAttr(&context, plan));
+      megagraph::GTPipelineSplitOptions split;
+      split.pp = plan.pp;
+      split.microBatches = plan.microBatches;
+      split.stages.assign(plan.stages.begin(), plan.stages.end());
+      split.balance = pipelineBalance;
+      pm.addPass(megagraph::createGTPipelineSplit(split));
+      megagraph::GTPipelineTrainOptions stages;
+      stages.optimizer = optimizerName;
+      stages.learningRate = learningRate;
+      stages.weightDecay = weightDecay;
+      pm.addPass(megagraph::createGTPipelineTrain(stages));
+      pm.addPass(createCanonicalizerPass());
+      pm.addPass(createCSEPass());
+    } else if (train) {
       (*module)->setAttr("gt.plan", megagraph::toAttr(&context, plan));
       megagraph::GTAutodiffOptions autodiff;
       pm.addPass(megagraph::createGTAutodiff(autodiff));

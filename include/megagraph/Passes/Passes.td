@@ -180,6 +180,13 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
     and one gradient per parameter, named `grad:<parameter>` (`gt.name`). An op
     without a rule on such a path is an error naming it.
 
+    Inputs of @main marked `gt.differentiable` (pipeline stage inputs) also
+    get gradients, returned as `d<name>` after the counts and before the
+    parameter gradients. With `cotangents` (non-last pipeline stages) there
+    is no loss: `@main_grad(inputs..., d<result>...) -> (d<input>...,
+    grad:<param>...)` is the vector-Jacobian product of @main with the
+    cotangents `d<result>` (one per float result).
+
     With `replace-main`, the gradient function replaces `@main` (used by
     `megagraph-compile --gradients` to build gradient-checking
     executables).
@@ -203,6 +210,9 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
            "Which result of @main the loss applies to">,
     Option<"replaceMain", "replace-main", "bool", /*default=*/"false",
            "Replace @main by the gradient function">,
+    Option<"cotangents", "cotangents", "bool", /*default=*/"false",
+           "Pipeline stages: seed the sweep with one cotangent argument "
+           "per result (d<result>) instead of a loss; no labels">,
   ];
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect"];
@@ -368,6 +378,86 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numGathered", "parameters", "parameters all-gathered per step">,
   ];
+}
+
+def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
+  let summary = "Split the forward @main into pipeline stage functions";
+  let description = [{
+    Pipeline parallelism (issue 8), step 1, on the forward `@main` (before
+    gt-autodiff). The ops that depend on a graph input are the compute ops;
+    parameter loads, constants and what is computed from them only are
+    cloned into the stage that uses them. A cut point is a position in the
+    compute ops' order right after a source op (one reading only graph
+    inputs and parameters: an embedding or bias encoder), or where the
+    number of live activations crossing it has a local minimum; every
+    crossing value must be a static float tensor. The compute ops between
+    consecutive cut points form a unit (an encoder, the attention or the FFN
+    half of a transformer layer, ...), whatever op names the model uses.
+
+    Units get costs from `CostOpInterface` (defaults from shapes for TOSA
+    ops): a roofline time of forward + backward, the parameter state
+    (weights, gradient, two AdamW moments), the activations, the bytes
+    entering the unit. `stages` gives the first unit of each stage;
+    otherwise `balance=cost` runs the DP of megagraph/Plan/StageSplit.h
+    (least slowest stage under 1F1B with `mb` micro-batches, recompute)
+    and `balance=even` splits the units evenly (for comparison).
+
+    Stage k becomes `@pp_stage<k>(graph inputs..., act0, ...)`: the
+    activations it receives from stage k-1 are arguments
+    `{gt.name = "act<i>", gt.recv_from = k-1, gt.differentiable}`, the ones
+    it sends to stage k+1 results `{gt.name = "act<j>", gt.send_to = k+1}`
+    (an activation several stages read, such as an attention bias, is
+    forwarded stage to stage); the last stage returns @main's results. A
+    parameter read by two stages is an error. The module gets
+    `gt.pipeline = {pp, mb, stages, units, unit_time, stage_time,
+    stage_memory}`. @main is left as is.
+  }];
+  let options = [
+    Option<"pp", "pp", "int64_t", /*default=*/"2", "Pipeline stages">,
+    Option<"microBatches", "mb", "int64_t", /*default=*/"1",
+           "Micro-batches per step (memory of in-flight activations)">,
+    ListOption<"stages", "stages", "int64_t",
+               "First unit of each stage (default: chosen by cost)">,
+    Option<"balance", "balance", "std::string", /*default=*/"\"cost\"",
+           "Without stages: cost (the DP) or even (as many units per stage)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
+  let summary = "Per-stage forward, backward and update entry points";
+  let description = [{
+    Pipeline parallelism, step 2, after gt-pipeline-split. For each stage k
+    of `@pp_stage<k>`:
+      * `@pp_s<k>_fwd` (all but the last stage; entry `s<k>.fwd`): the
+        stage forward, whose results the driver sends to stage k+1.
+      * `@pp_s<k>_bwd` (entry `s<k>.bwd`): recomputes the stage forward
+        from its inputs (activation recomputation: a stage keeps only its
+        inputs per in-flight micro-batch) and runs the reverse sweep of
+        gt-autodiff: for the last stage from the masked cross-entropy
+        (`labels`, `label_mask`, `eval_mask` in; `loss`, `correct`,
+        `eval_correct` out), otherwise from the cotangents `d<act>` of the
+        stage's results; it returns `d<act>` for the received activations
+        and `grad:<param>` for the stage's parameters.
+      * `@pp_s<k>_update` (entry `s<k>.update`): the gt-optimizer update of
+        the stage's parameters from the gradients accumulated over the
+        step's micro-batches (inputs `grad:<param>`).
+    `@main` becomes a stub with the driver's view of one step (graph inputs
+    with mb times the micro-batch, labels, masks -> loss, correct,
+    eval_correct; it returns zeros and is never called: the driver runs the
+    1F1B schedule over the entries, runtime/driver/Pipeline.cpp).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd or adamw">,
+    Option<"learningRate", "lr", "double", /*default=*/"1e-3",
+           "Learning rate">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay">,
+  ];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::tosa::TosaDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {

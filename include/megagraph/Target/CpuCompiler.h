@@ -47,9 +47,18 @@ struct TensorSignature {
   std::vector<int64_t> shape;
 };
 
+/// A further entry point (pipeline stages: `gt.pipeline_entry = "s0.fwd"`).
+struct EntrySignature {
+  std::string name, symbol;
+  std::vector<TensorSignature> inputs, outputs;
+};
+
 /// The inputs and outputs of `@main`, in order.
 struct ModelSignature {
   std::vector<TensorSignature> inputs, outputs;
+  /// Functions marked `gt.pipeline_entry`, in module order
+  /// (mgrt_model_info::entries).
+  std::vector<EntrySignature> entries;
   /// The module's `gt.plan` in --plan syntax ("" without one); the driver
   /// reads it from `mgrt_model_info::plan`.
   std::string plan;

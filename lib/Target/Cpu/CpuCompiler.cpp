@@ -118,6 +118,30 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
   }
   if (auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan"))
     sig.plan = toString(fromAttr(plan));
+  // Pipeline stage entries (gt-pipeline-train).
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto entry = fn->getAttrOfType<StringAttr>("gt.pipeline_entry");
+    if (!entry)
+      continue;
+    EntrySignature e;
+    e.name = entry.str();
+    e.symbol = fn.getSymName().str();
+    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
+      FailureOr<TensorSignature> t = describe(
+          type, fn.getArgAttrOfType<StringAttr>(i, "gt.name"), i, true);
+      if (failed(t))
+        return failure();
+      e.inputs.push_back(*t);
+    }
+    for (auto [i, type] : llvm::enumerate(fn.getResultTypes())) {
+      FailureOr<TensorSignature> t = describe(
+          type, fn.getResultAttrOfType<StringAttr>(i, "gt.name"), i, false);
+      if (failed(t))
+        return failure();
+      e.outputs.push_back(*t);
+    }
+    sig.entries.push_back(std::move(e));
+  }
   return sig;
 }
 
@@ -136,6 +160,16 @@ LogicalResult megagraph::lowerToLLVMDialect(ModuleOp module,
       main.removeArgAttr(i, "gt.name");
     for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
       main.removeResultAttr(i, StringAttr::get(module.getContext(), "gt.name"));
+  }
+  // Pipeline stage entries are called through their C interface too.
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (!fn->hasAttr("gt.pipeline_entry"))
+      continue;
+    fn->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      fn.setArgAttrs(i, ArrayRef<NamedAttribute>{});
+    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+      fn.setResultAttrs(i, ArrayRef<NamedAttribute>{});
   }
   PassManager pm(module.getContext());
   GTDecomposeOptions decompose;
@@ -252,12 +286,40 @@ LogicalResult megagraph::writeEntryShim(const ModelSignature &sig,
   };
   table("inputs", sig.inputs);
   table("outputs", sig.outputs);
+  // Pipeline stage entries: a wrapper and tables per entry.
+  for (auto [k, e] : llvm::enumerate(sig.entries)) {
+    size_t m = e.inputs.size() + e.outputs.size();
+    os << "\nextern \"C\" void _mlir_ciface_" << e.symbol << "(";
+    for (size_t i = 0; i < m; ++i)
+      os << (i ? ", " : "") << "void *";
+    os << ");\nstatic void entry" << k << "(void **d) {\n  _mlir_ciface_"
+       << e.symbol << "(";
+    for (size_t i = 0; i < m; ++i)
+      os << (i ? ", " : "") << "d[" << i << "]";
+    os << ");\n}\n";
+    table(("entry" + std::to_string(k) + "_inputs").c_str(), e.inputs);
+    table(("entry" + std::to_string(k) + "_outputs").c_str(), e.outputs);
+  }
+  if (!sig.entries.empty()) {
+    os << "\nstatic const mgrt_entry_info entries[] = {\n";
+    for (auto [k, e] : llvm::enumerate(sig.entries)) {
+      os << "  {\"";
+      os.write_escaped(e.name);
+      os << "\", " << e.inputs.size() << ", entry" << k << "_inputs, "
+         << e.outputs.size() << ", entry" << k << "_outputs, entry" << k
+         << "},\n";
+    }
+    os << "};\n";
+  }
   os << "\nstatic const mgrt_model_info model = {\"";
   os.write_escaped(modelName);
   os << "\", " << sig.inputs.size() << ", inputs, " << sig.outputs.size()
      << ", outputs, entry, \"";
   os.write_escaped(sig.plan);
-  os << "\"};\n\n"
+  os << "\"";
+  if (!sig.entries.empty())
+    os << ", " << sig.entries.size() << ", entries";
+  os << "};\n\n"
      << "int main(int argc, char **argv) { return mgrt_main(argc, argv, "
         "&model); }\n";
   return success();

@@ -262,6 +262,17 @@ typedef struct {
   int64_t shape[MGRT_MAX_RANK];
 } mgrt_tensor_info;
 
+/** One more entry point of a compiled model (same calling convention as
+ *  mgrt_model_info::entry). */
+typedef struct mgrt_entry_info {
+  const char *name;
+  int num_inputs;
+  const mgrt_tensor_info *inputs;
+  int num_outputs;
+  const mgrt_tensor_info *outputs;
+  void (*fn)(void **descriptors);
+} mgrt_entry_info;
+
 /** What a compiled model tells the driver. `entry` receives one memref
  *  descriptor per input, then one per output (outputs preallocated,
  *  row-major); a rank-r descriptor is 3+2r int64 words: allocated, aligned,
@@ -276,6 +287,11 @@ typedef struct {
   /** The parallel plan the program was compiled for, in --plan syntax
    *  ("dp=2,cp=2,..."); NULL or "" for a one-process program. */
   const char *plan;
+  /** Pipeline parallelism: the stage entry points ("s<k>.fwd", "s<k>.bwd",
+   *  "s<k>.update"; runtime/driver/Pipeline.h) the driver's schedule calls
+   *  instead of `entry`; 0 / NULL otherwise. */
+  int num_entries;
+  const struct mgrt_entry_info *entries;
 } mgrt_model_info;
 
 /** The command line of a compiled model:

@@ -1,0 +1,363 @@
+//===- GTPipelineSplit.cpp - Split @main into pipeline stages ---*- C++ -*-===//
+//
+// Part of MegaGraph. Finds the cut points of the forward @main (positions in
+// its topological order where few activations are live), groups the ops
+// between consecutive cut points into units, picks `pp` stage boundaries
+// over the units (given, or by the cost DP of megagraph/Plan/StageSplit.h),
+// and outlines each stage into `@pp_stage<k>`: the graph inputs and the
+// activations crossing into the stage (`act<i>`, received from stage k-1)
+// in, the activations crossing out of it (sent to stage k+1) or, for the
+// last stage, @main's results out. Parameters (global loads) and constants
+// are cloned into the stages that use them; a parameter used by two stages
+// is an error (tied weights across stages would need their gradients
+// summed across ranks).
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Passes/Passes.h"
+
+#include "megagraph/Dialect/GT/GTInterfaces.h"
+#include "megagraph/Plan/StageSplit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTPIPELINESPLIT
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-pipeline-split"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+int64_t bytesOf(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return 0;
+  return t.getNumElements() *
+         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+/// Roofline estimate of one op's forward + backward time (seconds) on a
+/// CPU core: the backward costs about twice the forward.
+constexpr double kFlopsPerSecond = 50e9, kBytesPerSecond = 10e9;
+
+struct OpCost {
+  double time = 0;
+  int64_t activationBytes = 0;
+};
+
+OpCost costOf(Operation *op) {
+  int64_t flops, bytes, activation;
+  if (auto cost = dyn_cast<gt::CostOpInterface>(op)) {
+    flops = cost.getFlops();
+    bytes = cost.getBytesMoved();
+    activation = cost.getActivationBytes();
+  } else {
+    flops = gt::detail::defaultFlops(op);
+    bytes = gt::detail::defaultBytesMoved(op);
+    activation = gt::detail::defaultActivationBytes(op);
+  }
+  OpCost c;
+  c.time = 3.0 * std::max(static_cast<double>(flops) / kFlopsPerSecond,
+                          static_cast<double>(bytes) / kBytesPerSecond);
+  c.activationBytes = activation;
+  return c;
+}
+
+bool isFloatTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && isa<FloatType>(t.getElementType());
+}
+
+struct GTPipelineSplitPass
+    : megagraph::impl::GTPipelineSplitBase<GTPipelineSplitPass> {
+  using GTPipelineSplitBase::GTPipelineSplitBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || !main.getBody().hasOneBlock()) {
+      module.emitError("gt-pipeline-split needs a single-block func.func "
+                       "@main");
+      return signalPassFailure();
+    }
+    if (pp < 1 || microBatches < 1) {
+      main.emitError() << "pp and mb must be at least 1, got pp=" << pp
+                       << ", mb=" << microBatches;
+      return signalPassFailure();
+    }
+    Block &body = main.getBody().front();
+    Operation *terminator = body.getTerminator();
+
+    // 1. Free ops (constants, parameter loads and what is computed from
+    //    them only) are cloned wherever needed; the others are the compute
+    //    ops, in order.
+    DenseSet<Value> dependsOnInput(body.getArguments().begin(),
+                                   body.getArguments().end());
+    SmallVector<Operation *> compute;
+    DenseMap<Operation *, int64_t> position;
+    for (Operation &op : body.without_terminator()) {
+      if (llvm::none_of(op.getOperands(),
+                        [&](Value v) { return dependsOnInput.contains(v); }))
+        continue;
+      for (Value r : op.getResults())
+        dependsOnInput.insert(r);
+      position[&op] = compute.size();
+      compute.push_back(&op);
+    }
+    const int64_t n = compute.size();
+    if (n == 0) {
+      main.emitError("@main computes nothing from its inputs; nothing to "
+                     "split into pipeline stages");
+      return signalPassFailure();
+    }
+
+    // 2. crossing[p]: compute values defined before position p and used at
+    //    or after it (the return counts as position n), in definition order.
+    DenseMap<Value, int64_t> lastUse;
+    for (Operation *op : compute)
+      for (Value r : op->getResults()) {
+        int64_t last = -1;
+        for (Operation *user : r.getUsers()) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          last = std::max(last, top == terminator ? n : position.lookup(top));
+        }
+        lastUse[r] = last;
+      }
+    std::vector<SmallVector<Value>> crossing(n + 1);
+    for (int64_t p = 1; p <= n; ++p)
+      for (int64_t i = 0; i < p; ++i)
+        for (Value r : compute[i]->getResults())
+          if (lastUse[r] >= p)
+            crossing[p].push_back(r);
+
+    // 3. Cut points: the positions where the fewest activations cross, not
+    //    counting the outputs of source ops (ops reading only graph inputs
+    //    and parameters: the embedding and bias encoders, whose outputs,
+    //    such as an attention bias, may be read by every layer and are
+    //    forwarded from stage to stage), and at least one. Every crossing
+    //    value must be a float tensor (its gradient flows back).
+    DenseSet<Operation *> sources;
+    for (Operation *op : compute)
+      if (llvm::all_of(op->getOperands(), [&](Value v) {
+            return !dependsOnInput.contains(v) || isa<BlockArgument>(v);
+          }))
+        sources.insert(op);
+    SmallVector<int64_t> weight(n + 1, INT64_MAX);
+    int64_t least = INT64_MAX;
+    for (int64_t p = 1; p < n; ++p) {
+      if (crossing[p].empty() || !llvm::all_of(crossing[p], isFloatTensor))
+        continue;
+      weight[p] =
+          std::max<int64_t>(1, llvm::count_if(crossing[p], [&](Value v) {
+                              return !sources.contains(v.getDefiningOp());
+                            }));
+      least = std::min(least, weight[p]);
+    }
+    SmallVector<int64_t> cuts = {0};
+    for (int64_t p = 1; p < n; ++p)
+      if (weight[p] == least)
+        cuts.push_back(p);
+    const int64_t numUnits = cuts.size();
+    cuts.push_back(n);
+
+    // 4. Unit costs: time, parameter state (weights, gradient and two
+    //    AdamW moments), activations, and the bytes entering the unit.
+    SmallVector<UnitCost> units(numUnits);
+    SmallVector<Attribute> unitNames;
+    for (int64_t u = 0; u < numUnits; ++u) {
+      UnitCost &c = units[u];
+      llvm::SetVector<StringAttr> params;
+      Operation *heaviest = nullptr;
+      double heaviestTime = -1;
+      for (int64_t i = cuts[u]; i < cuts[u + 1]; ++i) {
+        OpCost oc = costOf(compute[i]);
+        c.time += oc.time;
+        c.activationBytes += oc.activationBytes;
+        if (oc.time > heaviestTime)
+          heaviestTime = oc.time, heaviest = compute[i];
+        SmallVector<Operation *> work = {compute[i]};
+        while (!work.empty()) {
+          Operation *op = work.pop_back_val();
+          for (Value v : op->getOperands()) {
+            Operation *def = v.getDefiningOp();
+            if (!def || dependsOnInput.contains(v))
+              continue;
+            if (auto load = dyn_cast<ml_program::GlobalLoadOp>(def)) {
+              if (params.insert(load.getGlobal().getLeafReference()))
+                c.persistentBytes += 4 * bytesOf(load.getType());
+              continue;
+            }
+            work.push_back(def);
+          }
+        }
+      }
+      for (Value v : crossing[cuts[u]])
+        c.inputBytes += bytesOf(v.getType());
+      c.name = heaviest->getName().getStringRef().str();
+      unitNames.push_back(StringAttr::get(ctx, c.name));
+    }
+
+    // 5. Stage boundaries: given (--plan stages=) or by cost.
+    StageSplitOptions options;
+    options.pp = pp;
+    options.microBatches = microBatches;
+    options.recompute = true;
+    StageSplit split;
+    SmallVector<int64_t> given(stages.begin(), stages.end());
+    if (!given.empty()) {
+      if (static_cast<int64_t>(given.size()) != pp) {
+        main.emitError() << "stages lists " << given.size()
+                         << " boundaries but pp=" << pp;
+        return signalPassFailure();
+      }
+      split = evaluateSplit(units, given, options);
+      if (!split.feasible) {
+        main.emitError() << "stages=" << formatStages(given)
+                         << " is not a split of the " << numUnits
+                         << " units of @main into " << pp
+                         << " non-empty stages (the first starts at 0, "
+                            "boundaries increase, the last is below "
+                         << numUnits << ")";
+        return signalPassFailure();
+      }
+    } else if (balance == "even") {
+      split = evenSplit(units, options);
+    } else {
+      split = splitStages(units, options);
+    }
+    if (!split.feasible) {
+      main.emitError() << "@main has " << numUnits
+                       << " pipeline units (cut points where few "
+                          "activations are live), too few for pp="
+                       << pp;
+      return signalPassFailure();
+    }
+
+    // 6. One function per stage.
+    OpBuilder mb(ctx);
+    mb.setInsertionPointAfter(main);
+    DenseMap<StringAttr, int64_t> paramStage;
+    for (int64_t k = 0; k < pp; ++k) {
+      int64_t begin = cuts[split.firstUnit[k]];
+      int64_t end = k + 1 < pp ? cuts[split.firstUnit[k + 1]] : n;
+      ArrayRef<Value> ins =
+          k ? ArrayRef<Value>(crossing[begin]) : ArrayRef<Value>();
+      SmallVector<Type> argTypes(main.getArgumentTypes());
+      SmallVector<DictionaryAttr> argAttrs;
+      for (unsigned i = 0; i < main.getNumArguments(); ++i)
+        argAttrs.push_back(main.getArgAttrDict(i));
+      for (auto [i, v] : llvm::enumerate(ins)) {
+        argTypes.push_back(v.getType());
+        argAttrs.push_back(mb.getDictionaryAttr(
+            {mb.getNamedAttr("gt.name", mb.getStringAttr("act" + Twine(i))),
+             mb.getNamedAttr("gt.differentiable", mb.getUnitAttr()),
+             mb.getNamedAttr("gt.recv_from", mb.getI64IntegerAttr(k - 1))}));
+      }
+      auto fn =
+          func::FuncOp::create(mb, main.getLoc(), ("pp_stage" + Twine(k)).str(),
+                               FunctionType::get(ctx, argTypes, {}));
+      fn->setAttr("gt.pipeline_stage", mb.getI64IntegerAttr(k));
+      Block *entry = fn.addEntryBlock();
+      IRMapping map;
+      for (unsigned i = 0; i < main.getNumArguments(); ++i)
+        map.map(body.getArgument(i), entry->getArgument(i));
+      for (auto [i, v] : llvm::enumerate(ins))
+        map.map(v, entry->getArgument(main.getNumArguments() + i));
+      OpBuilder b = OpBuilder::atBlockEnd(entry);
+      // Free ops are cloned on first use (operands first).
+      std::function<LogicalResult(Value)> materialize =
+          [&](Value v) -> LogicalResult {
+        if (map.contains(v))
+          return success();
+        Operation *def = v.getDefiningOp();
+        if (!def || dependsOnInput.contains(v))
+          return main.emitError("internal error: a value crosses into "
+                                "pipeline stage ")
+                 << k << " without being sent";
+        for (Value operand : def->getOperands())
+          if (failed(materialize(operand)))
+            return failure();
+        if (auto load = dyn_cast<ml_program::GlobalLoadOp>(def)) {
+          StringAttr name = load.getGlobal().getLeafReference();
+          auto [it, inserted] = paramStage.try_emplace(name, k);
+          if (!inserted && it->second != k)
+            return load.emitError()
+                   << "parameter @" << name.getValue()
+                   << " is used by pipeline stages " << it->second << " and "
+                   << k << "; tied parameters across stages are not supported";
+        }
+        b.clone(*def, map);
+        return success();
+      };
+      for (int64_t i = begin; i < end; ++i) {
+        for (Value operand : compute[i]->getOperands())
+          if (failed(materialize(operand)))
+            return signalPassFailure();
+        compute[i]->walk([&](Operation *nested) {
+          for (Value operand : nested->getOperands())
+            if (!dependsOnInput.contains(operand) &&
+                operand.getParentBlock() == &body)
+              (void)materialize(operand);
+        });
+        b.clone(*compute[i], map);
+      }
+      SmallVector<Value> outs;
+      SmallVector<DictionaryAttr> resAttrs;
+      if (k + 1 < pp) {
+        for (auto [i, v] : llvm::enumerate(crossing[end])) {
+          outs.push_back(map.lookup(v));
+          resAttrs.push_back(mb.getDictionaryAttr(
+              {mb.getNamedAttr("gt.name", mb.getStringAttr("act" + Twine(i))),
+               mb.getNamedAttr("gt.send_to", mb.getI64IntegerAttr(k + 1))}));
+        }
+      } else {
+        for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
+          if (failed(materialize(v)))
+            return signalPassFailure();
+          outs.push_back(map.lookup(v));
+          resAttrs.push_back(main.getResultAttrDict(i));
+        }
+      }
+      func::ReturnOp::create(b, main.getLoc(), outs);
+      SmallVector<Type> resultTypes;
+      for (Value v : outs)
+        resultTypes.push_back(v.getType());
+      fn.setType(FunctionType::get(ctx, argTypes, resultTypes));
+      fn.setAllArgAttrs(argAttrs);
+      fn.setAllResultAttrs(resAttrs);
+      mb.setInsertionPointAfter(fn);
+    }
+
+    // 7. What was chosen, for the later passes, the driver and the reader.
+    SmallVector<Attribute> times, memory;
+    for (const UnitCost &c : units)
+      times.push_back(mb.getF64FloatAttr(c.time));
+    for (int64_t m : split.stageMemory)
+      memory.push_back(mb.getI64IntegerAttr(m));
+    module->setAttr(
+        "gt.pipeline",
+        mb.getDictionaryAttr(
+            {mb.getNamedAttr("pp", mb.getI64IntegerAttr(pp)),
+             mb.getNamedAttr("mb", mb.getI64IntegerAttr(microBatches)),
+             mb.getNamedAttr("stages",
+                             mb.getDenseI64ArrayAttr(split.firstUnit)),
+             mb.getNamedAttr("units", mb.getArrayAttr(unitNames)),
+             mb.getNamedAttr("unit_time", mb.getArrayAttr(times)),
+             mb.getNamedAttr("stage_time",
+                             mb.getDenseF64ArrayAttr(split.stageTime)),
+             mb.getNamedAttr("stage_memory", mb.getArrayAttr(memory))}));
+  }
+};
+
+} // namespace

@@ -1,0 +1,192 @@
+//===- GTPipelineTrain.cpp - Pipeline stage entry points --------*- C++ -*-===//
+//
+// Part of MegaGraph. Turns the stage functions of gt-pipeline-split into the
+// entry points the driver's 1F1B schedule calls: per stage a forward, a
+// backward (recomputing the forward from the stage inputs, then
+// gt-autodiff's reverse sweep from the loss or from the cotangents of the
+// stage outputs) and an optimizer update (gt-optimizer on the gradients
+// accumulated over the micro-batches). gt-autodiff and gt-optimizer run
+// unchanged on a temporary @main / @main_grad per stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTPIPELINETRAIN
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-pipeline-train"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+void markEntry(func::FuncOp fn, const Twine &entry) {
+  fn->setAttr("gt.pipeline_entry",
+              StringAttr::get(fn.getContext(), entry.str()));
+}
+
+Value zeros(OpBuilder &b, Location loc, Type type) {
+  auto t = cast<RankedTensorType>(type);
+  Attribute zero = isa<FloatType>(t.getElementType())
+                       ? Attribute(b.getFloatAttr(t.getElementType(), 0.0))
+                       : Attribute(b.getIntegerAttr(t.getElementType(), 0));
+  return tosa::ConstOp::create(b, loc, t, DenseElementsAttr::get(t, zero));
+}
+
+struct GTPipelineTrainPass
+    : megagraph::impl::GTPipelineTrainBase<GTPipelineTrainPass> {
+  using GTPipelineTrainBase::GTPipelineTrainBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto info = module->getAttrOfType<DictionaryAttr>("gt.pipeline");
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!info || !main) {
+      module.emitError("gt-pipeline-train needs @main and the stage "
+                       "functions of gt-pipeline-split");
+      return signalPassFailure();
+    }
+    int64_t pp = cast<IntegerAttr>(info.get("pp")).getInt();
+    int64_t mb = cast<IntegerAttr>(info.get("mb")).getInt();
+    // The forward @main is replaced by the stub at the end.
+    main.setSymName("pp_forward");
+    OpBuilder b(ctx);
+
+    // Runs `pm` on the module (gt-autodiff / gt-optimizer work on @main and
+    // @main_grad) and renames @main_grad or @main to `name`.
+    auto runOn = [&](func::FuncOp fn, OpPassManager &pm, StringRef result,
+                     const Twine &name) -> func::FuncOp {
+      fn.setSymName(fn.getSymName() == "main_grad" ? "main_grad" : "main");
+      if (failed(runPipeline(pm, module)))
+        return nullptr;
+      auto out = module.lookupSymbol<func::FuncOp>(result);
+      if (auto tmp = module.lookupSymbol<func::FuncOp>("main");
+          tmp && tmp != out)
+        tmp.erase();
+      out.setSymName(name.str());
+      return out;
+    };
+
+    for (int64_t k = 0; k < pp; ++k) {
+      auto stage =
+          module.lookupSymbol<func::FuncOp>(("pp_stage" + Twine(k)).str());
+      if (!stage) {
+        module.emitError() << "missing @pp_stage" << k;
+        return signalPassFailure();
+      }
+      const bool last = k + 1 == pp;
+      b.setInsertionPointAfter(stage);
+      // Forward.
+      if (!last) {
+        auto fwd = cast<func::FuncOp>(b.clone(*stage));
+        fwd.setSymName(("pp_s" + Twine(k) + "_fwd").str());
+        markEntry(fwd, "s" + Twine(k) + ".fwd");
+      }
+      // Backward: gt-autodiff on a copy as @main.
+      auto copy = cast<func::FuncOp>(b.clone(*stage));
+      OpPassManager autodiffPm(ModuleOp::getOperationName());
+      GTAutodiffOptions autodiff;
+      autodiff.cotangents = !last;
+      autodiffPm.addPass(createGTAutodiff(autodiff));
+      func::FuncOp bwd =
+          runOn(copy, autodiffPm, "main_grad", "pp_s" + Twine(k) + "_bwd");
+      if (!bwd)
+        return signalPassFailure();
+      markEntry(bwd, "s" + Twine(k) + ".bwd");
+      // Update: gt-optimizer on @main_grad(grad:<param>...) -> the same.
+      SmallVector<Type> gradTypes;
+      SmallVector<DictionaryAttr> gradAttrs;
+      for (unsigned i = 0; i < bwd.getNumResults(); ++i) {
+        auto name = bwd.getResultAttrOfType<StringAttr>(i, "gt.name");
+        if (name && name.getValue().starts_with("grad:")) {
+          gradTypes.push_back(bwd.getResultTypes()[i]);
+          gradAttrs.push_back(bwd.getResultAttrDict(i));
+        }
+      }
+      b.setInsertionPointAfter(bwd);
+      auto update =
+          func::FuncOp::create(b, bwd.getLoc(), "main_grad",
+                               FunctionType::get(ctx, gradTypes, gradTypes));
+      Block *entry = update.addEntryBlock();
+      {
+        OpBuilder ub = OpBuilder::atBlockEnd(entry);
+        func::ReturnOp::create(ub, update.getLoc(), entry->getArguments());
+      }
+      update.setAllArgAttrs(gradAttrs);
+      update.setAllResultAttrs(gradAttrs);
+      OpPassManager optimizerPm(ModuleOp::getOperationName());
+      GTOptimizerOptions opt;
+      opt.optimizer = optimizer;
+      opt.learningRate = learningRate;
+      opt.weightDecay = weightDecay;
+      optimizerPm.addPass(createGTOptimizer(opt));
+      func::FuncOp upd =
+          runOn(update, optimizerPm, "main", "pp_s" + Twine(k) + "_update");
+      if (!upd)
+        return signalPassFailure();
+      markEntry(upd, "s" + Twine(k) + ".update");
+      stage.erase();
+    }
+
+    // The stub @main: the driver's view of one step over mb micro-batches.
+    main = module.lookupSymbol<func::FuncOp>("pp_forward");
+    auto logits = dyn_cast<RankedTensorType>(main.getResultTypes()[0]);
+    if (!logits || logits.getRank() < 1) {
+      main.emitError("the first result must be the logits [..., C]");
+      return signalPassFailure();
+    }
+    SmallVector<Type> argTypes;
+    SmallVector<DictionaryAttr> argAttrs;
+    auto scaled = [&](RankedTensorType t) {
+      SmallVector<int64_t> shape(t.getShape());
+      if (!shape.empty())
+        shape[0] *= mb;
+      return RankedTensorType::get(shape, t.getElementType());
+    };
+    for (auto [i, t] : llvm::enumerate(main.getArgumentTypes())) {
+      argTypes.push_back(scaled(cast<RankedTensorType>(t)));
+      argAttrs.push_back(main.getArgAttrDict(i));
+    }
+    ArrayRef<int64_t> items = logits.getShape().drop_back();
+    Type f32 = b.getF32Type();
+    auto named = [&](StringRef name) {
+      return b.getDictionaryAttr(
+          b.getNamedAttr("gt.name", b.getStringAttr(name)));
+    };
+    argTypes.push_back(scaled(RankedTensorType::get(items, b.getI64Type())));
+    argAttrs.push_back(named("labels"));
+    argTypes.push_back(scaled(RankedTensorType::get(items, b.getI1Type())));
+    argAttrs.push_back(named("label_mask"));
+    argTypes.push_back(
+        scaled(RankedTensorType::get(items, logits.getElementType())));
+    argAttrs.push_back(named("eval_mask"));
+    auto scalar = RankedTensorType::get({}, f32);
+    SmallVector<Type> resultTypes(3, scalar);
+    b.setInsertionPoint(main);
+    auto stub =
+        func::FuncOp::create(b, main.getLoc(), "main",
+                             FunctionType::get(ctx, argTypes, resultTypes));
+    stub->setAttr("gt.pipeline_stub", b.getUnitAttr());
+    Block *entry = stub.addEntryBlock();
+    OpBuilder sb = OpBuilder::atBlockEnd(entry);
+    Value zero = zeros(sb, stub.getLoc(), scalar);
+    func::ReturnOp::create(sb, stub.getLoc(), ValueRange{zero, zero, zero});
+    stub.setAllArgAttrs(argAttrs);
+    SmallVector<DictionaryAttr> resultAttrs = {named("loss"), named("correct"),
+                                               named("eval_correct")};
+    stub.setAllResultAttrs(resultAttrs);
+    main.erase();
+  }
+};
+
+} // namespace

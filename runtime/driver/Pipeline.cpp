@@ -1,0 +1,441 @@
+//===- Pipeline.cpp - Pipeline-parallel training steps --------------------===//
+//
+// Part of MegaGraph. See Pipeline.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/Pipeline.h"
+
+#include "megagraph/Comm.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+namespace mgrt {
+namespace {
+
+constexpr int kTag = 8;
+
+int64_t numelOf(const mgrt_tensor_info &info) {
+  int64_t n = 1;
+  for (int d = 0; d < info.rank; ++d)
+    n *= info.shape[d];
+  return n;
+}
+
+/// A rank-r memref descriptor of row-major data of `info`'s shape.
+std::vector<int64_t> descriptor(void *data, const mgrt_tensor_info &info) {
+  std::vector<int64_t> d(3 + 2 * info.rank);
+  int64_t p = static_cast<int64_t>(reinterpret_cast<intptr_t>(data));
+  d[0] = d[1] = p;
+  d[2] = 0;
+  int64_t stride = 1;
+  for (int i = info.rank - 1; i >= 0; --i) {
+    d[3 + i] = info.shape[i];
+    d[3 + info.rank + i] = stride;
+    stride *= info.shape[i];
+  }
+  return d;
+}
+
+bool startsWith(const char *s, const char *prefix) {
+  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
+}
+
+/// Index j of "act<j>" / "dact<j>", or -1.
+int indexAfter(const char *name, const char *prefix) {
+  if (!startsWith(name, prefix))
+    return -1;
+  const char *digits = name + std::strlen(prefix);
+  if (!*digits)
+    return -1;
+  for (const char *c = digits; *c; ++c)
+    if (*c < '0' || *c > '9')
+      return -1;
+  return std::atoi(digits);
+}
+
+int64_t planValue(const char *plan, const std::string &key, int64_t dflt) {
+  if (!plan)
+    return dflt;
+  std::string s = plan;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string::npos)
+      end = s.size();
+    std::string item = s.substr(pos, end - pos);
+    size_t eq = item.find('=');
+    if (eq != std::string::npos && item.substr(0, eq) == key)
+      return std::atoll(item.c_str() + eq + 1);
+    pos = end + 1;
+  }
+  return dflt;
+}
+
+const mgrt_entry_info *findEntry(const mgrt_model_info &model,
+                                 const std::string &name) {
+  for (int i = 0; i < model.num_entries; ++i)
+    if (name == model.entries[i].name)
+      return &model.entries[i];
+  return nullptr;
+}
+
+/// Layout of the activations a stage receives (or sends): one contiguous
+/// f32 buffer, act<j> at offset[j].
+struct Pack {
+  std::vector<int64_t> offset;
+  int64_t total = 0;
+};
+
+struct State {
+  Pack in, out; // received act<j> (this stage's inputs), sent act<j>
+  std::vector<float> outBuf, cotBuf, dactBuf;
+  std::vector<std::vector<float>> slots; // stashed inputs per in-flight slot
+  std::vector<int> gradOfBwdOutput;      // bwd output -> acc index or -1
+  std::vector<mgrt_tensor> bwdOut;       // non-gradient bwd outputs
+  std::vector<mgrt_tensor> grads;        // bwd gradient outputs
+  int lossOut = -1, correctOut = -1, evalOut = -1;
+};
+std::map<const Pipeline *, State> states;
+
+bool fail(std::string &error, const std::string &message) {
+  error = "pipeline: " + message;
+  return false;
+}
+
+} // namespace
+
+bool isPipelined(const mgrt_model_info &model) {
+  return model.num_entries > 0 && model.entries;
+}
+
+bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
+                   DataParallel &dp, std::string &error) {
+  pipe.pp = static_cast<int>(planValue(model.plan, "pp", 1));
+  pipe.mb = static_cast<int>(planValue(model.plan, "mb", 1));
+  pipe.dp = static_cast<int>(planValue(model.plan, "dp", 1));
+  const int64_t cp = planValue(model.plan, "cp", 1);
+  if (pipe.pp < 2 || pipe.mb < 1 || pipe.dp < 1 || cp != 1)
+    return fail(error, std::string("the model's plan '") +
+                           (model.plan ? model.plan : "") +
+                           "' is not a pipeline plan this driver runs "
+                           "(pp >= 2, mb >= 1, cp = 1)");
+  const int planned = pipe.pp * pipe.dp;
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
+  const int rc = mgrt_comm_init(nullptr, nullptr);
+  mgrt_comm_set_error_mode(prev);
+  if (rc != MGRT_OK)
+    return fail(error, std::string("cannot initialize MPI: ") +
+                           mgrt_comm_last_error());
+  const int world = mgrt_comm_size(mgrt_comm_world());
+  if (world != planned)
+    return fail(error,
+                "the model was compiled with --plan " +
+                    std::string(model.plan) + " (" + std::to_string(planned) +
+                    " processes), but the job has " + std::to_string(world) +
+                    " process(es); launch it with mpirun -np " +
+                    std::to_string(planned));
+  pipe.worldRank = mgrt_comm_rank(mgrt_comm_world());
+  const int64_t shape[3] = {pipe.dp, pipe.pp, 1};
+  int64_t coords[3];
+  mgrt_comm_grid_coords(3, shape, pipe.worldRank, coords);
+  pipe.replica = static_cast<int>(coords[0]);
+  pipe.stage = static_cast<int>(coords[1]);
+  mgrt_comm_grid_group(3, shape, 1u << MGRT_COMM_AXIS_PP, &pipe.ppGroup);
+  mgrt_comm_grid_group(3, shape, 1u << MGRT_COMM_AXIS_DP, &pipe.dpGroup);
+  dp.rank = pipe.replica;
+  dp.size = pipe.dp;
+
+  const std::string k = "s" + std::to_string(pipe.stage);
+  const bool last = pipe.stage + 1 == pipe.pp;
+  pipe.fwd = last ? nullptr : findEntry(model, k + ".fwd");
+  pipe.bwd = findEntry(model, k + ".bwd");
+  pipe.update = findEntry(model, k + ".update");
+  if ((!last && !pipe.fwd) || !pipe.bwd || !pipe.update)
+    return fail(error, "the model lacks the entries of stage " +
+                           std::to_string(pipe.stage));
+
+  State &st = states[&pipe];
+  // Received activations: the bwd inputs act<j>, in j order.
+  for (int i = 0; i < pipe.bwd->num_inputs; ++i) {
+    const mgrt_tensor_info &in = pipe.bwd->inputs[i];
+    const int j = indexAfter(in.name, "act");
+    if (j < 0)
+      continue;
+    if (in.dtype != MGRT_F32)
+      return fail(error,
+                  std::string("activation '") + in.name + "' is not f32");
+    if (j != static_cast<int>(st.in.offset.size()))
+      return fail(error, "activations out of order");
+    st.in.offset.push_back(st.in.total);
+    st.in.total += numelOf(in);
+  }
+  if (pipe.fwd)
+    for (int i = 0; i < pipe.fwd->num_outputs; ++i) {
+      const mgrt_tensor_info &o = pipe.fwd->outputs[i];
+      if (o.dtype != MGRT_F32 || indexAfter(o.name, "act") != i)
+        return fail(error,
+                    std::string("unexpected forward output '") + o.name + "'");
+      st.out.offset.push_back(st.out.total);
+      st.out.total += numelOf(o);
+    }
+  st.outBuf.assign(st.out.total, 0.f);
+  st.cotBuf.assign(st.out.total, 0.f);
+  st.dactBuf.assign(st.in.total, 0.f);
+  // 1F1B: stage k has at most pp - k micro-batches in flight.
+  const int slots = std::min(pipe.pp - pipe.stage, pipe.mb);
+  st.slots.assign(slots, std::vector<float>(st.in.total, 0.f));
+
+  // Gradient accumulators in the update's input order.
+  std::map<std::string, int> accIndex;
+  pipe.acc.assign(pipe.update->num_inputs, mgrt_tensor{});
+  for (int i = 0; i < pipe.update->num_inputs; ++i) {
+    const mgrt_tensor_info &in = pipe.update->inputs[i];
+    if (!startsWith(in.name, "grad:") || in.dtype != MGRT_F32)
+      return fail(error,
+                  std::string("unexpected update input '") + in.name + "'");
+    accIndex[in.name] = i;
+    if (mgrt_tensor_alloc(&pipe.acc[i], in.dtype, in.rank, in.shape) != MGRT_OK)
+      return fail(error, "out of memory");
+  }
+  st.gradOfBwdOutput.assign(pipe.bwd->num_outputs, -1);
+  st.bwdOut.assign(pipe.bwd->num_outputs, mgrt_tensor{});
+  for (int i = 0; i < pipe.bwd->num_outputs; ++i) {
+    const mgrt_tensor_info &o = pipe.bwd->outputs[i];
+    const std::string name = o.name;
+    if (name == "loss")
+      st.lossOut = i;
+    else if (name == "correct")
+      st.correctOut = i;
+    else if (name == "eval_correct")
+      st.evalOut = i;
+    if (indexAfter(o.name, "dact") >= 0)
+      continue; // written into dactBuf
+    auto it = accIndex.find(name);
+    if (startsWith(o.name, "grad:")) {
+      if (it == accIndex.end())
+        return fail(error, "gradient '" + name + "' has no update input");
+      st.gradOfBwdOutput[i] = it->second;
+    }
+    if (mgrt_tensor_alloc(&st.bwdOut[i], o.dtype, o.rank, o.shape) != MGRT_OK)
+      return fail(error, "out of memory");
+  }
+  if (last && st.lossOut < 0)
+    return fail(error, "the last stage's backward has no 'loss'");
+  return true;
+}
+
+bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
+                  std::vector<mgrt_tensor> &inputs,
+                  std::vector<mgrt_tensor> &outputs, std::string &error) {
+  State &st = states[&pipe];
+  const int K = pipe.pp, s = pipe.stage, M = pipe.mb;
+  const bool first = s == 0, last = s + 1 == K;
+  // Micro-batch m of a driver input: rows [m B/M, (m+1) B/M).
+  std::map<std::string, int> inputIndex;
+  for (int i = 0; i < model.num_inputs; ++i)
+    inputIndex[model.inputs[i].name] = i;
+  auto slice = [&](int i, int m) -> void * {
+    const mgrt_tensor &t = inputs[i];
+    const int64_t per = mgrt_tensor_numel(&t) / M;
+    return static_cast<char *>(t.data) + m * per * mgrt_dtype_size(t.dtype);
+  };
+  // Weights n_m / N (labelled nodes), N over the global batch.
+  std::vector<double> weight(M, 0.0);
+  {
+    auto it = inputIndex.find("label_mask");
+    if (it == inputIndex.end())
+      return fail(error, "the model has no input 'label_mask'");
+    const mgrt_tensor &mask = inputs[it->second];
+    const int64_t per = mgrt_tensor_numel(&mask) / M;
+    double total = 0;
+    for (int m = 0; m < M; ++m) {
+      int64_t n = 0;
+      for (int64_t j = 0; j < per; ++j)
+        n += static_cast<const uint8_t *>(mask.data)[m * per + j] != 0;
+      weight[m] = static_cast<double>(n);
+      total += n;
+    }
+    total = pipelineSumOverReplicas(pipe, total);
+    for (double &w : weight)
+      w = total > 0 ? w / total : 0.0;
+  }
+  for (mgrt_tensor &a : pipe.acc)
+    std::memset(a.data, 0, mgrt_tensor_numel(&a) * sizeof(float));
+  double loss = 0, correct = 0, evalCorrect = 0;
+  const int slots = static_cast<int>(st.slots.size());
+
+  // Calls `e` on micro-batch m (stage inputs from slot m % slots).
+  auto call = [&](const mgrt_entry_info *e, int m, bool forward) -> bool {
+    std::vector<std::vector<int64_t>> descs;
+    float *slot = st.slots.empty() ? nullptr : st.slots[m % slots].data();
+    for (int i = 0; i < e->num_inputs; ++i) {
+      const mgrt_tensor_info &in = e->inputs[i];
+      void *data = nullptr;
+      int j;
+      if (auto it = inputIndex.find(in.name); it != inputIndex.end())
+        data = slice(it->second, m);
+      else if ((j = indexAfter(in.name, "act")) >= 0)
+        data = slot + st.in.offset[j];
+      else if ((j = indexAfter(in.name, "dact")) >= 0)
+        data = st.cotBuf.data() + st.out.offset[j];
+      else
+        return fail(error,
+                    std::string("no data for entry input '") + in.name + "'");
+      descs.push_back(descriptor(data, in));
+    }
+    for (int i = 0; i < e->num_outputs; ++i) {
+      const mgrt_tensor_info &o = e->outputs[i];
+      void *data;
+      int j;
+      if (forward)
+        data = st.outBuf.data() + st.out.offset[i];
+      else if ((j = indexAfter(o.name, "dact")) >= 0)
+        data = st.dactBuf.data() + st.in.offset[j];
+      else
+        data = st.bwdOut[i].data;
+      descs.push_back(descriptor(data, o));
+    }
+    std::vector<void *> args;
+    for (std::vector<int64_t> &d : descs)
+      args.push_back(d.data());
+    e->fn(args.data());
+    return true;
+  };
+  // After backward(m): weight (last stage), accumulate.
+  auto collect = [&](int m) {
+    const double w = last ? weight[m] : 1.0;
+    if (last) {
+      loss += w * *static_cast<const float *>(st.bwdOut[st.lossOut].data);
+      if (st.correctOut >= 0)
+        correct += *static_cast<const float *>(st.bwdOut[st.correctOut].data);
+      if (st.evalOut >= 0)
+        evalCorrect += *static_cast<const float *>(st.bwdOut[st.evalOut].data);
+      for (float &v : st.dactBuf)
+        v = static_cast<float>(v * w);
+    }
+    for (size_t i = 0; i < st.gradOfBwdOutput.size(); ++i) {
+      const int a = st.gradOfBwdOutput[i];
+      if (a < 0)
+        continue;
+      float *dst = static_cast<float *>(pipe.acc[a].data);
+      const float *src = static_cast<const float *>(st.bwdOut[i].data);
+      const int64_t n = mgrt_tensor_numel(&pipe.acc[a]);
+      for (int64_t j = 0; j < n; ++j)
+        dst[j] += static_cast<float>(w * src[j]);
+    }
+  };
+  auto recvForward = [&](int m) {
+    if (!first)
+      mgrt_comm_recv(pipe.ppGroup, st.slots[m % slots].data(), st.in.total,
+                     MGRT_F32, s - 1, kTag);
+  };
+  auto sendForward = [&]() {
+    mgrt_comm_send(pipe.ppGroup, st.outBuf.data(), st.out.total, MGRT_F32,
+                   s + 1, kTag);
+  };
+  auto recvBackward = [&]() {
+    mgrt_comm_recv(pipe.ppGroup, st.cotBuf.data(), st.out.total, MGRT_F32,
+                   s + 1, kTag);
+  };
+  auto sendBackward = [&]() {
+    if (!first)
+      mgrt_comm_send(pipe.ppGroup, st.dactBuf.data(), st.in.total, MGRT_F32,
+                     s - 1, kTag);
+  };
+
+  // 1F1B (the non-interleaved schedule of Megatron-LM).
+  const int warmup = std::min(K - s - 1, M), steady = M - warmup;
+  for (int i = 0; i < warmup; ++i) {
+    recvForward(i);
+    if (!call(pipe.fwd, i, true))
+      return false;
+    sendForward();
+  }
+  if (steady > 0)
+    recvForward(warmup);
+  for (int i = 0; i < steady; ++i) {
+    const int mf = warmup + i, mbk = i;
+    if (!last) {
+      if (!call(pipe.fwd, mf, true))
+        return false;
+      // send forward(mf), receive the cotangent of backward(mbk)
+      mgrt_comm_sendrecv(pipe.ppGroup, st.outBuf.data(), st.out.total, s + 1,
+                         st.cotBuf.data(), st.out.total, s + 1, MGRT_F32, kTag);
+    }
+    if (!call(pipe.bwd, mbk, false))
+      return false;
+    collect(mbk);
+    if (i + 1 == steady)
+      sendBackward();
+    else if (!first)
+      // send backward(mbk), receive forward(mf + 1)
+      mgrt_comm_sendrecv(pipe.ppGroup, st.dactBuf.data(), st.in.total, s - 1,
+                         st.slots[(mf + 1) % slots].data(), st.in.total, s - 1,
+                         MGRT_F32, kTag);
+  }
+  for (int i = 0; i < warmup; ++i) {
+    const int mbk = steady + i;
+    recvBackward();
+    if (!call(pipe.bwd, mbk, false))
+      return false;
+    collect(mbk);
+    sendBackward();
+  }
+
+  // Gradients of the replicas, then the update.
+  if (pipe.dp > 1)
+    for (mgrt_tensor &a : pipe.acc)
+      mgrt_comm_all_reduce(pipe.dpGroup, a.data, a.data, mgrt_tensor_numel(&a),
+                           MGRT_F32, MGRT_COMM_SUM);
+  {
+    std::vector<std::vector<int64_t>> descs;
+    for (int i = 0; i < pipe.update->num_inputs; ++i)
+      descs.push_back(descriptor(pipe.acc[i].data, pipe.update->inputs[i]));
+    std::vector<void *> args;
+    for (std::vector<int64_t> &d : descs)
+      args.push_back(d.data());
+    pipe.update->fn(args.data());
+  }
+
+  // Loss and counts: summed over replicas, from the last stage to all.
+  double values[3] = {loss, correct, evalCorrect};
+  if (pipe.dp > 1)
+    mgrt_comm_all_reduce(pipe.dpGroup, values, values, 3, MGRT_F64,
+                         MGRT_COMM_SUM);
+  mgrt_comm_broadcast(pipe.ppGroup, values, 3, MGRT_F64, K - 1);
+  for (int i = 0; i < model.num_outputs; ++i) {
+    const std::string name = model.outputs[i].name;
+    float *out = static_cast<float *>(outputs[i].data);
+    if (name == "loss")
+      *out = static_cast<float>(values[0]);
+    else if (name == "correct")
+      *out = static_cast<float>(values[1]);
+    else if (name == "eval_correct")
+      *out = static_cast<float>(values[2]);
+  }
+  return true;
+}
+
+double pipelineSumOverReplicas(const Pipeline &pipe, double v) {
+  if (pipe.dp == 1)
+    return v;
+  double sum = 0;
+  mgrt_comm_all_reduce(pipe.dpGroup, &v, &sum, 1, MGRT_F64, MGRT_COMM_SUM);
+  return sum;
+}
+
+std::vector<size_t> pipelineGather(const Pipeline &pipe, size_t v) {
+  const int world = mgrt_comm_size(mgrt_comm_world());
+  std::vector<int64_t> all(world);
+  const int64_t mine = static_cast<int64_t>(v);
+  mgrt_comm_all_gather(mgrt_comm_world(), &mine, 1, all.data(), nullptr,
+                       MGRT_I64);
+  return std::vector<size_t>(all.begin(), all.end());
+}
+
+} // namespace mgrt

@@ -1,0 +1,74 @@
+//===- Pipeline.h - Pipeline-parallel training steps ------------*- C++ -*-===//
+//
+// Internal to the runtime. A model compiled with --plan pp=K,mb=M (the
+// gt-pipeline-split / gt-pipeline-train passes) has per-stage entry points
+// (mgrt_model_info::entries): "s<k>.fwd" (stage forward, all but the last
+// stage), "s<k>.bwd" (recomputes the forward from the stage inputs, then the
+// backward: from the loss on the last stage, from the cotangents of the
+// stage outputs elsewhere), "s<k>.update" (the optimizer on the stage's
+// parameters from gradients accumulated over the step). The process grid is
+// dp x pp (x cp = 1): rank r has coordinates (d, k) and runs stage k of
+// replica d. The driver fills the replica's whole batch (M micro-batches,
+// the stub @main's shapes) as usual; pipelineStep slices it into
+// micro-batches and runs the 1F1B schedule:
+//   warmup: K-k-1 forwards; steady: forward(m+w) / backward(m) pairs;
+//   cooldown: the remaining backwards,
+// with activations sent to stage k+1 and their gradients to stage k-1 by
+// mgrt_comm send/recv/sendrecv over the pp group (stage k keeps at most
+// K-k micro-batches' inputs). Micro-batch m's loss and gradients are
+// weighted by n_m / N (labelled nodes in m over the global batch), so the
+// step equals the one-process masked mean; gradients are summed over the dp
+// group before the update; loss and counts are broadcast from the last
+// stage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_RUNTIME_DRIVER_PIPELINE_H
+#define MEGAGRAPH_RUNTIME_DRIVER_PIPELINE_H
+
+#include "comm/DriverComm.h"
+#include "megagraph/Runtime.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+struct mgrt_comm_group;
+
+namespace mgrt {
+
+struct Pipeline {
+  int pp = 1, mb = 1, dp = 1;
+  int stage = 0, replica = 0, worldRank = 0;
+  mgrt_comm_group *ppGroup = nullptr, *dpGroup = nullptr;
+  const mgrt_entry_info *fwd = nullptr, *bwd = nullptr, *update = nullptr;
+  /// Gradient accumulators (the update's inputs) and entry outputs.
+  std::vector<mgrt_tensor> acc, fwdOut, bwdOut, cot;
+  /// Received stage inputs per in-flight slot.
+  std::vector<std::vector<mgrt_tensor>> stash;
+};
+
+/// Whether the model is pipelined (has stage entries).
+bool isPipelined(const mgrt_model_info &model);
+
+/// Initializes MPI, checks the job size against the plan (model.plan), picks
+/// this rank's stage entries; dp gets the replica's rank and size.
+bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
+                   DataParallel &dp, std::string &error);
+
+/// One training step on the replica's batch `inputs` (model.inputs order);
+/// fills the outputs named loss / correct / eval_correct (global values on
+/// every rank).
+bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
+                  std::vector<mgrt_tensor> &inputs,
+                  std::vector<mgrt_tensor> &outputs, std::string &error);
+
+/// Sum of `v` over the dp group.
+double pipelineSumOverReplicas(const Pipeline &pipe, double v);
+
+/// `v` of every process, by world rank.
+std::vector<size_t> pipelineGather(const Pipeline &pipe, size_t v);
+
+} // namespace mgrt
+
+#endif // MEGAGRAPH_RUNTIME_DRIVER_PIPELINE_H
