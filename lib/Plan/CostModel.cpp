@@ -1,0 +1,606 @@
+//===- CostModel.cpp - Analytic step time and memory of a plan ------------===//
+//
+// The unit summary of a module and the plan-dependent formulas; see
+// CostModel.h and docs/plan_search.md (the formulas, term by term).
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Plan/CostModel.h"
+
+#include "megagraph/Dialect/GT/GTInterfaces.h"
+#include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Plan/StageSplit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace megagraph;
+using namespace mlir;
+
+int64_t ModelProfile::layers() const {
+  return static_cast<int64_t>(units.size());
+}
+
+int64_t ModelProfile::paramBytes() const {
+  int64_t total = 0;
+  for (const UnitProfile &u : units)
+    total += u.paramBytes;
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// The unit summary of a module
+//===----------------------------------------------------------------------===//
+
+static double bytesOf(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  unsigned bits = shaped.getElementType().getIntOrFloatBitWidth();
+  return static_cast<double>(shaped.getNumElements()) * ((bits + 7) / 8);
+}
+
+static bool isFloatTensor(Value v) {
+  auto shaped = dyn_cast<ShapedType>(v.getType());
+  return shaped && isa<FloatType>(shaped.getElementType());
+}
+
+/// Ops that produce views or constants: no storage of their own.
+static bool isView(Operation *op) {
+  return isa<tosa::ReshapeOp, tosa::ConstOp, tosa::ConstShapeOp,
+             ml_program::GlobalLoadOp, ml_program::GlobalLoadConstOp>(op) ||
+         op->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// Ops whose backward needs no saved operand (linear in their inputs
+/// without weights, or index-only).
+static bool keepsNothing(Operation *op) {
+  return isa<tosa::AddOp, tosa::SubOp, tosa::NegateOp, tosa::TransposeOp,
+             tosa::ReshapeOp, tosa::ConcatOp, tosa::SliceOp, tosa::PadOp,
+             tosa::TileOp, tosa::ReduceSumOp, tosa::CastOp, gt::SpatialBiasOp,
+             gt::DegreeEmbeddingOp, gt::NodeEmbeddingOp>(op);
+}
+
+std::string megagraph::analyzeModule(ModuleOp module,
+                                     const AnalyzeOptions &options,
+                                     ModelProfile &model) {
+  func::FuncOp main;
+  module.walk([&](func::FuncOp f) {
+    if (!f.isDeclaration() && (!main || f.getName() == "main"))
+      main = f;
+  });
+  if (!main)
+    return "the module has no function to analyze";
+  model.optimizerStateFactor = options.optimizer == "adamw" ? 2.0
+                               : options.optimizer == "sgd" ? 0.0
+                                                            : 2.0;
+
+  // The batch b0 and sequence length S: the leading two dims of the first
+  // input of rank >= 2.
+  int64_t b0 = 0;
+  for (Type t : main.getArgumentTypes()) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    if (shaped && shaped.hasStaticShape() && shaped.getRank() >= 2) {
+      b0 = shaped.getDimSize(0);
+      model.seqLen = shaped.getDimSize(1);
+      break;
+    }
+  }
+  if (b0 <= 0)
+    return "the model's inputs have no static [B, S, ...] shape";
+  model.batch = b0;
+  double io = 0;
+  for (Type t : main.getArgumentTypes())
+    io += bytesOf(t);
+  for (Type t : main.getResultTypes())
+    io += bytesOf(t);
+  model.ioBytesPerSeq = io / b0;
+
+  // Parameters: mutable gt.param globals, by symbol.
+  llvm::StringMap<double> paramBytes;
+  module.walk([&](ml_program::GlobalOp g) {
+    if (g->hasAttr("gt.param") || g->hasAttr("gt.param_shard"))
+      paramBytes[g.getSymName()] = bytesOf(g.getType());
+  });
+
+  // Program order of the top-level ops; units start at each attention's
+  // backward slice (what feeds it that comes after the previous one).
+  SmallVector<Operation *> ops;
+  for (Operation &op : main.getBody().front())
+    ops.push_back(&op);
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(ops))
+    position[op] = i;
+  SmallVector<int64_t> attentionPos;
+  for (auto [i, op] : llvm::enumerate(ops))
+    if (isa<gt::AttentionOp>(op))
+      attentionPos.push_back(i);
+  SmallVector<int64_t> unitOf(ops.size(), 0);
+  int64_t numUnits = std::max<int64_t>(1, attentionPos.size());
+  {
+    // By default an op belongs to the unit of the last attention before it
+    // (its FFN, norms); then each attention claims its producers that come
+    // after the previous attention (its pre-norm and Q/K/V projections).
+    int64_t current = 0;
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      if (current + 1 < (int64_t)attentionPos.size() &&
+          (int64_t)i >= attentionPos[current + 1])
+        ++current;
+      unitOf[i] = current;
+    }
+    for (int64_t a = 1; a < (int64_t)attentionPos.size(); ++a) {
+      int64_t lo = attentionPos[a - 1];
+      SmallVector<Operation *> work{ops[attentionPos[a]]};
+      llvm::DenseSet<Operation *> seen;
+      while (!work.empty()) {
+        Operation *op = work.pop_back_val();
+        for (Value v : op->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (!def || !position.count(def) || position[def] <= lo ||
+              !seen.insert(def).second)
+            continue;
+          unitOf[position[def]] = a;
+          work.push_back(def);
+        }
+      }
+    }
+  }
+
+  model.units.assign(numUnits, UnitProfile());
+  for (int64_t u = 0; u < numUnits; ++u)
+    model.units[u].name = "layer" + std::to_string(u);
+  // Activations are counted once per value, in the unit of its first
+  // backward-needing use.
+  llvm::DenseSet<Value> kept, biasGrads;
+  llvm::DenseSet<StringRef> paramsSeen;
+  auto isParamLoad = [&](Value v) {
+    auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
+    return load && paramBytes.count(load.getGlobal().getLeafReference());
+  };
+  auto keep = [&](UnitProfile &unit, Value v, bool bias) {
+    if (!isFloatTensor(v) || isParamLoad(v) || !kept.insert(v).second)
+      return;
+    Operation *def = v.getDefiningOp();
+    if (def &&
+        (isa<tosa::ConstOp>(def) || def->hasTrait<OpTrait::ConstantLike>()))
+      return;
+    (bias ? unit.biasBytes : unit.activationBytes) += bytesOf(v.getType());
+  };
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    UnitProfile &unit = model.units[unitOf[i]];
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+      // A parameter belongs to the unit of its first user.
+      StringRef sym = load.getGlobal().getLeafReference();
+      auto it = paramBytes.find(sym);
+      if (it == paramBytes.end() || !paramsSeen.insert(sym).second)
+        continue;
+      int64_t first = static_cast<int64_t>(ops.size());
+      for (Operation *user : load->getUsers()) {
+        Operation *top = main.getBody().front().findAncestorOpInBlock(*user);
+        if (top && position.count(top))
+          first = std::min(first, position[top]);
+      }
+      model.units[first < (int64_t)ops.size() ? unitOf[first] : unitOf[i]]
+          .paramBytes += static_cast<int64_t>(it->second);
+      continue;
+    }
+    if (isView(op) || isa<func::ReturnOp>(op))
+      continue;
+    ++unit.numOps;
+    if (auto att = dyn_cast<gt::AttentionOp>(op)) {
+      ++unit.attentionOps;
+      unit.attentionFlops += std::max<int64_t>(0, att.getFlops());
+      unit.kvBytes +=
+          bytesOf(att.getKey().getType()) + bytesOf(att.getValue().getType());
+      // Flash-style: Q, K, V, the output and the row statistics.
+      keep(unit, att.getQuery(), false);
+      keep(unit, att.getKey(), false);
+      keep(unit, att.getValue(), false);
+      keep(unit, att.getResult(), false);
+      auto q = cast<ShapedType>(att.getQuery().getType());
+      unit.activationBytes += 4.0 * q.getDimSize(0) * q.getDimSize(1) *
+                              static_cast<double>(att.getNumHeads());
+      if (Value bias = att.getBias()) {
+        keep(unit, bias, true);
+        if (biasGrads.insert(bias).second)
+          model.biasGradBytesPerSeq += bytesOf(bias.getType());
+      }
+      // The backward kernel's workspace: Q, dO, K, V and their transposes
+      // packed with rows padded to 96 and head dims to 16 (runtime/kernels/
+      // AttentionBackward.cpp), plus the row statistics.
+      auto k = cast<ShapedType>(att.getKey().getType());
+      auto v = cast<ShapedType>(att.getValue().getType());
+      auto roundUp = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+      const int64_t heads = att.getNumHeads();
+      const double sqP = roundUp(q.getDimSize(1), 96),
+                   skP = roundUp(k.getDimSize(1), 96);
+      const double dhP = roundUp(q.getDimSize(2) / heads, 16),
+                   dvP = roundUp(v.getDimSize(2) / heads, 16);
+      double workspace =
+          4.0 * q.getDimSize(0) * heads *
+          (2 * sqP * (dhP + dvP) + 2 * skP * (dhP + dvP) + 2 * sqP);
+      unit.transientBytes =
+          std::max({unit.transientBytes, workspace,
+                    (double)std::max<int64_t>(0, att.getTransientBytes())});
+      continue;
+    }
+    double flops = 0;
+    bool gemm = false;
+    int64_t minDim = 0;
+    if (auto lin = dyn_cast<gt::LinearOp>(op)) {
+      flops = lin.getFlops();
+      auto w = cast<ShapedType>(lin.getWeight().getType());
+      minDim = std::min(w.getDimSize(0), w.getDimSize(1));
+      gemm = true;
+    } else if (auto mm = dyn_cast<tosa::MatMulOp>(op)) {
+      auto a = cast<ShapedType>(mm.getA().getType());
+      auto b = cast<ShapedType>(mm.getB().getType());
+      if (a.hasStaticShape() && b.hasStaticShape()) {
+        flops = 2.0 * a.getDimSize(0) * a.getDimSize(1) * a.getDimSize(2) *
+                b.getDimSize(2);
+        minDim = std::min({a.getDimSize(1), a.getDimSize(2), b.getDimSize(2)});
+      }
+      gemm = true;
+    }
+    if (gemm) {
+      (minDim >= 64 ? unit.gemmFlops : unit.smallGemmFlops) += flops;
+    } else {
+      for (Value v : op->getOperands())
+        unit.otherBytes += bytesOf(v.getType());
+      for (Value v : op->getResults())
+        unit.otherBytes += bytesOf(v.getType());
+    }
+    if (!keepsNothing(op))
+      for (Value v : op->getOperands()) {
+        // A float [.., S, S] operand of rank >= 3 is a bias/score tensor.
+        auto shaped = dyn_cast<ShapedType>(v.getType());
+        bool square = shaped && shaped.getRank() >= 3 &&
+                      shaped.getDimSize(shaped.getRank() - 1) == model.seqLen &&
+                      shaped.getDimSize(shaped.getRank() - 2) == model.seqLen;
+        keep(unit, v, square);
+      }
+    if (auto cost = dyn_cast<gt::CostOpInterface>(op))
+      unit.transientBytes =
+          std::max(unit.transientBytes,
+                   (double)std::max<int64_t>(0, cost.getTransientBytes()));
+  }
+  // Inputs of each unit: the hidden state entering it ([b0, S, D] of the
+  // first attention's query input); per sequence.
+  for (int64_t u = 0; u < numUnits; ++u) {
+    UnitProfile &unit = model.units[u];
+    if (u < (int64_t)attentionPos.size()) {
+      auto att = cast<gt::AttentionOp>(ops[attentionPos[u]]);
+      unit.inputBytes = bytesOf(att.getQuery().getType());
+    }
+    for (double *f :
+         {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
+          &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
+          &unit.inputBytes, &unit.transientBytes, &unit.kvBytes})
+      *f /= b0;
+  }
+  model.biasGradBytesPerSeq /= b0;
+  return "";
+}
+
+ModelProfile megagraph::syntheticTransformer(int64_t layers, int64_t hidden,
+                                             int64_t heads, int64_t batch,
+                                             int64_t seqLen, int64_t features,
+                                             int64_t classes) {
+  ModelProfile model;
+  model.name =
+      "synthetic-L" + std::to_string(layers) + "-D" + std::to_string(hidden);
+  model.batch = batch;
+  model.seqLen = seqLen;
+  const double S = seqLen, D = hidden, H = heads, f = 4;
+  model.ioBytesPerSeq = f * S * (features + classes + 2) + 8 * S * S;
+  for (int64_t l = 0; l < layers; ++l) {
+    UnitProfile u;
+    u.name = "layer" + std::to_string(l);
+    // Q, K, V, O projections and the 4x FFN.
+    u.gemmFlops = 2 * S * D * D * 4 + 2 * S * D * 4 * D * 2;
+    u.attentionFlops = 4 * S * S * D;
+    u.otherBytes = f * S * D * 12;
+    u.numOps = 14;
+    u.paramBytes = static_cast<int64_t>(f * (12 * D * D + 13 * D));
+    // LN in/out x2, Q, K, V, O, attention out, FFN in/hidden/gelu.
+    u.activationBytes = f * S * D * (4 + 4 + 1 + 1 + 4 + 4) + f * S * H;
+    u.biasBytes = f * H * S * S;
+    u.inputBytes = f * S * D;
+    u.transientBytes = f * H * std::min<int64_t>(64, seqLen) * S;
+    u.kvBytes = 2 * f * S * D;
+    u.attentionOps = 1;
+    if (l == 0) {
+      u.gemmFlops += 2 * S * features * D;
+      u.paramBytes += static_cast<int64_t>(f * (features * D + D));
+    }
+    if (l + 1 == layers) {
+      u.gemmFlops += 2 * S * D * classes;
+      u.paramBytes += static_cast<int64_t>(f * (D * classes + classes));
+    }
+    model.units.push_back(u);
+  }
+  return model;
+}
+
+//===----------------------------------------------------------------------===//
+// predict
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The plan-dependent per-unit costs, in StageSplit's terms, and the
+/// per-stage constants that do not depend on the split.
+struct PlanUnits {
+  std::vector<UnitCost> units;
+  StageSplitOptions split;
+  double stageTimeConstant = 0; // pipeline sends per micro-batch
+  double memoryConstant = 0;    // io + transient + gathered shards
+  double slots = 1;             // mb + pp - 1
+  int64_t localBatch = 0, microBatch = 0;
+};
+
+std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
+                      const HardwareProfile &hw, int64_t memoryLimit,
+                      PlanUnits &out) {
+  if (std::string e = verifyParallelPlan(plan); !e.empty())
+    return e;
+  const int64_t L = model.layers();
+  if (plan.pp > L)
+    return "pp=" + std::to_string(plan.pp) + " exceeds the " +
+           std::to_string(L) + " layers";
+  if (model.batch % plan.dp)
+    return "the batch of " + std::to_string(model.batch) +
+           " sequences is not divisible by dp=" + std::to_string(plan.dp);
+  const int64_t b = model.batch / plan.dp;
+  if (b % plan.microBatches)
+    return "the per-replica batch of " + std::to_string(b) +
+           " is not divisible by mb=" + std::to_string(plan.microBatches);
+  if (model.seqLen % plan.cp)
+    return "S=" + std::to_string(model.seqLen) +
+           " is not divisible by cp=" + std::to_string(plan.cp);
+  const double m = static_cast<double>(b / plan.microBatches);
+  const double cp = static_cast<double>(plan.cp);
+  const double dp = static_cast<double>(plan.dp);
+  const int64_t devices = plan.devices();
+  const double share =
+      hw.computeShare(std::min<int64_t>(devices, hw.devicesPerNode));
+  const double slots = static_cast<double>(plan.microBatches + plan.pp - 1);
+  const bool crossNodeCp = plan.cp > hw.devicesPerNode;
+  const int64_t dpGroup = plan.dp;
+  const int zero = static_cast<int>(plan.zero);
+
+  out = PlanUnits();
+  out.localBatch = b;
+  out.microBatch = b / plan.microBatches;
+  out.slots = slots;
+  out.split.pp = plan.pp;
+  out.split.microBatches = plan.microBatches;
+  out.split.recompute = plan.recompute;
+  out.split.memoryLimit = memoryLimit;
+  double transient = 0;
+  int64_t largestUnitParams = 0;
+  for (const UnitProfile &u : model.units) {
+    UnitCost c;
+    c.name = u.name;
+    // Forward seconds of one micro-batch on this device; the backward is
+    // twice the forward, recomputation adds one forward.
+    double fwd =
+        m / cp *
+            (u.gemmFlops / hw.gemmFlops + u.smallGemmFlops / hw.smallGemmFlops +
+             u.attentionFlops / hw.attentionFlops +
+             u.otherBytes / hw.memoryBandwidth) /
+            share +
+        u.numOps * hw.opOverhead;
+    double compute = fwd * (plan.recompute ? 4 : 3);
+    // cp: K/V all-gathered in the forward, their gradients reduce-scattered
+    // in the backward; ring overlaps the blocks with the attention.
+    double cpComm = 0;
+    if (plan.cp > 1 && u.attentionOps) {
+      double kv = u.kvBytes * m;
+      if (plan.cpMode == "ulysses")
+        cpComm = 4 * hw.allGather(plan.cp, 2 * kv) / plan.cp;
+      else
+        cpComm = 2 * hw.allGather(plan.cp, kv) * (crossNodeCp ? 1 : 1);
+      if (plan.recompute)
+        cpComm *= 1.5;
+      if (plan.cpMode == "ring") {
+        double attention =
+            3 * m / cp * u.attentionFlops / hw.attentionFlops / share;
+        cpComm = std::max(0.0, cpComm - attention);
+      }
+    }
+    // dp: the unit's gradients all-reduced once per step (ZeRO 1/2: a
+    // reduce-scatter plus the parameters' all-gather, the same volume;
+    // ZeRO 3: the parameters gathered again for the backward), spread over
+    // the pipeline slots so that the stage sum stays the step's share.
+    double dpComm = 0;
+    if (dpGroup > 1) {
+      dpComm = hw.allReduce(dpGroup, (double)u.paramBytes);
+      if (zero >= 3)
+        dpComm += hw.allGather(dpGroup, (double)u.paramBytes);
+    }
+    c.time = compute + cpComm + dpComm / slots;
+    // Memory held for the whole step.
+    double p = (double)u.paramBytes;
+    double params = zero >= 3 ? p / dp : p;
+    double grads = zero >= 2 ? p / dp : p;
+    double state = model.optimizerStateFactor * (zero >= 1 ? p / dp : p);
+    c.persistentBytes = static_cast<int64_t>(params + grads + state);
+    c.activationBytes =
+        static_cast<int64_t>(m / cp * (u.activationBytes + u.biasBytes));
+    c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
+    transient = std::max(transient, m / cp * u.transientBytes);
+    largestUnitParams = std::max(largestUnitParams, u.paramBytes);
+    out.units.push_back(c);
+  }
+  if (plan.pp > 1) {
+    double boundary = m / cp * model.units.front().inputBytes;
+    out.stageTimeConstant =
+        2 * hw.sendRecv(boundary, plan.devices() > hw.devicesPerNode);
+  }
+  // The kernels' workspace and the attention backward's packed operands
+  // are not live at once; the bias gradient accumulates over the layers.
+  out.memoryConstant = std::max(transient, (double)hw.scratchBytes) +
+                       m / cp * model.biasGradBytesPerSeq +
+                       model.ioBytesPerSeq * b / cp +
+                       (zero >= 3 ? (double)largestUnitParams : 0);
+  return "";
+}
+
+} // namespace
+
+Prediction megagraph::predict(const ModelProfile &model,
+                              const ParallelPlan &plan,
+                              const HardwareProfile &hw, int64_t memoryLimit,
+                              bool breakdown) {
+  Prediction pred;
+  PlanUnits pu;
+  if (std::string e = planUnits(model, plan, hw, 0, pu); !e.empty()) {
+    pred.invalidReason = e;
+    return pred;
+  }
+  StageSplit split;
+  if (plan.pp == 1) {
+    split = evaluateSplit(pu.units, {0}, pu.split);
+  } else if (!plan.stages.empty()) {
+    split = evaluateSplit(pu.units, plan.stages, pu.split);
+    if (!split.feasible) {
+      pred.invalidReason = "invalid stage boundaries";
+      return pred;
+    }
+  } else {
+    // The DP's memory limit leaves room for the per-stage constants.
+    pu.split.memoryLimit =
+        memoryLimit > 0
+            ? std::max<int64_t>(1, memoryLimit -
+                                       static_cast<int64_t>(pu.memoryConstant))
+            : 0;
+    split = splitStages(pu.units, pu.split);
+    if (!split.feasible) {
+      // Nothing fits: report the even split (the search prunes the plan
+      // by memory; its memory is a budget that would fit).
+      pu.split.memoryLimit = 0;
+      split = evenSplit(pu.units, pu.split);
+    }
+  }
+  if (!split.feasible) {
+    pred.invalidReason = "no pipeline split";
+    return pred;
+  }
+  pred.valid = true;
+  pred.firstUnit = split.firstUnit;
+  // The worst stage's memory, by kind.
+  int64_t worst = 0;
+  for (int64_t k = 1; k < (int64_t)split.stageMemory.size(); ++k)
+    if (split.stageMemory[k] > split.stageMemory[worst])
+      worst = k;
+  const double dp = plan.dp;
+  int64_t begin = split.firstUnit[worst],
+          end = worst + 1 < (int64_t)split.firstUnit.size()
+                    ? split.firstUnit[worst + 1]
+                    : (int64_t)model.units.size();
+  double p = 0, act = 0, bias = 0;
+  const double m = pu.microBatch, cp = plan.cp;
+  for (int64_t u = begin; u < end; ++u) {
+    p += model.units[u].paramBytes;
+    act += m / cp * model.units[u].activationBytes;
+    bias += m / cp * model.units[u].biasBytes;
+  }
+  int64_t inFlight = inFlightMicroBatches(worst, pu.split);
+  MemoryBreakdown &mem = pred.memory;
+  mem.parameters = plan.zero >= 3 ? p / dp : p;
+  mem.gradients = plan.zero >= 2 ? p / dp : p;
+  mem.optimizerState =
+      model.optimizerStateFactor * (plan.zero >= 1 ? p / dp : p);
+  if (plan.recompute) {
+    mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
+    mem.attentionBias = bias;
+  } else {
+    mem.activations = inFlight * act;
+    mem.attentionBias = inFlight * bias;
+  }
+  mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
+  mem.attentionBias += m / cp * model.biasGradBytesPerSeq;
+  mem.transient =
+      pu.memoryConstant - mem.io - m / cp * model.biasGradBytesPerSeq;
+  // Time: every stage runs mb + pp - 1 slots of its bottleneck.
+  double bottleneck = split.bottleneck + pu.stageTimeConstant;
+  pred.stepTime = pu.slots * bottleneck;
+  pred.bubbleTime = (plan.pp - 1) * bottleneck;
+  if (!breakdown)
+    return pred;
+  // Compute alone: the same split priced without communication.
+  HardwareProfile quiet = hw;
+  quiet.intra = quiet.inter = AlphaBeta();
+  PlanUnits computeOnly;
+  planUnits(model, plan, quiet, 0, computeOnly);
+  double slowest = 0;
+  for (int64_t k = 0; k < (int64_t)split.firstUnit.size(); ++k) {
+    int64_t s = split.firstUnit[k], e = k + 1 < (int64_t)split.firstUnit.size()
+                                            ? split.firstUnit[k + 1]
+                                            : (int64_t)model.units.size();
+    double t = 0;
+    for (int64_t u = s; u < e; ++u)
+      t += computeOnly.units[u].time;
+    slowest = std::max(slowest, t);
+  }
+  pred.computeTime = slowest * plan.microBatches;
+  pred.communicationTime =
+      std::max(0.0, pred.stepTime - pred.bubbleTime - pred.computeTime);
+  return pred;
+}
+
+llvm::json::Value megagraph::toJSON(const Prediction &p) {
+  const MemoryBreakdown &m = p.memory;
+  llvm::json::Array stages;
+  for (int64_t s : p.firstUnit)
+    stages.push_back(s);
+  return llvm::json::Object{
+      {"step_time_s", p.stepTime},
+      {"compute_s", p.computeTime},
+      {"communication_s", p.communicationTime},
+      {"bubble_s", p.bubbleTime},
+      {"peak_bytes", static_cast<int64_t>(p.peakBytes())},
+      {"memory",
+       llvm::json::Object{
+           {"parameters", static_cast<int64_t>(m.parameters)},
+           {"gradients", static_cast<int64_t>(m.gradients)},
+           {"optimizer_state", static_cast<int64_t>(m.optimizerState)},
+           {"activations", static_cast<int64_t>(m.activations)},
+           {"attention_bias", static_cast<int64_t>(m.attentionBias)},
+           {"transient", static_cast<int64_t>(m.transient)},
+           {"io", static_cast<int64_t>(m.io)}}},
+      {"first_layer_of_stage", std::move(stages)}};
+}
+
+llvm::json::Value megagraph::toJSON(const ModelProfile &model) {
+  llvm::json::Array units;
+  for (const UnitProfile &u : model.units)
+    units.push_back(llvm::json::Object{{"name", u.name},
+                                       {"gemm_flops", u.gemmFlops},
+                                       {"small_gemm_flops", u.smallGemmFlops},
+                                       {"attention_flops", u.attentionFlops},
+                                       {"other_bytes", u.otherBytes},
+                                       {"ops", u.numOps},
+                                       {"param_bytes", u.paramBytes},
+                                       {"activation_bytes", u.activationBytes},
+                                       {"bias_bytes", u.biasBytes},
+                                       {"input_bytes", u.inputBytes},
+                                       {"transient_bytes", u.transientBytes},
+                                       {"kv_bytes", u.kvBytes}});
+  return llvm::json::Object{
+      {"name", model.name},
+      {"batch", model.batch},
+      {"seq_len", model.seqLen},
+      {"io_bytes_per_seq", model.ioBytesPerSeq},
+      {"optimizer_state_factor", model.optimizerStateFactor},
+      {"units_per_sequence", std::move(units)}};
+}

@@ -1,0 +1,335 @@
+//===- SearchTest.cpp - Plan search against brute force -------------------===//
+//
+// The search (enumeration + splitStages + pruning + ranking) must find the
+// same best step time as an independent brute force that tries every plan
+// of the space and every pipeline stage split, on random synthetic cost
+// tables; plus properties of the cost model and the profiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Plan/Search.h"
+#include "megagraph/Plan/CostModel.h"
+#include "megagraph/Plan/Profile.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+using namespace megagraph;
+
+namespace {
+
+ModelProfile randomModel(std::mt19937 &rng) {
+  std::uniform_int_distribution<int> layers(1, 6), pick(0, 3);
+  std::uniform_real_distribution<double> u(0.2, 5.0);
+  const int64_t batches[] = {4, 6, 8, 12};
+  const int64_t seqs[] = {64, 96, 128, 256};
+  ModelProfile m;
+  m.batch = batches[pick(rng)];
+  m.seqLen = seqs[pick(rng)];
+  m.ioBytesPerSeq = 1e4 * u(rng);
+  m.optimizerStateFactor = pick(rng) % 2 ? 2 : 0;
+  m.biasGradBytesPerSeq = 1e4 * u(rng);
+  int n = layers(rng);
+  for (int l = 0; l < n; ++l) {
+    UnitProfile p;
+    p.name = "layer" + std::to_string(l);
+    p.gemmFlops = 1e9 * u(rng);
+    p.smallGemmFlops = 1e7 * u(rng);
+    p.attentionFlops = 1e8 * u(rng);
+    p.otherBytes = 1e6 * u(rng);
+    p.numOps = 10;
+    p.paramBytes = static_cast<int64_t>(1e6 * u(rng));
+    p.activationBytes = 1e5 * u(rng);
+    p.biasBytes = 1e4 * u(rng);
+    p.inputBytes = 1e4 * u(rng);
+    p.transientBytes = 1e4 * u(rng);
+    p.kvBytes = 1e4 * u(rng);
+    p.attentionOps = 1;
+    m.units.push_back(p);
+  }
+  return m;
+}
+
+HardwareProfile testProfile() {
+  HardwareProfile hw;
+  EXPECT_TRUE(getBuiltinProfile("a100", hw));
+  hw.devicesPerNode = 4; // some groups cross nodes
+  return hw;
+}
+
+/// Every stage split of n units into k stages (first unit of each stage).
+void forEachSplit(int64_t n, int64_t k,
+                  const std::function<void(std::vector<int64_t> &)> &fn) {
+  std::vector<int64_t> first{0};
+  std::function<void(int64_t)> rec = [&](int64_t next) {
+    if ((int64_t)first.size() == k) {
+      fn(first);
+      return;
+    }
+    for (int64_t s = next; s <= n - (k - (int64_t)first.size()); ++s) {
+      first.push_back(s);
+      rec(s + 1);
+      first.pop_back();
+    }
+  };
+  rec(1);
+}
+
+struct Brute {
+  bool found = false;
+  double time = 0;
+  double peak = 0;
+  ParallelPlan plan;
+};
+
+/// Independent enumeration of the plan space (the same space the search
+/// documents) and of every stage split.
+Brute bruteForce(const ModelProfile &m, const HardwareProfile &hw, int64_t P,
+                 int64_t budget, bool recompute) {
+  Brute best;
+  for (int64_t dp = 1; dp <= P; ++dp)
+    for (int64_t pp = 1; dp * pp <= P; ++pp) {
+      if (P % (dp * pp))
+        continue;
+      int64_t cp = P / (dp * pp);
+      if (m.batch % dp || m.seqLen % cp || pp > m.layers())
+        continue;
+      int64_t b = m.batch / dp;
+      for (int64_t mb = 1; mb <= b; ++mb) {
+        if (b % mb || (pp > 1 && mb < pp))
+          continue;
+        for (int64_t zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero)
+          for (int rec = 0; rec <= (recompute ? 1 : 0); ++rec)
+            for (const char *mode : {"allgather", "ring", "ulysses"}) {
+              if (cp == 1 && std::string(mode) != "allgather")
+                continue;
+              ParallelPlan p;
+              p.dp = dp, p.pp = pp, p.cp = cp, p.microBatches = mb;
+              p.zero = zero, p.recompute = rec, p.cpMode = mode;
+              auto consider = [&](const ParallelPlan &q) {
+                Prediction pr = predict(m, q, hw);
+                ASSERT_TRUE(pr.valid) << toString(q) << pr.invalidReason;
+                if (budget > 0 && pr.peakBytes() > budget)
+                  return;
+                if (!best.found || pr.stepTime < best.time) {
+                  best.found = true;
+                  best.time = pr.stepTime;
+                  best.peak = pr.peakBytes();
+                  best.plan = q;
+                }
+              };
+              if (pp == 1) {
+                consider(p);
+              } else {
+                forEachSplit(m.layers(), pp, [&](std::vector<int64_t> &s) {
+                  ParallelPlan q = p;
+                  q.stages = s;
+                  consider(q);
+                });
+              }
+            }
+      }
+    }
+  return best;
+}
+
+TEST(PlanSearch, MatchesBruteForceOnRandomCostTables) {
+  std::mt19937 rng(20261130);
+  HardwareProfile hw = testProfile();
+  const int64_t deviceCounts[] = {1, 2, 4, 6, 8, 12};
+  int foundBoth = 0, noneBoth = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    ModelProfile m = randomModel(rng);
+    SearchOptions o;
+    o.devices = deviceCounts[trial % 6];
+    o.allowRecompute = trial % 2;
+    // A budget between the least and the most memory of the plans.
+    Brute unlimited = bruteForce(m, hw, o.devices, 0, o.allowRecompute);
+    if (!unlimited.found) { // no plan divides this batch / S / layers
+      EXPECT_EQ(searchPlans(m, hw, o).evaluated -
+                    searchPlans(m, hw, o).prunedInvalid,
+                0);
+      continue;
+    }
+    SearchOptions probe = o;
+    probe.deviceMemory = int64_t(1) << 60;
+    SearchResult all = searchPlans(m, hw, probe);
+    std::uniform_real_distribution<double> frac(0.0, 1.3);
+    o.deviceMemory = static_cast<int64_t>(all.smallestPeak * (0.7 + frac(rng)));
+    Brute brute =
+        bruteForce(m, hw, o.devices, o.deviceMemory, o.allowRecompute);
+    SearchResult r = searchPlans(m, hw, o);
+    ASSERT_EQ(r.found, brute.found)
+        << "trial " << trial << " devices " << o.devices << " budget "
+        << o.deviceMemory;
+    if (!brute.found) {
+      ++noneBoth;
+      // The reported smallest memory is over the budget, and enough.
+      EXPECT_GT(r.smallestPeakImplemented, (double)o.deviceMemory);
+      SearchOptions retry = o;
+      retry.deviceMemory =
+          static_cast<int64_t>(std::ceil(r.smallestPeakImplemented));
+      EXPECT_TRUE(searchPlans(m, hw, retry).found) << "trial " << trial;
+      continue;
+    }
+    ++foundBoth;
+    EXPECT_NEAR(r.best.prediction.stepTime, brute.time, 1e-9 * brute.time)
+        << "trial " << trial << ": search " << toString(r.best.plan)
+        << " brute force " << toString(brute.plan);
+    EXPECT_LE(r.best.prediction.peakBytes(), (double)o.deviceMemory);
+    // The chosen plan, priced again with its stages, costs what was ranked.
+    Prediction again = predict(m, r.best.plan, hw);
+    EXPECT_NEAR(again.stepTime, r.best.prediction.stepTime, 1e-9 * brute.time);
+    // Ranked fastest first, all within the budget.
+    for (size_t i = 1; i < r.ranked.size(); ++i)
+      EXPECT_LE(r.ranked[i - 1].prediction.stepTime,
+                r.ranked[i].prediction.stepTime);
+    for (const Candidate &c : r.ranked)
+      EXPECT_LE(c.prediction.peakBytes(), (double)o.deviceMemory);
+  }
+  // Both outcomes were exercised.
+  EXPECT_GT(foundBoth, 20);
+  EXPECT_GT(noneBoth, 5);
+}
+
+TEST(PlanSearch, UnimplementedPlansAreNeverChosen) {
+  std::mt19937 rng(7);
+  HardwareProfile hw = testProfile();
+  for (int trial = 0; trial < 30; ++trial) {
+    ModelProfile m = randomModel(rng);
+    SearchOptions o;
+    o.devices = 4;
+    o.implemented = [](const ParallelPlan &p) -> std::string {
+      return p.pp == 1 && p.cp == 1 && p.microBatches == 1 && !p.recompute
+                 ? ""
+                 : "only dp";
+    };
+    SearchResult r = searchPlans(m, hw, o);
+    if (!r.found)
+      continue;
+    EXPECT_EQ(r.best.plan.pp, 1);
+    EXPECT_EQ(r.best.plan.cp, 1);
+    EXPECT_LE(r.bestModelled.prediction.stepTime, r.best.prediction.stepTime);
+    // The best of the dp-only plans by brute force.
+    double bestDp = 1e300;
+    for (int64_t zero = 0; zero <= 3; ++zero) {
+      ParallelPlan p;
+      p.dp = 4, p.zero = zero;
+      Prediction pr = predict(m, p, hw);
+      if (pr.valid)
+        bestDp = std::min(bestDp, pr.stepTime);
+    }
+    EXPECT_NEAR(r.best.prediction.stepTime, bestDp, 1e-9 * bestDp);
+  }
+}
+
+TEST(CostModel, MemoryTermsFollowThePlan) {
+  ModelProfile m = syntheticTransformer(8, 512, 8, 32, 256);
+  HardwareProfile hw;
+  ASSERT_TRUE(getBuiltinProfile("h100", hw));
+  ParallelPlan dp;
+  dp.dp = 8;
+  Prediction z0 = predict(m, dp, hw);
+  ASSERT_TRUE(z0.valid);
+  double P = m.paramBytes();
+  EXPECT_DOUBLE_EQ(z0.memory.parameters, P);
+  EXPECT_DOUBLE_EQ(z0.memory.optimizerState, 2 * P);
+  dp.zero = 1;
+  Prediction z1 = predict(m, dp, hw);
+  EXPECT_DOUBLE_EQ(z1.memory.optimizerState, 2 * P / 8);
+  EXPECT_DOUBLE_EQ(z1.memory.gradients, P);
+  dp.zero = 3;
+  Prediction z3 = predict(m, dp, hw);
+  EXPECT_DOUBLE_EQ(z3.memory.parameters, P / 8);
+  EXPECT_LT(z3.peakBytes(), z1.peakBytes());
+  EXPECT_LT(z1.peakBytes(), z0.peakBytes());
+  EXPECT_GT(z3.communicationTime, z0.communicationTime);
+  // cp splits activations and the bias by rows.
+  ParallelPlan cp;
+  cp.cp = 4;
+  ParallelPlan one;
+  Prediction c4 = predict(m, cp, hw), c1 = predict(m, one, hw);
+  EXPECT_NEAR(c4.memory.activations, c1.memory.activations / 4,
+              1e-6 * c1.memory.activations);
+  EXPECT_NEAR(c4.memory.attentionBias, c1.memory.attentionBias / 4,
+              1e-6 * c1.memory.attentionBias);
+  // A pipeline has a bubble of (pp - 1) slots.
+  ParallelPlan pp;
+  pp.pp = 4, pp.microBatches = 8;
+  Prediction p4 = predict(m, pp, hw);
+  ASSERT_TRUE(p4.valid);
+  EXPECT_NEAR(p4.bubbleTime, p4.stepTime * 3 / 11, 1e-9 * p4.stepTime);
+  EXPECT_EQ(p4.firstUnit.size(), 4u);
+  // Plans that do not divide the batch are reported as such.
+  ParallelPlan bad;
+  bad.dp = 3;
+  EXPECT_FALSE(predict(m, bad, hw).valid);
+}
+
+TEST(PlanSearch, LargeSearchAndNoFit) {
+  // 48 layers on 1024 devices (the benchmark measures the time).
+  ModelProfile m = syntheticTransformer(48, 4096, 32, 1024, 4096);
+  HardwareProfile hw;
+  ASSERT_TRUE(getBuiltinProfile("h200", hw));
+  SearchOptions o;
+  o.devices = 1024;
+  SearchResult r = searchPlans(m, hw, o);
+  ASSERT_TRUE(r.found);
+  EXPECT_GT(r.evaluated, 1000);
+  EXPECT_LE(r.best.prediction.peakBytes(), hw.deviceMemory);
+  EXPECT_EQ(r.best.plan.devices(), 1024);
+  // Nothing fits in 1 MiB: the answer names a budget that does.
+  o.deviceMemory = 1 << 20;
+  SearchResult none = searchPlans(m, hw, o);
+  EXPECT_FALSE(none.found);
+  EXPECT_GT(none.smallestPeakImplemented, 1 << 20);
+  EXPECT_NE(formatExplain(none).find("no plan fits"), std::string::npos);
+}
+
+TEST(Profile, BuiltinsAndJson) {
+  for (const std::string &name : builtinProfileNames()) {
+    HardwareProfile p;
+    ASSERT_TRUE(getBuiltinProfile(name, p)) << name;
+    EXPECT_GT(p.gemmFlops, 0);
+    EXPECT_GT(p.memoryBandwidth, 0);
+    llvm::json::Value v = toJSON(p);
+    HardwareProfile back;
+    llvm::json::Path::Root root;
+    ASSERT_TRUE(fromJSON(v, back, root)) << name;
+    EXPECT_EQ(back.name, p.name);
+    EXPECT_DOUBLE_EQ(back.gemmFlops, p.gemmFlops);
+    EXPECT_DOUBLE_EQ(back.inter.beta, p.inter.beta);
+    EXPECT_EQ(back.scratchBytes, p.scratchBytes);
+  }
+  HardwareProfile h100, h200;
+  ASSERT_TRUE(getBuiltinProfile("H100", h100));
+  ASSERT_TRUE(getBuiltinProfile("h200", h200));
+  EXPECT_GT(h200.deviceMemory, h100.deviceMemory);
+  HardwareProfile none;
+  EXPECT_FALSE(getBuiltinProfile("tpu", none));
+  EXPECT_NE(loadProfile("no-such-profile.json", none), "");
+  // Ring all-reduce: 2 (n-1)/n of the bytes on the wire.
+  EXPECT_NEAR(h100.allReduce(8, 1e9),
+              14 * h100.intra.alpha + 2 * 7.0 / 8 * 1e9 * h100.intra.beta,
+              1e-12);
+  EXPECT_EQ(h100.allReduce(1, 1e9), 0);
+}
+
+TEST(Profile, ByteCounts) {
+  int64_t b = 0;
+  EXPECT_TRUE(parseByteCount("2GiB", b));
+  EXPECT_EQ(b, int64_t(2) << 30);
+  EXPECT_TRUE(parseByteCount("80GB", b));
+  EXPECT_EQ(b, 80000000000);
+  EXPECT_TRUE(parseByteCount("1234", b));
+  EXPECT_EQ(b, 1234);
+  EXPECT_TRUE(parseByteCount("1.5M", b));
+  EXPECT_EQ(b, 3 << 19);
+  EXPECT_FALSE(parseByteCount("lots", b));
+  EXPECT_FALSE(parseByteCount("5 parsecs", b));
+  EXPECT_EQ(formatBytes(3 << 20), "3.00 MiB");
+}
+
+} // namespace
