@@ -92,8 +92,9 @@ struct GTPipelineSplitPass
       return signalPassFailure();
     }
     if (pp < 1 || microBatches < 1) {
-      main.emitError() << "pp and mb must be at least 1, got pp=" << pp
-                       << ", mb=" << microBatches;
+      main.emitError() << "pp and mb must be at least 1, got pp="
+                       << static_cast<int64_t>(pp)
+                       << ", mb=" << static_cast<int64_t>(microBatches);
       return signalPassFailure();
     }
     Block &body = main.getBody().front();
@@ -218,14 +219,14 @@ struct GTPipelineSplitPass
     if (!given.empty()) {
       if (static_cast<int64_t>(given.size()) != pp) {
         main.emitError() << "stages lists " << given.size()
-                         << " boundaries but pp=" << pp;
+                         << " boundaries but pp=" << static_cast<int64_t>(pp);
         return signalPassFailure();
       }
       split = evaluateSplit(units, given, options);
       if (!split.feasible) {
         main.emitError() << "stages=" << formatStages(given)
                          << " is not a split of the " << numUnits
-                         << " units of @main into " << pp
+                         << " units of @main into " << static_cast<int64_t>(pp)
                          << " non-empty stages (the first starts at 0, "
                             "boundaries increase, the last is below "
                          << numUnits << ")";
@@ -240,7 +241,7 @@ struct GTPipelineSplitPass
       main.emitError() << "@main has " << numUnits
                        << " pipeline units (cut points where few "
                           "activations are live), too few for pp="
-                       << pp;
+                       << static_cast<int64_t>(pp);
       return signalPassFailure();
     }
 

@@ -1,0 +1,87 @@
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4" --gt-pipeline-train="optimizer=sgd lr=0.5" | FileCheck %s
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4" --gt-pipeline-train="optimizer=adamw lr=0.01" | FileCheck %s --check-prefix=ADAM
+
+// The stub @main: the driver's view of a step over 4 micro-batches of 2.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %arg0: tensor<8x6x4xf32> {gt.name = "x"}, %arg1: tensor<8x6x6xi64> {gt.name = "spd"}, %arg2: tensor<8x6xi64> {gt.name = "labels"}, %arg3: tensor<8x6xi1> {gt.name = "label_mask"}, %arg4: tensor<8x6xf32> {gt.name = "eval_mask"})
+// CHECK-SAME: -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"})
+// CHECK-SAME: attributes {gt.pipeline_stub}
+// Stage 0 forward: what it sends.
+// CHECK-LABEL: func.func @pp_s0_fwd(
+// CHECK-SAME: -> (tensor<2x6x8xf32> {gt.name = "act0", gt.send_to = 1 : i64}, tensor<2x6x8xf32> {gt.name = "act1", gt.send_to = 1 : i64})
+// CHECK-SAME: gt.pipeline_entry = "s0.fwd"
+// Stage 0 backward: recomputes the forward, receives the cotangents of
+// what it sent, returns its parameter gradients.
+// CHECK-LABEL: func.func @pp_s0_bwd(
+// CHECK-SAME: %arg2: tensor<2x6x8xf32> {gt.name = "dact0"}, %arg3: tensor<2x6x8xf32> {gt.name = "dact1"})
+// CHECK-SAME: -> (tensor<4x8xf32> {gt.name = "grad:w0"}, tensor<8xf32> {gt.name = "grad:b0"}, tensor<5x2xf32> {gt.name = "grad:sw"})
+// CHECK-SAME: gt.pipeline_entry = "s0.bwd"
+// CHECK:       gt.linear %arg0
+// CHECK:       gt.attention
+// The attention output's cotangent is the received dact1.
+// CHECK:       gt.attention_grad %arg3,
+// CHECK:       return
+// Stage 0 update: SGD on its own parameters only.
+// CHECK-LABEL: func.func @pp_s0_update(
+// CHECK-SAME: %arg0: tensor<4x8xf32> {gt.name = "grad:w0"}, %arg1: tensor<8xf32> {gt.name = "grad:b0"}, %arg2: tensor<5x2xf32> {gt.name = "grad:sw"})
+// CHECK-SAME: gt.pipeline_entry = "s0.update"
+// CHECK-DAG:   ml_program.global_store @w0
+// CHECK-DAG:   ml_program.global_store @b0
+// CHECK-DAG:   ml_program.global_store @sw
+// CHECK-NOT:   global_store @w1
+// CHECK:       return
+// The last stage's backward: the loss from the received activations, the
+// gradients it sends back (d<act>) and its parameter gradients.
+// CHECK-LABEL: func.func @pp_s1_bwd(
+// CHECK-SAME: gt.name = "act0", gt.recv_from = 0 : i64}
+// CHECK-SAME: gt.name = "act1", gt.recv_from = 0 : i64}
+// CHECK-SAME: {gt.name = "labels"}
+// CHECK-SAME: -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"}, tensor<2x6x8xf32> {gt.name = "dact0"}, tensor<2x6x8xf32> {gt.name = "dact1"}, tensor<8x8xf32> {gt.name = "grad:w1"}
+// CHECK-SAME: gt.pipeline_entry = "s1.bwd"
+// CHECK:       gt.cross_entropy
+// CHECK-LABEL: func.func @pp_s1_update(
+// CHECK-SAME: gt.pipeline_entry = "s1.update"
+// CHECK-NOT:   global_store @w0
+// CHECK:       ml_program.global_store @w1
+// No forward entry for the last stage, no stage functions left.
+// CHECK-NOT:   @pp_s1_fwd
+// CHECK-NOT:   @pp_stage
+
+// AdamW: moments per parameter; one step counter, which each rank
+// increments once per step (it runs one stage's update).
+// (gt-optimizer puts the moments of a stage before its update function.)
+// ADAM:       ml_program.global private mutable @gt.adam_step
+// ADAM:       ml_program.global private mutable @w0.adam_m
+// ADAM:       func.func @pp_s0_update(
+// ADAM:       ml_program.global_load @gt.adam_step
+// ADAM:       ml_program.global_store @gt.adam_step
+// ADAM:       ml_program.global private mutable @w2.adam_v
+// ADAM:       func.func @pp_s1_update(
+// ADAM:       ml_program.global_load @gt.adam_step
+// ADAM:       ml_program.global_store @gt.adam_step
+
+ml_program.global private mutable @w0(dense<0.1> : tensor<4x8xf32>) : tensor<4x8xf32> {gt.param}
+ml_program.global private mutable @b0(dense<0.0> : tensor<8xf32>) : tensor<8xf32> {gt.param}
+ml_program.global private mutable @sw(dense<0.2> : tensor<5x2xf32>) : tensor<5x2xf32> {gt.param}
+ml_program.global private mutable @w1(dense<0.3> : tensor<8x8xf32>) : tensor<8x8xf32> {gt.param}
+ml_program.global private mutable @b1(dense<0.0> : tensor<8xf32>) : tensor<8xf32> {gt.param}
+ml_program.global private mutable @w2(dense<0.4> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.param}
+ml_program.global private mutable @b2(dense<0.0> : tensor<3xf32>) : tensor<3xf32> {gt.param}
+func.func @main(%x: tensor<2x6x4xf32> {gt.name = "x"}, %spd: tensor<2x6x6xi64> {gt.name = "spd"}) -> (tensor<2x6x3xf32> {gt.name = "logits"}) {
+  %w0 = ml_program.global_load @w0 : tensor<4x8xf32>
+  %b0 = ml_program.global_load @b0 : tensor<8xf32>
+  %sw = ml_program.global_load @sw : tensor<5x2xf32>
+  %w1 = ml_program.global_load @w1 : tensor<8x8xf32>
+  %b1 = ml_program.global_load @b1 : tensor<8xf32>
+  %w2 = ml_program.global_load @w2 : tensor<8x3xf32>
+  %b2 = ml_program.global_load @b2 : tensor<3xf32>
+  %enc = gt.linear %x, %w0, %b0 : (tensor<2x6x4xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<2x6x8xf32>
+  %bias = gt.spatial_bias %spd, %sw : (tensor<2x6x6xi64>, tensor<5x2xf32>) -> tensor<2x2x6x6xf32>
+  %att = gt.attention %enc, %enc, %enc bias(%bias) heads = 2 {scale = 0.5 : f32} : (tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x2x6x6xf32>) -> tensor<2x6x8xf32>
+  %r1 = tosa.add %enc, %att : (tensor<2x6x8xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  %h = gt.linear %r1, %w1, %b1 : (tensor<2x6x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x6x8xf32>
+  %g = gt.gelu %h : tensor<2x6x8xf32>
+  %r2 = tosa.add %r1, %g : (tensor<2x6x8xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  %out = gt.linear %r2, %w2, %b2 : (tensor<2x6x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<2x6x3xf32>
+  return %out : tensor<2x6x3xf32>
+}
