@@ -47,6 +47,24 @@ constexpr StringLiteral kAttentionBwdKernel = "mgrt_attention_bwd_f32";
 constexpr StringLiteral kSpmmKernel = "mgrt_spmm_f32";
 constexpr StringLiteral kSparseAttentionKernel = "mgrt_sparse_attention_f32";
 
+/// Context parallel (`gt.cp` of gt-context-parallel): the cp kernel's extra
+/// arguments g0, g1, g2, g3, axes, mode (RuntimeCp.h) appended to `args`,
+/// and its name; `name` itself without `gt.cp`.
+StringRef contextParallel(RewriterBase &rewriter, Operation *op, StringRef name,
+                          SmallVectorImpl<Value> &args) {
+  auto cp = op->getAttrOfType<DictionaryAttr>("gt.cp");
+  if (!cp)
+    return name;
+  auto grid = cp.getAs<DenseI64ArrayAttr>("grid");
+  for (int64_t g : grid.asArrayRef())
+    args.push_back(arith::ConstantIntOp::create(rewriter, op->getLoc(), g, 64));
+  for (StringRef key : {"axes", "mode"})
+    args.push_back(arith::ConstantIntOp::create(
+        rewriter, op->getLoc(), cp.getAs<IntegerAttr>(key).getInt(), 64));
+  return name == kAttentionKernel ? "mgrt_cp_attention_f32"
+                                  : "mgrt_cp_attention_bwd_f32";
+}
+
 /// Returns `buffer` with an identity layout, copying it if it is strided.
 Value toIdentity(RewriterBase &rewriter, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
@@ -207,7 +225,8 @@ struct AttentionOpInterface
             rewriter, loc, rewriter.getF32Type(),
             APFloat(static_cast<float>(attn.getScaleOrDefault()))),
         arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
-    callKernel(rewriter, op, kAttentionKernel, args);
+    StringRef kernel = contextParallel(rewriter, op, kAttentionKernel, args);
+    callKernel(rewriter, op, kernel, args);
     replaceOpWithBufferizedValues(rewriter, op, out);
     return success();
   }
@@ -448,7 +467,8 @@ struct AttentionGradOpInterface
             rewriter, loc, rewriter.getF32Type(),
             APFloat(static_cast<float>(grad.getScaleOrDefault()))),
         arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
-    callKernel(rewriter, op, kAttentionBwdKernel, args);
+    StringRef kernel = contextParallel(rewriter, op, kAttentionBwdKernel, args);
+    callKernel(rewriter, op, kernel, args);
     SmallVector<Value> results = {dq, dk, dv};
     if (dbias)
       results.push_back(dbias);

@@ -553,6 +553,8 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &builder,
   auto grad = AttentionGradOp::create(
       builder, getLoc(), types, resultGrads[0], getQuery(), getKey(),
       getValue(), getBias(), getMask(), getNumHeadsAttr(), getScaleAttr());
+  if (Attribute cp = (*this)->getAttr("gt.cp")) // context parallel
+    grad->setAttr("gt.cp", cp);
   operandGrads.assign(getOperation()->getNumOperands(), Value());
   operandGrads[0] = grad.getDq();
   operandGrads[1] = grad.getDk();

@@ -181,6 +181,12 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
                            << name << " (" << dim << ")";
 
   int64_t batch = q.getDimSize(0), sq = q.getDimSize(1), sk = k.getDimSize(1);
+  // Context parallel (gt-context-parallel): k holds this rank's S / cp keys,
+  // the bias and mask all S key columns.
+  if (auto cp = op->getAttrOfType<DictionaryAttr>("gt.cp"))
+    if (auto size = cp.getAs<IntegerAttr>("size");
+        size && !ShapedType::isDynamic(sk))
+      sk *= size.getInt();
   if (Value bias = biasV) {
     ArrayRef<int64_t> b = tensorOf(bias).getShape();
     bool ok = false;

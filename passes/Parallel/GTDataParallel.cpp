@@ -172,8 +172,9 @@ struct GTDataParallelPass
       if (!name)
         continue;
       StringRef n = name.getValue();
-      bool weighted = n == "loss" || n.starts_with("grad:");
-      if (!weighted && n != "correct" && n != "eval_correct")
+      bool weighted = n == "loss" || (n.starts_with("grad:") && !presummed);
+      if (!weighted && n != "correct" && n != "eval_correct" &&
+          !n.starts_with("grad:"))
         continue;
       auto t = dyn_cast<RankedTensorType>(value.getType());
       if (!t || !t.hasStaticShape() || !t.getElementType().isF32()) {

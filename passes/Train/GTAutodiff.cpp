@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Passes/ContextParallel.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/Dialect/GT/GTOps.h"
@@ -297,7 +298,10 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
 
     // 3. Reverse sweep from the loss.
     DenseMap<Value, Value> grads;
-    grads[loss] = splat(b, loc, loss.getType(), 1.0);
+    grads[loss] = main->hasAttr(kContextParallelSeedAttr)
+                      ? buildContextParallelLossSeed(b, loc, mask,
+                                                     loss.getType())
+                      : splat(b, loc, loss.getType(), 1.0);
     if (failed(reverseSweep(b, loc, body, ret, dependsOnParam, grads)))
       return signalPassFailure();
 

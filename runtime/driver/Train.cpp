@@ -14,6 +14,7 @@
 
 #include "comm/DriverComm.h"
 #include "data/GraphUtil.h"
+#include "driver/ContextParallel.h"
 #include "driver/Inputs.h"
 #include "driver/Pipeline.h"
 #include "support/Blas.h"
@@ -207,6 +208,10 @@ int train(const mgrt_model_info &model, const Options &opts) {
                                    : !setupDataParallel(dp, error))
     return fail(error);
   const bool lead = dp.rank == 0 && pipe.stage == 0;
+  // Context parallelism (driver/ContextParallel.h): the world is dp x cp.
+  ContextParallel cp;
+  if (std::string error; !setupContextParallel(dp.rank, dp.size, cp, error))
+    return fail(error);
   // Outputs: loss (required), correct (optional), others ignored.
   // Outputs: loss (required), correct and eval_correct (optional), others
   // ignored.
@@ -275,7 +280,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
     const bool square = roles[i] == Role::Spd || roles[i] == Role::AdjNorm;
     if (B < 0)
       B = in.shape[0], S = in.shape[1], bsFrom = name;
-    if (in.shape[0] != B || in.shape[1] != S || (square && in.shape[2] != S))
+    if (in.shape[0] != B || in.shape[1] != S ||
+        (square && in.shape[2] != S * cp.size))
       errors.push_back(what + ", expected " + mgrt_dtype_name(dtA) + " " +
                        shapeText + " with B = " + std::to_string(B) + ", S = " +
                        std::to_string(S) + " (from input '" + bsFrom + "')");
@@ -361,8 +367,14 @@ int train(const mgrt_model_info &model, const Options &opts) {
       colScale[f] = hi > lo ? opts.categories / (hi - lo) : 0.f;
     }
   }
+  // With cp, the model's rows R are this rank's block of the S nodes.
+  const int64_t R = S, first = cp.rank * R;
+  S *= cp.size;
   const int64_t numSeq = N / S;
-  const int64_t globalB = B * dp.size;
+  const int64_t globalB = B * cp.dpSize;
+  if (cp.size > 1 && std::count(roles.begin(), roles.end(), Role::AdjNorm))
+    errors.push_back("context parallelism (cp=" + std::to_string(cp.size) +
+                     ") does not support the dense adjacency input yet");
   if (numSeq < globalB)
     errors.push_back("--data has " + std::to_string(N) + " nodes, " +
                      std::to_string(numSeq) +
@@ -383,6 +395,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
                : mgrt_partition_sequences(&st.graph, S, order.data(), err,
                                           sizeof err)) != MGRT_OK)
       return fail("partition (" + opts.partition + "): " + err);
+    if (std::string error; !reorderForContextParallel(
+            st.graph, order.data(), numSeq, S, cp.size, opts.seed, error))
+      return fail(error);
     int64_t cut = 0;
     if (!opts.quiet && mgrt_partition_edge_cut(&st.graph, order.data(), S, &cut,
                                                err, sizeof err) == MGRT_OK)
@@ -448,7 +463,10 @@ int train(const mgrt_model_info &model, const Options &opts) {
   if (const char *hint = blasCoreHint(); hint && !opts.quiet)
     std::fprintf(stderr, "note: %s\n", hint);
   if (!opts.quiet && dp.size > 1 && lead)
-    std::fprintf(stderr, "train: data parallel over %d ranks\n", dp.size);
+    std::fprintf(stderr,
+                 "train: data parallel over %d ranks, context parallel over "
+                 "%d (%lld of %lld nodes per rank)\n",
+                 cp.dpSize, cp.size, (long long)R, (long long)S);
   if (!opts.quiet && lead)
     std::fprintf(stderr,
                  "train: B = %lld sequences of S = %lld nodes, %lld "
@@ -491,18 +509,20 @@ int train(const mgrt_model_info &model, const Options &opts) {
     }
     int64_t counted = 0, evalCounted = 0;
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t *nodes =
-          order.data() + epochOrder[k * globalB + dp.rank * B + b] * S;
-      for (int64_t s = 0; s < S; ++s)
+      // The sequence, and this rank's rows [first, first + R) of it.
+      const int64_t *seq =
+          order.data() + epochOrder[k * globalB + cp.dpRank * B + b] * S;
+      const int64_t *nodes = seq + first;
+      for (int64_t s = 0; s < R; ++s)
         counted += isTrain[nodes[s]], evalCounted += isEval[nodes[s]];
       for (int i = 0; i < model.num_inputs; ++i) {
         const mgrt_tensor &t = st.inputs[i];
-        const int64_t base = b * S; // row (b, 0) in node units
+        const int64_t base = b * R; // row (b, 0) in node units
         switch (roles[i]) {
         case Role::Features:
           if (t.dtype == MGRT_I64) {
             const int64_t V = opts.categories;
-            for (int64_t s = 0; s < S; ++s)
+            for (int64_t s = 0; s < R; ++s)
               for (int64_t f = 0; f < F; ++f) {
                 const float x = feats[nodes[s] * F + f];
                 const int64_t bin = std::min<int64_t>(
@@ -512,7 +532,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
               }
             break;
           }
-          for (int64_t s = 0; s < S && F > 0; ++s)
+          for (int64_t s = 0; s < R && F > 0; ++s)
             std::memcpy(static_cast<float *>(t.data) + (base + s) * F,
                         feats + nodes[s] * F, F * sizeof(float));
           break;
@@ -523,29 +543,29 @@ int train(const mgrt_model_info &model, const Options &opts) {
                                : roles[i] == Role::OutDegree ? outDeg
                                                              : labels;
           // Unlabelled nodes (-1, never in a mask) get class 0.
-          for (int64_t s = 0; s < S; ++s)
+          for (int64_t s = 0; s < R; ++s)
             storeInt(t, base + s, std::max<int64_t>(0, src[nodes[s]]));
           break;
         }
         case Role::LabelMask:
-          for (int64_t s = 0; s < S; ++s)
+          for (int64_t s = 0; s < R; ++s)
             static_cast<uint8_t *>(t.data)[base + s] = isTrain[nodes[s]];
           break;
         case Role::EvalMask:
-          for (int64_t s = 0; s < S; ++s)
+          for (int64_t s = 0; s < R; ++s)
             static_cast<float *>(t.data)[base + s] = isEval[nodes[s]];
           break;
         case Role::Spd: {
           int64_t *out = static_cast<int64_t *>(t.data) + base * S;
           if (t.dtype != MGRT_I64) {
-            spdTmp.resize(S * S);
+            spdTmp.resize(R * S);
             out = spdTmp.data();
           }
-          if (mgrt_spd_block(&st.graph, nodes, S, 0, S, opts.maxDistance, out,
-                             err, sizeof err) != MGRT_OK)
+          if (mgrt_spd_block(&st.graph, seq, S, first, first + R,
+                             opts.maxDistance, out, err, sizeof err) != MGRT_OK)
             return fail(std::string("spd: ") + err);
           if (t.dtype != MGRT_I64)
-            for (int64_t j = 0; j < S * S; ++j)
+            for (int64_t j = 0; j < R * S; ++j)
               storeInt(t, base * S + j, out[j]);
           break;
         }

@@ -106,8 +106,12 @@ cl::opt<std::string> planSpec(
              "parallel over P ranks; the compiled batch is each rank's, the "
              "global batch is P times it; zero=1 shards the optimizer "
              "state, zero=2 also the gradients (the same code as zero=1), "
-             "zero=3 also the parameters; launch with mpirun -np P)"),
-    cl::value_desc("dp=P[,zero=0|1|2|3]"), cl::cat(category));
+             "zero=3 also the parameters; launch with mpirun -np P); "
+             "cp=C[,cp_mode=allgather|ring] (context parallel: each rank "
+             "holds S / C nodes of every sequence; with dp, launch with "
+             "mpirun -np P*C)"),
+    cl::value_desc("dp=P[,zero=0|1|2|3][,cp=C[,cp_mode=allgather|ring]]"),
+    cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
@@ -134,9 +138,9 @@ std::string parsePlan(StringRef spec) {
   std::string error = megagraph::parseParallelPlan(spec, plan);
   if (!error.empty())
     return error;
-  if (plan.cp != 1)
-    return "--plan cp=" + std::to_string(plan.cp) +
-           ": context parallelism is not implemented in the compiler yet";
+  if (plan.cp != 1 && plan.zero != 0)
+    return "--plan " + megagraph::toString(plan) +
+           ": zero is not supported with context parallelism (cp) yet";
   if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
     return "--plan " + megagraph::toString(plan) +
            ": mb and stages apply to pipeline parallelism (pp > 1)";
@@ -329,11 +333,19 @@ int run(MLIRContext &context) {
       pm.addPass(createCSEPass());
     } else if (train) {
       (*module)->setAttr("gt.plan", megagraph::toAttr(&context, plan));
+      if (plan.cp > 1) { // issue 7: S / cp rows per rank, cp attention
+        megagraph::GTContextParallelOptions contextParallel;
+        contextParallel.cp = plan.cp;
+        contextParallel.dp = plan.dp;
+        contextParallel.mode = plan.cpMode;
+        pm.addPass(megagraph::createGTContextParallel(contextParallel));
+      }
       megagraph::GTAutodiffOptions autodiff;
       pm.addPass(megagraph::createGTAutodiff(autodiff));
-      if (plan.dp > 1) {
+      if (plan.dp * plan.cp > 1) { // gradients summed over dp x cp
         megagraph::GTDataParallelOptions dataParallel;
-        dataParallel.dp = plan.dp;
+        dataParallel.dp = plan.dp * plan.cp;
+        dataParallel.presummed = plan.cp > 1;
         dataParallel.zero = plan.zero;
         pm.addPass(megagraph::createGTDataParallel(dataParallel));
       }

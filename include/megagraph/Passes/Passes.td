@@ -320,6 +320,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
            "Number of data-parallel ranks">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"4194304",
            "Largest all-reduce bucket packing several gradients (bytes)">,
+    Option<"presummed", "presummed", "bool", /*default=*/"false",
+           "The gradients are already weighted by n_r / N (gt-context-"
+           "parallel's loss seed): sum them without weighting">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 (all-reduce), 1 or 2 (reduce-scatter, sharded "
            "optimizer state and gradients; run gt-zero-gather after "
@@ -332,6 +335,44 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numBuckets", "buckets", "all-reduces per step">,
     Statistic<"numGradients", "gradients", "gradients averaged">,
+  ];
+}
+
+def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
+  let summary = "Shard the node dimension of the forward @main over a cp group";
+  let description = [{
+    Context parallelism (issue 7) on the forward `@main` (after gt-raise,
+    before gt-autodiff): every value that carries the node (row) dimension S
+    of a sequence gets S / cp rows; the attention bias keeps all S key
+    columns (`[B|1, H|1, S/cp, S]`). The node dimension is found by
+    propagation from `gt.attention` (q, k, v and the result: dim 1; bias:
+    dim 2) through the row-local ops (gt.linear, gt.layer_norm, gt.gelu,
+    gt.degree_embedding, gt.node_embedding, gt.spatial_bias, elementwise
+    TOSA) to the function arguments and results. An op that touches a
+    sharded value but is not row-local is an error. Each `gt.attention`
+    gets `gt.cp = {size, mode, grid, axes}`: bufferization then calls
+    `mgrt_cp_attention_f32` (and, through gt-autodiff, `_bwd_f32`) over the
+    cp axis of the grid dp x cp, which all-gathers K / V (mode allgather)
+    or passes them around a ring (mode ring); the bias is never sent.
+    The module gets `func.func @megagraph_plan_cp() -> i64` for the driver.
+    The loss and gradient reduction over dp x cp is gt-data-parallel's
+    (weighted by the labelled rows of each rank).
+  }];
+  let options = [
+    Option<"cp", "cp", "int64_t", /*default=*/"1",
+           "Number of context-parallel ranks (must divide S)">,
+    Option<"dp", "dp", "int64_t", /*default=*/"1",
+           "Number of data-parallel ranks (grid dp x cp, cp innermost)">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"allgather\"",
+           "How keys reach the queries: allgather or ring">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::tosa::TosaDialect"];
+  let statistics = [
+    Statistic<"numSharded", "sharded-values", "values with S / cp rows">,
+    Statistic<"numAttention", "attention-ops", "context-parallel attentions">,
   ];
 }
 

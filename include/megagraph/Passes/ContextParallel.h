@@ -1,0 +1,35 @@
+//===- ContextParallel.h - Context parallelism helpers ----------*- C++ -*-===//
+//
+// Part of MegaGraph. What gt-autodiff needs from gt-context-parallel: with
+// the node dimension sharded over cp ranks, the loss of rank r is the mean
+// over its own n_r labelled rows, but the attention backward sums every
+// rank's output gradient into each rank's keys and values. The ranks must
+// therefore seed their loss gradients with their share n_r / N of the
+// global count N (over dp x cp), so that the gradients summed over all
+// ranks are those of the global masked mean (gt-data-parallel then sums
+// them without weighting, its `presummed` option).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_PASSES_CONTEXTPARALLEL_H
+#define MEGAGRAPH_PASSES_CONTEXTPARALLEL_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace megagraph {
+
+/// Unit attribute that gt-context-parallel puts on @main.
+constexpr llvm::StringLiteral kContextParallelSeedAttr = "gt.cp_seed";
+/// The grid of gt-context-parallel: shape [dp, cp].
+constexpr llvm::StringLiteral kContextParallelGrid = "gt_cp";
+
+/// The loss-gradient seed of this rank, n_r / max(1, N) of type `lossType`
+/// (a 0-d float tensor), where n_r counts the true entries of `mask` and N
+/// is their sum over all ranks of the grid @gt_cp (a shard.all_reduce).
+mlir::Value buildContextParallelLossSeed(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::Value mask, mlir::Type lossType);
+
+} // namespace megagraph
+
+#endif // MEGAGRAPH_PASSES_CONTEXTPARALLEL_H

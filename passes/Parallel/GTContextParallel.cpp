@@ -1,0 +1,349 @@
+//===- GTContextParallel.cpp - Shard the node dimension over cp -*- C++ -*-===//
+//
+// Part of MegaGraph. Context parallelism (issue 7) on the forward @main,
+// before gt-autodiff. Each of the cp ranks of a cp group holds S / cp rows
+// (nodes) of every sequence: this pass finds the values that carry the node
+// dimension, by propagation from gt.attention through the row-local ops,
+// gives them S / cp rows, and marks every gt.attention as context-parallel
+// (`gt.cp`), so that bufferization calls the runtime's cp attention, which
+// meets the other ranks' keys and values by all-gather or around a ring.
+// The bias keeps its S key columns; it is computed locally and never sent.
+//
+// What is not row-local (a reshape, transpose or reduction over the node
+// dimension) is rejected: the static-shape rewrite cannot express it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Passes/ContextParallel.h"
+
+#include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTCONTEXTPARALLEL
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-context-parallel"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// One (value, dimension) pair of a row-local op: the dimension of the
+/// value that is the node dimension whenever any pair of the op is.
+using RowDim = std::pair<Value, int64_t>;
+
+/// The elementwise TOSA ops that are row-local when their operands have the
+/// result's shape (or broadcast over the node dimension).
+bool isElementwise(Operation *op) {
+  return isa<tosa::AddOp, tosa::SubOp, tosa::MulOp, tosa::MaximumOp,
+             tosa::MinimumOp, tosa::ExpOp, tosa::TanhOp, tosa::SigmoidOp,
+             tosa::ClampOp, tosa::CastOp, tosa::NegateOp, tosa::AbsOp,
+             tosa::ReciprocalOp, tosa::RsqrtOp, tosa::LogOp, tosa::PowOp,
+             tosa::SelectOp, tosa::EqualOp, tosa::GreaterOp,
+             tosa::GreaterEqualOp, tosa::LogicalAndOp, tosa::LogicalOrOp,
+             tosa::LogicalNotOp, tosa::ErfOp>(op);
+}
+
+/// The pairs of a row-local op for the node dimension of `result` at `d`,
+/// or failure if the op is not row-local. Elementwise operands broadcast
+/// over the node dimension (size 1) are not part of it.
+FailureOr<SmallVector<RowDim>>
+rowPairs(Operation *op, int64_t S,
+         const llvm::DenseMap<Value, int64_t> &known) {
+  SmallVector<RowDim> pairs;
+  auto dimOf = [](Value v, int64_t d) {
+    return cast<ShapedType>(v.getType()).getDimSize(d);
+  };
+  if (auto a = dyn_cast<gt::AttentionOp>(op)) {
+    pairs = {{a.getQuery(), 1},
+             {a.getKey(), 1},
+             {a.getValue(), 1},
+             {a.getResult(), 1}};
+    for (Value m : {a.getBias(), a.getMask()}) {
+      if (!m)
+        continue;
+      auto t = cast<ShapedType>(m.getType());
+      int64_t q = t.getRank() - 2;
+      if (q >= 0 && t.getDimSize(q) == S)
+        pairs.push_back({m, q});
+    }
+    return pairs;
+  }
+  if (isa<gt::LinearOp, gt::LayerNormOp, gt::GeluOp>(op)) {
+    Value x = op->getOperand(0), y = op->getResult(0);
+    auto t = cast<ShapedType>(x.getType());
+    // [.., S, D] with the node dimension second to last (rank 2: [S, D] is
+    // not a batch of sequences; rank 3: [B, S, D]).
+    if (t.getRank() != 3)
+      return failure();
+    return SmallVector<RowDim>{{x, 1}, {y, 1}};
+  }
+  if (auto e = dyn_cast<gt::DegreeEmbeddingOp>(op))
+    return SmallVector<RowDim>{
+        {e.getInput(), 1}, {e.getDegree(), 1}, {e.getResult(), 1}};
+  if (auto e = dyn_cast<gt::NodeEmbeddingOp>(op)) {
+    if (cast<ShapedType>(e.getIds().getType()).getRank() < 2)
+      return failure();
+    return SmallVector<RowDim>{{e.getIds(), 1}, {e.getResult(), 1}};
+  }
+  if (auto sb = dyn_cast<gt::SpatialBiasOp>(op)) {
+    // distance [B, S, S] -> bias [B, H, S, S]: query rows are dim 1 / 2.
+    auto t = cast<ShapedType>(sb.getDistance().getType());
+    if (t.getRank() != 3)
+      return failure();
+    return SmallVector<RowDim>{{sb.getDistance(), 1}, {sb.getResult(), 2}};
+  }
+  if (isElementwise(op) && op->getNumResults() == 1) {
+    Value y = op->getResult(0);
+    auto t = dyn_cast<RankedTensorType>(y.getType());
+    if (!t)
+      return failure();
+    // The node dimension is the one a sharded operand or the result already
+    // has (shapes such as [B, S, S] or [B, S, D = S] are ambiguous alone).
+    int64_t d = -1;
+    for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+      if (auto it = known.find(v); it != known.end())
+        d = it->second;
+    if (d < 0)
+      return pairs;
+    if (d >= t.getRank() || t.getDimSize(d) != S)
+      return failure();
+    pairs.push_back({y, d});
+    for (Value x : op->getOperands()) {
+      auto xt = dyn_cast<RankedTensorType>(x.getType());
+      if (xt && xt.getRank() == t.getRank() && dimOf(x, d) == S)
+        pairs.push_back({x, d});
+    }
+    return pairs;
+  }
+  return failure();
+}
+
+struct GTContextParallelPass
+    : megagraph::impl::GTContextParallelBase<GTContextParallelPass> {
+  using GTContextParallelBase::GTContextParallelBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (cp < 1 || dp < 1) {
+      module.emitError() << "gt-context-parallel: cp and dp must be at least "
+                            "1, got cp="
+                         << static_cast<int64_t>(cp)
+                         << " dp=" << static_cast<int64_t>(dp);
+      return signalPassFailure();
+    }
+    int64_t modeValue;
+    if (mode == "allgather")
+      modeValue = 0;
+    else if (mode == "ring")
+      modeValue = 1;
+    else {
+      module.emitError() << "gt-context-parallel: mode must be allgather or "
+                            "ring, got '"
+                         << mode << "'";
+      return signalPassFailure();
+    }
+    if (cp == 1)
+      return;
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal()) {
+      module.emitError("gt-context-parallel needs the forward function @main "
+                       "(run it before gt-autodiff)");
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("megagraph_plan_cp")) {
+      module.emitError("gt-context-parallel: the module already has "
+                       "@megagraph_plan_cp (the pass ran twice?)");
+      return signalPassFailure();
+    }
+
+    // 1. The sequence length S, from the attentions.
+    SmallVector<gt::AttentionOp> attentions;
+    main.walk([&](gt::AttentionOp a) { attentions.push_back(a); });
+    if (attentions.empty()) {
+      main.emitError("gt-context-parallel: @main has no gt.attention; "
+                     "context parallelism shards the attention's sequence");
+      return signalPassFailure();
+    }
+    int64_t S = ShapedType::kDynamic;
+    for (gt::AttentionOp a : attentions) {
+      auto q = cast<ShapedType>(a.getQuery().getType());
+      auto k = cast<ShapedType>(a.getKey().getType());
+      if (!q.hasStaticShape() || !k.hasStaticShape() ||
+          q.getDimSize(1) != k.getDimSize(1) ||
+          (S != ShapedType::kDynamic && q.getDimSize(1) != S)) {
+        a.emitOpError() << "gt-context-parallel: every attention must be a "
+                           "self-attention over the same static sequence "
+                           "length, got query "
+                        << q << " and key " << k;
+        return signalPassFailure();
+      }
+      S = q.getDimSize(1);
+    }
+    if (S % cp != 0) {
+      attentions.front().emitOpError()
+          << "gt-context-parallel: cp=" << static_cast<int64_t>(cp)
+          << " does not divide the sequence length S=" << S
+          << " (each rank holds S / cp rows)";
+      return signalPassFailure();
+    }
+
+    // 2. Propagate the node dimension to a fixed point.
+    llvm::DenseMap<Value, int64_t> rowDim;
+    bool conflict = false;
+    auto mark = [&](Value v, int64_t d) -> bool {
+      auto [it, inserted] = rowDim.try_emplace(v, d);
+      if (!inserted && it->second != d) {
+        conflict = true;
+        if (Operation *def = v.getDefiningOp())
+          def->emitOpError() << "gt-context-parallel: the node dimension of "
+                                "this value is both "
+                             << it->second << " and " << d;
+        else
+          main.emitError() << "gt-context-parallel: the node dimension of "
+                              "argument "
+                           << cast<BlockArgument>(v).getArgNumber()
+                           << " is both " << it->second << " and " << d;
+      }
+      return inserted;
+    };
+    SmallVector<Operation *> ops;
+    main.walk([&](Operation *op) {
+      if (op != main)
+        ops.push_back(op);
+    });
+    for (bool changed = true; changed && !conflict;) {
+      changed = false;
+      for (Operation *op : ops) {
+        FailureOr<SmallVector<RowDim>> pairs = rowPairs(op, S, rowDim);
+        if (failed(pairs))
+          continue;
+        bool any = isa<gt::AttentionOp>(op);
+        for (auto [v, d] : *pairs)
+          any |= rowDim.contains(v);
+        if (!any)
+          continue;
+        for (auto [v, d] : *pairs)
+          changed |= mark(v, d);
+      }
+    }
+    if (conflict)
+      return signalPassFailure();
+
+    // 3. Every op touching a sharded value must be row-local.
+    for (Operation *op : ops) {
+      if (isa<func::ReturnOp>(op))
+        continue;
+      bool touches = false;
+      for (Value v : op->getOperands())
+        touches |= rowDim.contains(v);
+      for (Value v : op->getResults())
+        touches |= rowDim.contains(v);
+      if (!touches)
+        continue;
+      FailureOr<SmallVector<RowDim>> pairs = rowPairs(op, S, rowDim);
+      bool covered = succeeded(pairs);
+      if (covered) {
+        llvm::DenseSet<Value> inPairs;
+        for (auto [v, d] : *pairs)
+          inPairs.insert(v);
+        for (Value v : op->getOperands())
+          covered &= !rowDim.contains(v) || inPairs.contains(v);
+        for (Value v : op->getResults())
+          covered &= !rowDim.contains(v) || inPairs.contains(v);
+      }
+      if (!covered) {
+        op->emitOpError() << "gt-context-parallel: cannot shard the node "
+                             "dimension (S="
+                          << S << ") through this op: it is not row-local";
+        return signalPassFailure();
+      }
+    }
+
+    // 4. Retype: the node dimension gets S / cp rows.
+    auto shrink = [&](Value v, int64_t d) {
+      auto t = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(t.getShape());
+      shape[d] /= cp;
+      v.setType(t.clone(shape));
+      ++numSharded;
+    };
+    for (auto [v, d] : rowDim)
+      shrink(v, d);
+    SmallVector<Type> results;
+    main.walk([&](func::ReturnOp r) {
+      results.assign(r.getOperandTypes().begin(), r.getOperandTypes().end());
+    });
+    main.setType(FunctionType::get(
+        &getContext(), main.getBody().front().getArgumentTypes(), results));
+
+    // 5. Mark the attentions; the plan function for the driver.
+    OpBuilder b(&getContext());
+    auto cpAttr = b.getDictionaryAttr(
+        {b.getNamedAttr("size", b.getI64IntegerAttr(cp)),
+         b.getNamedAttr("mode", b.getI64IntegerAttr(modeValue)),
+         b.getNamedAttr("grid", b.getDenseI64ArrayAttr({dp, cp, 1, 1})),
+         b.getNamedAttr("axes", b.getI64IntegerAttr(2))});
+    for (gt::AttentionOp a : attentions) {
+      a->setAttr("gt.cp", cpAttr);
+      ++numAttention;
+    }
+    main->setAttr(kContextParallelSeedAttr, b.getUnitAttr());
+    b.setInsertionPointToStart(module.getBody());
+    shard::GridOp::create(b, main.getLoc(), kContextParallelGrid,
+                          ArrayRef<int64_t>{dp, cp});
+    b.setInsertionPoint(main);
+    auto planFn = func::FuncOp::create(b, main.getLoc(), "megagraph_plan_cp",
+                                       b.getFunctionType({}, b.getI64Type()));
+    OpBuilder fb(&getContext());
+    fb.setInsertionPointToStart(planFn.addEntryBlock());
+    Value v = arith::ConstantIntOp::create(fb, main.getLoc(), fb.getI64Type(),
+                                           static_cast<int64_t>(cp));
+    func::ReturnOp::create(fb, main.getLoc(), v);
+  }
+};
+
+} // namespace
+
+Value megagraph::buildContextParallelLossSeed(OpBuilder &b, Location loc,
+                                              Value mask, Type lossType) {
+  ImplicitLocOpBuilder ib(loc, b);
+  auto f32 = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  };
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  Value m = tosa::CastOp::create(b, loc, f32(maskType.getShape()), mask);
+  const int64_t n = maskType.getNumElements();
+  m = tosa::ReshapeOp::create(b, loc, f32({n}), m,
+                              tosa::getTosaConstShape(ib, {n}));
+  Value local =
+      tosa::ReduceSumOp::create(b, loc, f32({1}), m, b.getI32IntegerAttr(0));
+  Value total = shard::AllReduceOp::create(
+      b, loc, f32({1}), kContextParallelGrid, ArrayRef<int16_t>{0, 1}, local,
+      shard::ReductionKind::Sum);
+  Value one = tosa::ConstOp::create(b, loc, f32({1}),
+                                    DenseElementsAttr::get(f32({1}), 1.0f));
+  total = tosa::MaximumOp::create(b, loc, f32({1}), total, one);
+  Value inv = tosa::ReciprocalOp::create(b, loc, f32({1}), total);
+  auto i8 = RankedTensorType::get({1}, b.getI8Type());
+  Value shift = tosa::ConstOp::create(
+      b, loc, i8, DenseElementsAttr::get(i8, b.getI8IntegerAttr(0)));
+  Value seed = tosa::MulOp::create(b, loc, f32({1}), local, inv, shift);
+  auto type = cast<RankedTensorType>(lossType);
+  if (!type.getElementType().isF32())
+    seed = tosa::CastOp::create(b, loc, type.clone(ArrayRef<int64_t>{1}), seed);
+  return tosa::ReshapeOp::create(b, loc, type, seed,
+                                 tosa::getTosaConstShape(ib, {}));
+}

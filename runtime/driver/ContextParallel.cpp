@@ -1,0 +1,73 @@
+//===- ContextParallel.cpp - Context parallelism in the driver ------------===//
+
+#include "driver/ContextParallel.h"
+
+#include <vector>
+
+/// Defined by models compiled with --plan cp=C (gt-context-parallel).
+extern "C" int64_t megagraph_plan_cp(void) __attribute__((weak));
+
+namespace mgrt {
+
+bool setupContextParallel(int worldRank, int worldSize, ContextParallel &cp,
+                          std::string &error) {
+  const int64_t planned = megagraph_plan_cp ? megagraph_plan_cp() : 1;
+  if (planned < 1 || worldSize % planned != 0) {
+    error = "the model was compiled with --plan cp=" + std::to_string(planned) +
+            ", which does not divide the " + std::to_string(worldSize) +
+            " process(es) of the job";
+    return false;
+  }
+  cp.size = static_cast<int>(planned);
+  cp.rank = worldRank % cp.size;
+  cp.dpSize = worldSize / cp.size;
+  cp.dpRank = worldRank / cp.size;
+  return true;
+}
+
+bool reorderForContextParallel(const mgrt_graph &g, int64_t *order,
+                               int64_t numSeq, int64_t seqLen, int cp,
+                               uint64_t seed, std::string &error) {
+  if (cp <= 1)
+    return true;
+  if (seqLen % cp != 0) {
+    error = "cp=" + std::to_string(cp) +
+            " does not divide S = " + std::to_string(seqLen);
+    return false;
+  }
+  std::vector<int64_t> local(g.num_nodes, -1), rowPtr(seqLen + 1), colIdx,
+      part(seqLen), nodes(seqLen);
+  char err[256];
+  for (int64_t s = 0; s < numSeq; ++s) {
+    int64_t *seq = order + s * seqLen;
+    for (int64_t i = 0; i < seqLen; ++i)
+      local[seq[i]] = i;
+    // The induced subgraph, in local ids.
+    colIdx.clear();
+    for (int64_t i = 0; i < seqLen; ++i) {
+      rowPtr[i] = static_cast<int64_t>(colIdx.size());
+      const int64_t u = seq[i];
+      for (int64_t e = g.row_ptr[u]; e < g.row_ptr[u + 1]; ++e)
+        if (const int64_t v = local[g.col_idx[e]]; v >= 0)
+          colIdx.push_back(v);
+    }
+    rowPtr[seqLen] = static_cast<int64_t>(colIdx.size());
+    mgrt_graph sub = {seqLen, static_cast<int64_t>(colIdx.size()),
+                      rowPtr.data(), colIdx.data()};
+    // cp parts of exactly seqLen / cp nodes, as METIS sequences.
+    if (mgrt_partition_metis(&sub, seqLen / cp, seed + s, part.data(), err,
+                             sizeof err) != MGRT_OK) {
+      error = std::string("cp blocks (METIS): ") + err;
+      return false;
+    }
+    for (int64_t i = 0; i < seqLen; ++i)
+      nodes[i] = seq[part[i]];
+    for (int64_t i = 0; i < seqLen; ++i) {
+      local[seq[i]] = -1;
+      seq[i] = nodes[i];
+    }
+  }
+  return true;
+}
+
+} // namespace mgrt

@@ -1,0 +1,48 @@
+// RUN: megagraph-opt %s --gt-context-parallel=cp=2 -split-input-file -verify-diagnostics
+// RUN: not megagraph-opt %s --split-input-file --gt-context-parallel="cp=2 mode=ulysses" 2>&1 | FileCheck %s --check-prefix=MODE
+// MODE: error: gt-context-parallel: mode must be allgather or ring, got 'ulysses'
+// RUN: not megagraph-opt %s --split-input-file --gt-context-parallel=cp=0 2>&1 | FileCheck %s --check-prefix=CP0
+// CP0: error: gt-context-parallel: cp and dp must be at least 1, got cp=0 dp=1
+
+// cp must divide S.
+func.func @main(%x: tensor<1x5x4xf32>) -> tensor<1x5x4xf32> {
+  // expected-error @+1 {{'gt.attention' op gt-context-parallel: cp=2 does not divide the sequence length S=5 (each rank holds S / cp rows)}}
+  %a = gt.attention %x, %x, %x heads = 1 : (tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x5x4xf32>) -> tensor<1x5x4xf32>
+  return %a : tensor<1x5x4xf32>
+}
+
+// -----
+
+// A transpose mixes the node dimension with another: not row-local.
+func.func @main(%x: tensor<1x8x4xf32>) -> tensor<8x1x4xf32> {
+  %a = gt.attention %x, %x, %x heads = 1 : (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  // expected-error @+1 {{'tosa.transpose' op gt-context-parallel: cannot shard the node dimension (S=8) through this op: it is not row-local}}
+  %t = tosa.transpose %a {perms = array<i32: 1, 0, 2>} : (tensor<1x8x4xf32>) -> tensor<8x1x4xf32>
+  return %t : tensor<8x1x4xf32>
+}
+
+// -----
+
+// A reduction over the nodes (global pooling) is not row-local either.
+func.func @main(%x: tensor<1x8x4xf32>) -> tensor<1x1x4xf32> {
+  %a = gt.attention %x, %x, %x heads = 1 : (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  // expected-error @+1 {{'tosa.reduce_sum' op gt-context-parallel: cannot shard the node dimension (S=8) through this op: it is not row-local}}
+  %s = tosa.reduce_sum %a {axis = 1 : i32} : (tensor<1x8x4xf32>) -> tensor<1x1x4xf32>
+  return %s : tensor<1x1x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{gt-context-parallel: @main has no gt.attention; context parallelism shards the attention's sequence}}
+func.func @main(%x: tensor<1x8x4xf32>) -> tensor<1x8x4xf32> {
+  return %x : tensor<1x8x4xf32>
+}
+
+// -----
+
+// Cross-attention (queries and keys of different lengths) is not handled.
+func.func @main(%q: tensor<1x8x4xf32>, %k: tensor<1x4x4xf32>) -> tensor<1x8x4xf32> {
+  // expected-error @+1 {{'gt.attention' op gt-context-parallel: every attention must be a self-attention over the same static sequence length}}
+  %a = gt.attention %q, %k, %k heads = 1 : (tensor<1x8x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x8x4xf32>
+  return %a : tensor<1x8x4xf32>
+}

@@ -1,0 +1,78 @@
+// RUN: megagraph-opt %s --gt-context-parallel="cp=2" | FileCheck %s
+// RUN: megagraph-opt %s --gt-context-parallel="cp=4 dp=2 mode=ring" | FileCheck %s --check-prefix=RING
+// RUN: megagraph-opt %s --gt-context-parallel="cp=1" | FileCheck %s --check-prefix=CP1
+// RUN: megagraph-opt %s --gt-context-parallel="cp=2" --gt-autodiff --gt-data-parallel="dp=2 presummed=true" | FileCheck %s --check-prefix=GRAD
+
+// A Graphormer-style layer: S = 8 nodes, D = 8 (= S: the node dimension is
+// found by propagation, not by size), spatial bias from the SPD.
+ml_program.global private mutable @enc(dense<0.1> : tensor<4x8xf32>) : tensor<4x8xf32> {gt.param}
+ml_program.global private mutable @encb(dense<0.0> : tensor<8xf32>) : tensor<8xf32> {gt.param}
+ml_program.global private mutable @deg(dense<0.2> : tensor<16x8xf32>) : tensor<16x8xf32> {gt.param}
+ml_program.global private mutable @sp(dense<0.3> : tensor<5x2xf32>) : tensor<5x2xf32> {gt.param}
+ml_program.global private mutable @lnw(dense<1.0> : tensor<8xf32>) : tensor<8xf32> {gt.param}
+ml_program.global private mutable @lnb(dense<0.0> : tensor<8xf32>) : tensor<8xf32> {gt.param}
+ml_program.global private mutable @wq(dense<0.05> : tensor<8x8xf32>) : tensor<8x8xf32> {gt.param}
+ml_program.global private mutable @head(dense<0.05> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.param}
+ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3xf32> {gt.param}
+
+// CHECK-LABEL: func.func @megagraph_plan_cp() -> i64
+// CHECK: arith.constant 2 : i64
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:.*]]: tensor<2x4x4xf32> {gt.name = "x"}
+// CHECK-SAME: %[[DEG:.*]]: tensor<2x4xi64> {gt.name = "in_degree"}
+// CHECK-SAME: %[[SPD:.*]]: tensor<2x4x8xi64> {gt.name = "spd"}
+// CHECK-SAME: -> (tensor<2x4x3xf32> {gt.name = "logits"})
+// CHECK: gt.linear %[[X]], {{.*}} -> tensor<2x4x8xf32>
+// CHECK: gt.degree_embedding {{.*}} -> tensor<2x4x8xf32>
+// CHECK: %[[BIAS:.*]] = gt.spatial_bias %[[SPD]], {{.*}} -> tensor<2x2x4x8xf32>
+// CHECK: gt.layer_norm {{.*}} -> tensor<2x4x8xf32>
+// CHECK: gt.attention {{.*}} bias(%[[BIAS]]) heads = 2 {gt.cp = {axes = 2 : i64, grid = array<i64: 1, 2, 1, 1>, mode = 0 : i64, size = 2 : i64}
+// CHECK-SAME: (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK: tosa.add {{.*}} -> tensor<2x4x8xf32>
+// CHECK: gt.gelu {{.*}} : tensor<2x4x8xf32>
+// CHECK: return {{.*}} : tensor<2x4x3xf32>
+// No collective in the forward: the bias rows are local, K / V move inside
+// the runtime's cp attention.
+// CHECK-NOT: shard.
+
+// RING: shard.grid @gt_cp(shape = 2x4)
+// RING: func.func @main(%{{.*}}: tensor<2x2x4xf32> {gt.name = "x"}, %{{.*}}: tensor<2x2xi64> {gt.name = "in_degree"}, %{{.*}}: tensor<2x2x8xi64> {gt.name = "spd"})
+// RING: gt.attention {{.*}} {gt.cp = {axes = 2 : i64, grid = array<i64: 2, 4, 1, 1>, mode = 1 : i64, size = 4 : i64}
+// RING-SAME: -> tensor<2x2x8xf32>
+
+// CP1-NOT: gt.cp
+// CP1: func.func @main(%{{.*}}: tensor<2x8x4xf32>
+
+// The gradient: the backward attention is context parallel too, the loss
+// seed is this rank's share n_r / N of the labelled rows (an all-reduce of
+// the count over the grid), and the gradients are summed unweighted.
+// GRAD: func.func @main_grad(
+// GRAD: %[[N:.*]] = tosa.reduce_sum
+// GRAD: shard.all_reduce %[[N]] on @gt_cp grid_axes = [0, 1] : tensor<1xf32> -> tensor<1xf32>
+// GRAD: gt.attention_grad {{.*}} {gt.cp = {axes = 2 : i64, grid = array<i64: 1, 2, 1, 1>, mode = 0 : i64, size = 2 : i64}
+// GRAD-SAME: -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>)
+// GRAD: shard.all_reduce {{.*}} on @gt_dp grid_axes = [0]
+func.func @main(%x: tensor<2x8x4xf32> {gt.name = "x"},
+                %deg: tensor<2x8xi64> {gt.name = "in_degree"},
+                %spd: tensor<2x8x8xi64> {gt.name = "spd"})
+    -> (tensor<2x8x3xf32> {gt.name = "logits"}) {
+  %enc = ml_program.global_load @enc : tensor<4x8xf32>
+  %encb = ml_program.global_load @encb : tensor<8xf32>
+  %degt = ml_program.global_load @deg : tensor<16x8xf32>
+  %sp = ml_program.global_load @sp : tensor<5x2xf32>
+  %lnw = ml_program.global_load @lnw : tensor<8xf32>
+  %lnb = ml_program.global_load @lnb : tensor<8xf32>
+  %wq = ml_program.global_load @wq : tensor<8x8xf32>
+  %head = ml_program.global_load @head : tensor<8x3xf32>
+  %headb = ml_program.global_load @headb : tensor<3xf32>
+  %h0 = gt.linear %x, %enc, %encb : (tensor<2x8x4xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
+  %h1 = gt.degree_embedding %h0, %deg, %degt : (tensor<2x8x8xf32>, tensor<2x8xi64>, tensor<16x8xf32>) -> tensor<2x8x8xf32>
+  %bias = gt.spatial_bias %spd, %sp : (tensor<2x8x8xi64>, tensor<5x2xf32>) -> tensor<2x2x8x8xf32>
+  %n = gt.layer_norm %h1, %lnw, %lnb epsilon = 1.0e-5 : (tensor<2x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
+  %q = gt.linear %n, %wq, %encb : (tensor<2x8x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
+  %a = gt.attention %q, %n, %n bias(%bias) heads = 2 : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r = tosa.add %h1, %a : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %g = gt.gelu %r : tensor<2x8x8xf32>
+  %y = gt.linear %g, %head, %headb : (tensor<2x8x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<2x8x3xf32>
+  return %y : tensor<2x8x3xf32>
+}
