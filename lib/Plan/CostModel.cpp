@@ -411,7 +411,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
         cpComm = 2 * hw.allGather(plan.cp, kv) * (crossNodeCp ? 1 : 1);
       if (plan.recompute)
         cpComm *= 1.5;
-      if (plan.cpMode == "ring") {
+      if (plan.cpMode == "ring" && hw.overlap) {
         double attention =
             3 * m / cp * u.attentionFlops / hw.attentionFlops / share;
         cpComm = std::max(0.0, cpComm - attention);

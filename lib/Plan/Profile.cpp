@@ -86,6 +86,7 @@ HardwareProfile cpuHere() {
   p.scratchBytes = 1138688;
   p.devicesPerNode = 1024; // one host: every group uses shared memory
   p.sharedCompute = true;
+  p.overlap = false;
   p.intra = {20e-6, 1.0 / 2e9};
   p.inter = p.intra;
   return p;
@@ -156,6 +157,7 @@ llvm::json::Value megagraph::toJSON(const HardwareProfile &p) {
       {"scratch_bytes", p.scratchBytes},
       {"devices_per_node", p.devicesPerNode},
       {"shared_compute", p.sharedCompute},
+      {"overlap", p.overlap},
       {"intra", llvm::json::Object{{"alpha_s", p.intra.alpha},
                                    {"beta_s_per_byte", p.intra.beta}}},
       {"inter", llvm::json::Object{{"alpha_s", p.inter.alpha},
@@ -184,6 +186,7 @@ bool megagraph::fromJSON(const llvm::json::Value &value, HardwareProfile &p,
   o.mapOptional("scratch_bytes", p.scratchBytes);
   o.mapOptional("devices_per_node", p.devicesPerNode);
   o.mapOptional("shared_compute", p.sharedCompute);
+  o.mapOptional("overlap", p.overlap);
   if (const llvm::json::Value *v = value.getAsObject()->get("intra"))
     if (!::fromJSON(*v, p.intra, path.field("intra")))
       return false;

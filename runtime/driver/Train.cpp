@@ -617,7 +617,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
       }
     }
 
-    // The step.
+    // The step. base_bytes: what the driver holds across it (data set,
+    // inputs, outputs); peak_bytes - base_bytes is the step's own memory.
+    const size_t base = mgrt_current_bytes();
     mgrt_reset_peak();
     auto start = std::chrono::steady_clock::now();
     if (!pipelined) {
@@ -634,6 +636,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
     maxPeak = std::max(maxPeak, peak);
     const std::vector<size_t> peaks =
         pipelined ? pipelineGather(pipe, peak) : gatherOverRanks(dp, peak);
+    const std::vector<size_t> bases =
+        pipelined ? pipelineGather(pipe, base) : gatherOverRanks(dp, base);
     if (dp.size > 1) { // the step's loss and correct are the global batch's
       counted = static_cast<int64_t>(
           pipelined ? pipelineSumOverReplicas(pipe, counted)
@@ -682,7 +686,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
           ",\"loss\":" + jsonNumber(loss) + ",\"accuracy\":" + jsonNumber(acc) +
           ",\"test_accuracy\":" + jsonNumber(testAcc) +
           ",\"step_time_s\":" + jsonNumber(secs) + ",\"peak_bytes\":[" +
-          peakList(peaks) + "],\"tokens_per_s\":" + jsonNumber(tokens) +
+          peakList(peaks) + "],\"base_bytes\":[" + peakList(bases) +
+          "],\"tokens_per_s\":" + jsonNumber(tokens) +
           ",\"epoch\":" + std::to_string(epoch) + "}\n";
       if (std::fputs(line.c_str(), st.log) < 0 || std::fflush(st.log) != 0) {
         status = fail("--log-json '" + opts.logJson +

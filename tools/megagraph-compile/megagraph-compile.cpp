@@ -11,7 +11,9 @@
 //   exe   an executable linked with libmegagraph_rt (run it with
 //         `--mode infer --input NAME=FILE.npy ... --output-dir DIR`)
 //
-// The plan stage is reported as not yet available (exit code 2). Errors are one
+//   plan  the parallel plan as JSON (searched, or the given --plan priced)
+//
+// Errors are one
 // line each: `FILE:LINE:COL: error: ...` for problems of the model (node errors
 // name the node, op type and opset), and `megagraph-compile: error: ...` for
 // problems of the command line; the exit code is 1.
@@ -24,6 +26,8 @@
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Plan/ParallelPlan.h"
 #include "megagraph/Target/CpuCompiler.h"
+
+#include "PlanChoice.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -119,6 +123,28 @@ cl::opt<std::string> runtimeDir(
     cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                            cl::Prefix, cl::init(3), cl::cat(category));
+// The plan search (issue 9, PlanChoice.cpp).
+cl::opt<int64_t> devices(
+    "devices",
+    cl::desc("Devices (MPI ranks) to train on: without --plan the plan "
+             "search chooses dp x pp x cp, ZeRO, micro-batches for them "
+             "(the model's batch is then the global batch)"),
+    cl::value_desc("P"), cl::init(0), cl::cat(category));
+cl::opt<std::string> deviceMemory(
+    "device-memory",
+    cl::desc("Per-device memory budget of the plan search (e.g. 2GiB; "
+             "default: the profile's device memory)"),
+    cl::value_desc("BYTES"), cl::cat(category));
+cl::opt<std::string> profileName(
+    "profile",
+    cl::desc("Hardware profile of the plan search: cpu-here, a100, h100, "
+             "h200, or a JSON file from megagraph-profile"),
+    cl::value_desc("NAME|FILE"), cl::init("cpu-here"), cl::cat(category));
+cl::opt<bool> explainPlan(
+    "explain",
+    cl::desc("Print the top plans (predicted step time, peak memory per "
+             "device) and why others were pruned"),
+    cl::cat(category));
 cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and exit"),
                       cl::cat(category));
@@ -309,6 +335,42 @@ int run(MLIRContext &context) {
   if (!module)
     return 1;
 
+  // --devices / --explain / --emit=plan: the plan search (PlanChoice.cpp).
+  if (train || emit == Emit::Plan) {
+    megagraph::PlanRequest request;
+    request.search = planSpec.empty();
+    request.emitPlan = emit == Emit::Plan;
+    request.explain = explainPlan;
+    request.train = train;
+    request.devices = devices;
+    request.deviceMemory = deviceMemory;
+    request.profile = profileName;
+    request.optimizer = optimizerName;
+    request.implemented = [](const megagraph::ParallelPlan &p) {
+      megagraph::ParallelPlan given = plan, q = p;
+      q.stages.clear(); // the compiler's gt-pipeline-split picks its own
+      std::string why = parsePlan(megagraph::toString(q));
+      plan = given;
+      return why;
+    };
+    if (!isMlir)
+      request.reimport = [&](const megagraph::OnnxImportOptions &o) {
+        return megagraph::importOnnxModel(context, buffer->getBuffer(), o);
+      };
+    std::string planJson;
+    int rc = megagraph::choosePlan(context, module, options, request, plan,
+                                   planJson);
+    if (rc >= 0 && emit == Emit::Plan && rc == 0) {
+      std::unique_ptr<ToolOutputFile> out = openOutputFile(outputFile, &error);
+      if (!out)
+        return toolError(error);
+      out->os() << planJson;
+      out->keep();
+    }
+    if (rc >= 0)
+      return rc;
+  }
+
   if (emit != Emit::Mlir) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
@@ -434,10 +496,9 @@ int main(int argc, char **argv) {
   }
   if (loss != "cross_entropy")
     return toolError("--loss=" + loss + " is not supported; use cross_entropy");
-  if (emit == Emit::Plan)
-    return toolError("--emit=plan is not implemented yet; available stages: "
-                     "--emit=mlir, gt, llvm, obj, exe",
-                     /*exitCode=*/2);
+  if (!train && (emit == Emit::Plan || devices != 0 || explainPlan))
+    return toolError("--emit=plan, --devices and --explain choose a plan for "
+                     "training steps; add --train");
 
   DialectRegistry registry;
   megagraph::registerAllDialects(registry);

@@ -50,6 +50,9 @@ struct HardwareProfile {
   /// node's); a GPU rank owns its device.
   bool sharedCompute = false;
   AlphaBeta intra, inter;
+  /// Communication can overlap computation (ring cp attention): GPUs with
+  /// copy engines; not the CPU, whose cores do the copies.
+  bool overlap = true;
   /// Measured points (bytes, seconds) of an all-reduce per group size,
   /// kept for reference; the model uses intra/inter.
   std::vector<std::pair<int64_t, AlphaBeta>> allReduceByGroup;
