@@ -91,16 +91,26 @@ struct Pack {
   int64_t total = 0;
 };
 
-struct State {
+} // namespace
+
+struct PipelineState {
   Pack in, out; // received act<j> (this stage's inputs), sent act<j>
   std::vector<float> outBuf, cotBuf, dactBuf;
   std::vector<std::vector<float>> slots; // stashed inputs per in-flight slot
   std::vector<int> gradOfBwdOutput;      // bwd output -> acc index or -1
   std::vector<mgrt_tensor> bwdOut;       // non-gradient bwd outputs
-  std::vector<mgrt_tensor> grads;        // bwd gradient outputs
+  std::vector<mgrt_tensor> acc;          // update inputs (accumulators)
   int lossOut = -1, correctOut = -1, evalOut = -1;
+
+  ~PipelineState() {
+    for (mgrt_tensor &t : acc)
+      mgrt_tensor_free(&t);
+    for (mgrt_tensor &t : bwdOut)
+      mgrt_tensor_free(&t);
+  }
 };
-std::map<const Pipeline *, State> states;
+
+namespace {
 
 bool fail(std::string &error, const std::string &message) {
   error = "pipeline: " + message;
@@ -108,6 +118,9 @@ bool fail(std::string &error, const std::string &message) {
 }
 
 } // namespace
+
+Pipeline::Pipeline() = default;
+Pipeline::~Pipeline() = default;
 
 bool isPipelined(const mgrt_model_info &model) {
   return model.num_entries > 0 && model.entries;
@@ -159,7 +172,8 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
     return fail(error, "the model lacks the entries of stage " +
                            std::to_string(pipe.stage));
 
-  State &st = states[&pipe];
+  pipe.state = std::make_unique<PipelineState>();
+  PipelineState &st = *pipe.state;
   // Received activations: the bwd inputs act<j>, in j order.
   for (int i = 0; i < pipe.bwd->num_inputs; ++i) {
     const mgrt_tensor_info &in = pipe.bwd->inputs[i];
@@ -186,20 +200,26 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   st.outBuf.assign(st.out.total, 0.f);
   st.cotBuf.assign(st.out.total, 0.f);
   st.dactBuf.assign(st.in.total, 0.f);
-  // 1F1B: stage k has at most pp - k micro-batches in flight.
-  const int slots = std::min(pipe.pp - pipe.stage, pipe.mb);
+  // 1F1B: stage k has at most pp - k micro-batches in flight; GPipe all.
+  const char *schedule = std::getenv("MEGAGRAPH_PP_SCHEDULE");
+  pipe.gpipe = schedule && std::string(schedule) == "gpipe";
+  if (schedule && !pipe.gpipe && std::string(schedule) != "1f1b")
+    return fail(error, std::string("MEGAGRAPH_PP_SCHEDULE='") + schedule +
+                           "' is not a schedule (1f1b or gpipe)");
+  const int slots =
+      pipe.gpipe ? pipe.mb : std::min(pipe.pp - pipe.stage, pipe.mb);
   st.slots.assign(slots, std::vector<float>(st.in.total, 0.f));
 
   // Gradient accumulators in the update's input order.
   std::map<std::string, int> accIndex;
-  pipe.acc.assign(pipe.update->num_inputs, mgrt_tensor{});
+  st.acc.assign(pipe.update->num_inputs, mgrt_tensor{});
   for (int i = 0; i < pipe.update->num_inputs; ++i) {
     const mgrt_tensor_info &in = pipe.update->inputs[i];
     if (!startsWith(in.name, "grad:") || in.dtype != MGRT_F32)
       return fail(error,
                   std::string("unexpected update input '") + in.name + "'");
     accIndex[in.name] = i;
-    if (mgrt_tensor_alloc(&pipe.acc[i], in.dtype, in.rank, in.shape) != MGRT_OK)
+    if (mgrt_tensor_alloc(&st.acc[i], in.dtype, in.rank, in.shape) != MGRT_OK)
       return fail(error, "out of memory");
   }
   st.gradOfBwdOutput.assign(pipe.bwd->num_outputs, -1);
@@ -232,7 +252,7 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
 bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
                   std::vector<mgrt_tensor> &inputs,
                   std::vector<mgrt_tensor> &outputs, std::string &error) {
-  State &st = states[&pipe];
+  PipelineState &st = *pipe.state;
   const int K = pipe.pp, s = pipe.stage, M = pipe.mb;
   const bool first = s == 0, last = s + 1 == K;
   // Micro-batch m of a driver input: rows [m B/M, (m+1) B/M).
@@ -264,7 +284,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
     for (double &w : weight)
       w = total > 0 ? w / total : 0.0;
   }
-  for (mgrt_tensor &a : pipe.acc)
+  for (mgrt_tensor &a : st.acc)
     std::memset(a.data, 0, mgrt_tensor_numel(&a) * sizeof(float));
   double loss = 0, correct = 0, evalCorrect = 0;
   const int slots = static_cast<int>(st.slots.size());
@@ -322,9 +342,9 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
       const int a = st.gradOfBwdOutput[i];
       if (a < 0)
         continue;
-      float *dst = static_cast<float *>(pipe.acc[a].data);
+      float *dst = static_cast<float *>(st.acc[a].data);
       const float *src = static_cast<const float *>(st.bwdOut[i].data);
-      const int64_t n = mgrt_tensor_numel(&pipe.acc[a]);
+      const int64_t n = mgrt_tensor_numel(&st.acc[a]);
       for (int64_t j = 0; j < n; ++j)
         dst[j] += static_cast<float>(w * src[j]);
     }
@@ -348,8 +368,29 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
                      s - 1, kTag);
   };
 
+  if (pipe.gpipe) {
+    // GPipe: every forward (the last stage only receives), then every
+    // backward in the same order.
+    for (int m = 0; m < M; ++m) {
+      recvForward(m);
+      if (!last) {
+        if (!call(pipe.fwd, m, true))
+          return false;
+        sendForward();
+      }
+    }
+    for (int m = 0; m < M; ++m) {
+      if (!last)
+        recvBackward();
+      if (!call(pipe.bwd, m, false))
+        return false;
+      collect(m);
+      sendBackward();
+    }
+  }
   // 1F1B (the non-interleaved schedule of Megatron-LM).
-  const int warmup = std::min(K - s - 1, M), steady = M - warmup;
+  const int warmup = pipe.gpipe ? 0 : std::min(K - s - 1, M);
+  const int steady = pipe.gpipe ? 0 : M - warmup;
   for (int i = 0; i < warmup; ++i) {
     recvForward(i);
     if (!call(pipe.fwd, i, true))
@@ -379,7 +420,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
                          MGRT_F32, kTag);
   }
   for (int i = 0; i < warmup; ++i) {
-    const int mbk = steady + i;
+    const int mbk = steady + i; // cool-down
     recvBackward();
     if (!call(pipe.bwd, mbk, false))
       return false;
@@ -389,13 +430,13 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
 
   // Gradients of the replicas, then the update.
   if (pipe.dp > 1)
-    for (mgrt_tensor &a : pipe.acc)
+    for (mgrt_tensor &a : st.acc)
       mgrt_comm_all_reduce(pipe.dpGroup, a.data, a.data, mgrt_tensor_numel(&a),
                            MGRT_F32, MGRT_COMM_SUM);
   {
     std::vector<std::vector<int64_t>> descs;
     for (int i = 0; i < pipe.update->num_inputs; ++i)
-      descs.push_back(descriptor(pipe.acc[i].data, pipe.update->inputs[i]));
+      descs.push_back(descriptor(st.acc[i].data, pipe.update->inputs[i]));
     std::vector<void *> args;
     for (std::vector<int64_t> &d : descs)
       args.push_back(d.data());

@@ -30,6 +30,7 @@
 #include "megagraph/Runtime.h"
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,15 +38,21 @@ struct mgrt_comm_group;
 
 namespace mgrt {
 
+struct PipelineState;
+
 struct Pipeline {
   int pp = 1, mb = 1, dp = 1;
   int stage = 0, replica = 0, worldRank = 0;
+  /// 1F1B (default) or GPipe (all forwards, then all backwards; every
+  /// stage keeps all M micro-batches' inputs): MEGAGRAPH_PP_SCHEDULE=gpipe.
+  bool gpipe = false;
   mgrt_comm_group *ppGroup = nullptr, *dpGroup = nullptr;
   const mgrt_entry_info *fwd = nullptr, *bwd = nullptr, *update = nullptr;
-  /// Gradient accumulators (the update's inputs) and entry outputs.
-  std::vector<mgrt_tensor> acc, fwdOut, bwdOut, cot;
-  /// Received stage inputs per in-flight slot.
-  std::vector<std::vector<mgrt_tensor>> stash;
+  /// Buffers: stashed stage inputs, gradient accumulators, entry outputs.
+  std::unique_ptr<PipelineState> state;
+
+  Pipeline();
+  ~Pipeline();
 };
 
 /// Whether the model is pipelined (has stage entries).

@@ -17,6 +17,7 @@ parameters across stages (rejected by gt-pipeline-split).
 
 usage: train_pp_check.py MEGAGRAPH_COMPILE WORKDIR --pp K --mb M [--dp D]
            [--optimizer sgd|adamw] [--lr X] [--stages a:b:...]
+           [--schedule 1f1b|gpipe]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import argparse
@@ -45,6 +46,7 @@ def main():
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--lr", default="0.1")
     ap.add_argument("--stages", default="")
+    ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
@@ -78,7 +80,9 @@ def main():
            "--quiet"]
     logs = {}
     for name, prefix in (("single", []),
-                         ("pp", mpirun() + ["-np", str(ranks)])):
+                         ("pp", mpirun() + [
+                             "-x", f"MEGAGRAPH_PP_SCHEDULE={args.schedule}",
+                             "-np", str(ranks)])):
         logs[name] = os.path.join(args.work, f"{name}.jsonl")
         if os.path.exists(logs[name]):
             os.remove(logs[name])
@@ -105,7 +109,7 @@ def main():
               for a, b in zip(single, pp))
     check("losses", rel <= 1e-4, f"max relative difference {rel:.2e} over "
           f"{STEPS} steps (first {single[0]['loss']:.4f}, last "
-          f"{single[-1]['loss']:.4f}), {plan}")
+          f"{single[-1]['loss']:.4f}), {plan}, {args.schedule}")
     acc = max(abs(a["accuracy"] - b["accuracy"]) for a, b in zip(single, pp))
     check("accuracy", acc <= 1e-3, f"max difference {acc:.2e}")
     peaks = [len(r["peak_bytes"]) for r in pp]
