@@ -22,6 +22,6 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.megagraph_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
-    ["megagraph-opt", "megagraph-compile"], tool_dirs)
+    ["megagraph-opt", "megagraph-compile", "megagraph-profile"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.megagraph_tools_dir, append_path=True)

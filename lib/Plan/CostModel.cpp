@@ -558,6 +558,20 @@ Prediction megagraph::predict(const ModelProfile &model,
   return pred;
 }
 
+double megagraph::stepTimeLowerBound(const ModelProfile &model,
+                                     const ParallelPlan &plan,
+                                     const HardwareProfile &hw) {
+  PlanUnits pu;
+  if (!planUnits(model, plan, hw, 0, pu).empty())
+    return -1;
+  double total = 0, slowest = 0;
+  for (const UnitCost &u : pu.units) {
+    total += u.time;
+    slowest = std::max(slowest, u.time);
+  }
+  return pu.slots * (std::max(total / plan.pp, slowest) + pu.stageTimeConstant);
+}
+
 llvm::json::Value megagraph::toJSON(const Prediction &p) {
   const MemoryBreakdown &m = p.memory;
   llvm::json::Array stages;

@@ -72,6 +72,16 @@ SearchResult megagraph::searchPlans(const ModelProfile &model,
   bool haveSmallest = false, haveSmallestImpl = false;
   for (ParallelPlan &plan : enumeratePlans(model, options)) {
     ++r.evaluated;
+    // A pipeline plan whose step time cannot beat the chosen plan nor
+    // enter the kept list skips its stage DP.
+    if (plan.pp > 1 && r.found && (int64_t)r.ranked.size() >= options.keep) {
+      double bound = stepTimeLowerBound(model, plan, profile);
+      if (bound >= r.best.prediction.stepTime &&
+          bound >= r.ranked.back().prediction.stepTime) {
+        ++r.prunedDominated;
+        continue;
+      }
+    }
     Candidate c;
     c.plan = plan;
     c.prediction = predict(model, plan, profile, r.budget,
@@ -198,7 +208,11 @@ std::string megagraph::formatExplain(const SearchResult &r, int64_t top) {
   os << "pruned: " << r.prunedMemory << " over the memory budget, "
      << r.prunedInvalid
      << " not applicable (batch, S or layers not divisible), "
-     << r.prunedUnimplemented << " fitting but not implemented yet\n";
+     << r.prunedUnimplemented << " fitting but not implemented yet";
+  if (r.prunedDominated)
+    os << ", " << r.prunedDominated
+       << " pipeline plans slower than the kept ones by a lower bound";
+  os << "\n";
   for (const Candidate &c : r.overBudget)
     os << "  over budget: " << planCell(c.plan) << " needs "
        << formatBytes(c.prediction.peakBytes()) << " per device\n";
@@ -223,6 +237,7 @@ llvm::json::Value megagraph::toJSON(const SearchResult &r) {
                        {"pruned_memory", r.prunedMemory},
                        {"pruned_invalid", r.prunedInvalid},
                        {"pruned_unimplemented", r.prunedUnimplemented},
+                       {"pruned_dominated", r.prunedDominated},
                        {"search_seconds", r.seconds},
                        {"alternatives", std::move(alternatives)}};
   if (r.found) {

@@ -112,6 +112,8 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
              "axis (compiled with --input-shape)";
     if (p.pp > 1 && !p.recompute)
       return "pipeline stages always recompute their forward";
+    if (p.pp == 1 && p.recompute)
+      return "recompute applies to pipeline stages (pp > 1)";
     return request.implemented ? request.implemented(p) : std::string();
   };
   SearchResult result = searchPlans(model, profile, options);

@@ -115,6 +115,12 @@ Prediction predict(const ModelProfile &model, const ParallelPlan &plan,
                    const HardwareProfile &profile, int64_t memoryLimit = 0,
                    bool breakdown = true);
 
+/// A lower bound of predict(...).stepTime over every stage split, in O(units)
+/// (no DP): slots x (max(total / pp, slowest unit) + sends). Negative when
+/// the plan does not apply.
+double stepTimeLowerBound(const ModelProfile &model, const ParallelPlan &plan,
+                          const HardwareProfile &profile);
+
 llvm::json::Value toJSON(const Prediction &prediction);
 llvm::json::Value toJSON(const ModelProfile &model);
 

@@ -58,6 +58,9 @@ struct SearchResult {
   int64_t budget = 0;
   int64_t evaluated = 0, prunedMemory = 0, prunedInvalid = 0,
           prunedUnimplemented = 0;
+  /// Pipeline plans skipped without their stage DP: a lower bound of
+  /// their step time was no better than the chosen plan and the kept ones.
+  int64_t prunedDominated = 0;
   /// The least peak memory over all valid (implemented) plans: the budget
   /// that would make one fit.
   double smallestPeak = 0, smallestPeakImplemented = 0;
