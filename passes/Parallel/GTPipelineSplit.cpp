@@ -214,6 +214,7 @@ struct GTPipelineSplitPass
     options.pp = pp;
     options.microBatches = microBatches;
     options.recompute = true;
+    options.memoryLimit = memoryLimit;
     StageSplit split;
     SmallVector<int64_t> given(stages.begin(), stages.end());
     if (!given.empty()) {
@@ -236,6 +237,19 @@ struct GTPipelineSplitPass
       split = evenSplit(units, options);
     } else {
       split = splitStages(units, options);
+    }
+    if (!split.feasible && memoryLimit > 0 && numUnits >= pp) {
+      int64_t least = 0;
+      StageSplitOptions unlimited = options;
+      unlimited.memoryLimit = 0;
+      if (StageSplit s = splitStages(units, unlimited); s.feasible)
+        least = *llvm::max_element(s.stageMemory);
+      main.emitError() << "no split into " << static_cast<int64_t>(pp)
+                       << " stages fits memory-limit="
+                       << static_cast<int64_t>(memoryLimit)
+                       << " bytes per stage (the fastest split needs " << least
+                       << ")";
+      return signalPassFailure();
     }
     if (!split.feasible) {
       main.emitError() << "@main has " << numUnits

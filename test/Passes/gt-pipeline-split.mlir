@@ -1,6 +1,8 @@
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4" | FileCheck %s
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=3 mb=4 balance=even" | FileCheck %s --check-prefix=EVEN
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,1" | FileCheck %s --check-prefix=GIVEN
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 memory-limit=4500" | FileCheck %s --check-prefix=LIMIT
+// RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 memory-limit=1000" 2>&1 | FileCheck %s --check-prefix=TIGHT
 
 // A small Graphormer-like forward: a node encoder and a spatial-bias encoder
 // (source ops: they read only graph inputs and parameters), an attention
@@ -51,6 +53,12 @@
 // EVEN-SAME: -> (tensor<2x6x8xf32> {gt.name = "act0", gt.send_to = 2 : i64})
 // EVEN-LABEL: func.func @pp_stage2(
 // EVEN-SAME: {gt.differentiable, gt.name = "act0", gt.recv_from = 1 : i64}
+
+// A memory limit: the fastest split (0:3) needs 5436 bytes on stage 1, so
+// the DP moves the first residual to stage 0.
+// LIMIT: stage_memory = [3592, 4284]
+// LIMIT-SAME: stages = array<i64: 0, 4>
+// TIGHT: error: no split into 2 stages fits memory-limit=1000 bytes per stage (the fastest split needs 5436)
 
 // Given boundaries: stage 0 is the node encoder only.
 // GIVEN: stages = array<i64: 0, 1>

@@ -441,7 +441,10 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
     entering the unit. `stages` gives the first unit of each stage;
     otherwise `balance=cost` runs the DP of megagraph/Plan/StageSplit.h
     (least slowest stage under 1F1B with `mb` micro-batches, recompute)
-    and `balance=even` splits the units evenly (for comparison).
+    and `balance=even` splits the units evenly (for comparison);
+    `memory-limit` bounds each stage's estimated peak (parameters, gradients,
+    AdamW moments, stored inputs of its in-flight micro-batches, one
+    micro-batch of recomputed activations).
 
     Stage k becomes `@pp_stage<k>(graph inputs..., act0, ...)`: the
     activations it receives from stage k-1 are arguments
@@ -461,6 +464,8 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
                "First unit of each stage (default: chosen by cost)">,
     Option<"balance", "balance", "std::string", /*default=*/"\"cost\"",
            "Without stages: cost (the DP) or even (as many units per stage)">,
+    Option<"memoryLimit", "memory-limit", "int64_t", /*default=*/"0",
+           "Per-stage memory limit of the DP in bytes (0: none)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
