@@ -7,6 +7,7 @@
 #include "megagraph/InitAllMegaGraph.h"
 
 #include "megagraph/Dialect/GT/GTBufferization.h"
+#include "megagraph/Dialect/GT/GTSharding.h"
 #include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Dialect/GT/GTGradients.h"
 #include "megagraph/Passes/Passes.h"
@@ -97,6 +98,7 @@ void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::linalg::registerShardingInterfaceExternalModels(registry);
   mlir::tensor::registerShardingInterfaceExternalModels(registry);
   mlir::tosa::registerShardingInterfaceExternalModels(registry);
+  gt::registerShardingInterfaceExternalModels(registry); // gt.attention (cp)
   mlir::func::registerAllExtensions(registry);
   mlir::tensor::registerAllExtensions(registry);
 }
