@@ -1,4 +1,4 @@
-//===- GTShardingInterfaceImpl.cpp - ShardingInterface of gt ops -*- C++ -*-===//
+//===- GTShardingInterfaceImpl.cpp - Sharding of gt ops ---------*- C++ -*-===//
 //
 // Part of MegaGraph. Upstream mlir::shard::ShardingInterface for
 // gt.attention, the context-parallel (cp) form of issue 7 with upstream
