@@ -92,12 +92,15 @@ class Graphormer(nn.Module):
 PLANS = [
     (1, 32, 4, 32, 8, "dp=4,zero=0"),
     (2, 32, 4, 64, 8, "dp=4,zero=1"),
-    (2, 64, 4, 64, 8, "dp=4,zero=3"),
+    (2, 64, 4, 96, 8, "dp=4,zero=3"),
     (2, 64, 4, 128, 8, "dp=4,zero=2"),
     (2, 96, 4, 128, 16, "dp=4,zero=1"),
     (3, 96, 4, 192, 16, "dp=4,zero=0"),
     (3, 128, 8, 256, 16, "dp=4,zero=3"),
     (4, 128, 8, 256, 32, "dp=4,zero=1"),
+    # Context parallelism (issue 7): S / cp rows per rank.
+    (2, 64, 4, 192, 8, "dp=2,cp=2"),
+    (2, 96, 4, 256, 8, "dp=1,cp=4,cp_mode=ring"),
 ]
 
 
@@ -146,7 +149,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("compiler")
     ap.add_argument("work")
-    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--plans", default="")
     ap.add_argument("--tolerance", type=float, default=0.15)
     args = ap.parse_args()
