@@ -213,7 +213,7 @@ struct GTPipelineSplitPass
     StageSplitOptions options;
     options.pp = pp;
     options.microBatches = microBatches;
-    options.recompute = true;
+    options.recompute = recompute;
     options.memoryLimit = memoryLimit;
     StageSplit split;
     SmallVector<int64_t> given(stages.begin(), stages.end());

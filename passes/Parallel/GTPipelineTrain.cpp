@@ -42,6 +42,79 @@ Value zeros(OpBuilder &b, Location loc, Type type) {
   return tosa::ConstOp::create(b, loc, t, DenseElementsAttr::get(t, zero));
 }
 
+/// Splits the backward `bwd` (gt-autodiff of `stage`: a clone of the stage's
+/// ops, then the reverse sweep) at the end of the forward clone: the
+/// forward values the sweep reads become results `saved<i>` of `fwd` and
+/// arguments of `bwd`, whose forward clone is erased (parameter loads and
+/// constants, free to redo, stay).
+void stashActivations(func::FuncOp stage, func::FuncOp fwd, func::FuncOp bwd) {
+  Block &sb = stage.getBody().front(), &bb = bwd.getBody().front(),
+        &fb = fwd.getBody().front();
+  const size_t numForward = sb.getOperations().size() - 1; // no return
+  SmallVector<Operation *> forwardOps, fwdOps;
+  for (Operation &op : bb) {
+    if (forwardOps.size() == numForward)
+      break;
+    forwardOps.push_back(&op);
+  }
+  for (Operation &op : fb.without_terminator())
+    fwdOps.push_back(&op);
+  DenseSet<Operation *> inForward(forwardOps.begin(), forwardOps.end());
+  // Free ops: no operand from a block argument, directly or not.
+  DenseSet<Operation *> free;
+  for (Operation *op : forwardOps)
+    if (llvm::all_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && free.contains(def);
+        }))
+      free.insert(op);
+  OpBuilder b(bwd.getContext());
+  SmallVector<Value> fwdResults(fb.getTerminator()->getOperands());
+  SmallVector<DictionaryAttr> fwdAttrs;
+  for (unsigned i = 0; i < fwd.getNumResults(); ++i)
+    fwdAttrs.push_back(fwd.getResultAttrDict(i));
+  SmallVector<DictionaryAttr> bwdArgAttrs;
+  for (unsigned i = 0; i < bwd.getNumArguments(); ++i)
+    bwdArgAttrs.push_back(bwd.getArgAttrDict(i));
+  int saved = 0;
+  for (auto [index, op] : llvm::enumerate(forwardOps)) {
+    if (free.contains(op))
+      continue;
+    for (auto [r, result] : llvm::enumerate(op->getResults())) {
+      bool usedLater = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return !inForward.contains(bb.findAncestorOpInBlock(*user));
+      });
+      if (!usedLater)
+        continue;
+      Value arg = bb.addArgument(result.getType(), result.getLoc());
+      result.replaceUsesWithIf(arg, [&](OpOperand &use) {
+        return !inForward.contains(bb.findAncestorOpInBlock(*use.getOwner()));
+      });
+      auto name = b.getStringAttr("saved" + Twine(saved++));
+      bwdArgAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr("gt.name", name)));
+      fwdResults.push_back(fwdOps[index]->getResult(r));
+      fwdAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("gt.name", name)));
+    }
+  }
+  for (Operation *op : llvm::reverse(forwardOps))
+    if (op->use_empty())
+      op->erase();
+  bwd.setType(FunctionType::get(bwd.getContext(), bb.getArgumentTypes(),
+                                bwd.getResultTypes()));
+  bwd.setAllArgAttrs(bwdArgAttrs);
+  Operation *ret = fb.getTerminator();
+  b.setInsertionPoint(ret);
+  func::ReturnOp::create(b, ret->getLoc(), fwdResults);
+  ret->erase();
+  SmallVector<Type> types;
+  for (Value v : fwdResults)
+    types.push_back(v.getType());
+  fwd.setType(
+      FunctionType::get(fwd.getContext(), fwd.getArgumentTypes(), types));
+  fwd.setAllResultAttrs(fwdAttrs);
+}
+
 struct GTPipelineTrainPass
     : megagraph::impl::GTPipelineTrainBase<GTPipelineTrainPass> {
   using GTPipelineTrainBase::GTPipelineTrainBase;
@@ -87,8 +160,9 @@ struct GTPipelineTrainPass
       const bool last = k + 1 == pp;
       b.setInsertionPointAfter(stage);
       // Forward.
+      func::FuncOp fwd;
       if (!last) {
-        auto fwd = cast<func::FuncOp>(b.clone(*stage));
+        fwd = cast<func::FuncOp>(b.clone(*stage));
         fwd.setSymName(("pp_s" + Twine(k) + "_fwd").str());
         markEntry(fwd, "s" + Twine(k) + ".fwd");
       }
@@ -103,6 +177,10 @@ struct GTPipelineTrainPass
       if (!bwd)
         return signalPassFailure();
       markEntry(bwd, "s" + Twine(k) + ".bwd");
+      // Without recomputation the forward hands the values the backward
+      // needs to the driver, which keeps them per in-flight micro-batch.
+      if (!last && !recompute)
+        stashActivations(stage, fwd, bwd);
       // Update: gt-optimizer on @main_grad(grad:<param>...) -> the same.
       SmallVector<Type> gradTypes;
       SmallVector<DictionaryAttr> gradAttrs;

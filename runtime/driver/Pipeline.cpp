@@ -96,16 +96,27 @@ struct Pack {
 struct PipelineState {
   Pack in, out; // received act<j> (this stage's inputs), sent act<j>
   std::vector<float> outBuf, cotBuf, dactBuf;
-  std::vector<std::vector<float>> slots; // stashed inputs per in-flight slot
-  std::vector<int> gradOfBwdOutput;      // bwd output -> acc index or -1
-  std::vector<mgrt_tensor> bwdOut;       // non-gradient bwd outputs
-  std::vector<mgrt_tensor> acc;          // update inputs (accumulators)
+  // Stashed stage inputs (f32) and saved values (bytes) per in-flight
+  // slot: runtime-tracked allocations, so peak_bytes counts them.
+  std::vector<mgrt_tensor> slots;
+  // Without recomputation: the forward's saved<i> outputs (any dtype) at
+  // savedOffset[i] bytes of a per-slot buffer, read by the backward.
+  std::vector<int64_t> savedOffset;
+  int64_t savedBytes = 0;
+  std::vector<mgrt_tensor> savedSlots;
+  std::vector<int> gradOfBwdOutput; // bwd output -> acc index or -1
+  std::vector<mgrt_tensor> bwdOut;  // non-gradient bwd outputs
+  std::vector<mgrt_tensor> acc;     // update inputs (accumulators)
   int lossOut = -1, correctOut = -1, evalOut = -1;
 
   ~PipelineState() {
     for (mgrt_tensor &t : acc)
       mgrt_tensor_free(&t);
     for (mgrt_tensor &t : bwdOut)
+      mgrt_tensor_free(&t);
+    for (mgrt_tensor &t : slots)
+      mgrt_tensor_free(&t);
+    for (mgrt_tensor &t : savedSlots)
       mgrt_tensor_free(&t);
   }
 };
@@ -191,6 +202,15 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   if (pipe.fwd)
     for (int i = 0; i < pipe.fwd->num_outputs; ++i) {
       const mgrt_tensor_info &o = pipe.fwd->outputs[i];
+      if (indexAfter(o.name, "saved") ==
+          static_cast<int>(st.savedOffset.size())) {
+        st.savedOffset.push_back(st.savedBytes);
+        // 64-byte aligned pieces.
+        const int64_t bytes =
+            numelOf(o) * static_cast<int64_t>(mgrt_dtype_size(o.dtype));
+        st.savedBytes += (bytes + 63) / 64 * 64;
+        continue;
+      }
       if (o.dtype != MGRT_F32 || indexAfter(o.name, "act") != i)
         return fail(error,
                     std::string("unexpected forward output '") + o.name + "'");
@@ -208,7 +228,15 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
                            "' is not a schedule (1f1b or gpipe)");
   const int slots =
       pipe.gpipe ? pipe.mb : std::min(pipe.pp - pipe.stage, pipe.mb);
-  st.slots.assign(slots, std::vector<float>(st.in.total, 0.f));
+  st.slots.assign(slots, mgrt_tensor{});
+  st.savedSlots.assign(slots, mgrt_tensor{});
+  for (int i = 0; i < slots; ++i) {
+    const int64_t in = std::max<int64_t>(1, st.in.total);
+    const int64_t saved = std::max<int64_t>(1, st.savedBytes);
+    if (mgrt_tensor_alloc(&st.slots[i], MGRT_F32, 1, &in) != MGRT_OK ||
+        mgrt_tensor_alloc(&st.savedSlots[i], MGRT_U8, 1, &saved) != MGRT_OK)
+      return fail(error, "out of memory");
+  }
 
   // Gradient accumulators in the update's input order.
   std::map<std::string, int> accIndex;
@@ -292,7 +320,9 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
   // Calls `e` on micro-batch m (stage inputs from slot m % slots).
   auto call = [&](const mgrt_entry_info *e, int m, bool forward) -> bool {
     std::vector<std::vector<int64_t>> descs;
-    float *slot = st.slots.empty() ? nullptr : st.slots[m % slots].data();
+    float *slot = static_cast<float *>(st.slots[m % slots].data);
+    // 64-byte aligned (mgrt_tensor_alloc) base of the saved values.
+    char *savedBase = static_cast<char *>(st.savedSlots[m % slots].data);
     for (int i = 0; i < e->num_inputs; ++i) {
       const mgrt_tensor_info &in = e->inputs[i];
       void *data = nullptr;
@@ -303,6 +333,9 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
         data = slot + st.in.offset[j];
       else if ((j = indexAfter(in.name, "dact")) >= 0)
         data = st.cotBuf.data() + st.out.offset[j];
+      else if ((j = indexAfter(in.name, "saved")) >= 0 &&
+               j < static_cast<int>(st.savedOffset.size()))
+        data = savedBase + st.savedOffset[j];
       else
         return fail(error,
                     std::string("no data for entry input '") + in.name + "'");
@@ -312,7 +345,9 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
       const mgrt_tensor_info &o = e->outputs[i];
       void *data;
       int j;
-      if (forward)
+      if (forward && (j = indexAfter(o.name, "saved")) >= 0)
+        data = savedBase + st.savedOffset[j];
+      else if (forward)
         data = st.outBuf.data() + st.out.offset[i];
       else if ((j = indexAfter(o.name, "dact")) >= 0)
         data = st.dactBuf.data() + st.in.offset[j];
@@ -351,8 +386,9 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
   };
   auto recvForward = [&](int m) {
     if (!first)
-      mgrt_comm_recv(pipe.ppGroup, st.slots[m % slots].data(), st.in.total,
-                     MGRT_F32, s - 1, kTag);
+      mgrt_comm_recv(pipe.ppGroup,
+                     static_cast<float *>(st.slots[m % slots].data),
+                     st.in.total, MGRT_F32, s - 1, kTag);
   };
   auto sendForward = [&]() {
     mgrt_comm_send(pipe.ppGroup, st.outBuf.data(), st.out.total, MGRT_F32,
@@ -416,8 +452,8 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
     else if (!first)
       // send backward(mbk), receive forward(mf + 1)
       mgrt_comm_sendrecv(pipe.ppGroup, st.dactBuf.data(), st.in.total, s - 1,
-                         st.slots[(mf + 1) % slots].data(), st.in.total, s - 1,
-                         MGRT_F32, kTag);
+                         static_cast<float *>(st.slots[(mf + 1) % slots].data),
+                         st.in.total, s - 1, MGRT_F32, kTag);
   }
   for (int i = 0; i < warmup; ++i) {
     const int mbk = steady + i; // cool-down

@@ -17,7 +17,7 @@ parameters across stages (rejected by gt-pipeline-split).
 
 usage: train_pp_check.py MEGAGRAPH_COMPILE WORKDIR --pp K --mb M [--dp D]
            [--optimizer sgd|adamw] [--lr X] [--stages a:b:...]
-           [--schedule 1f1b|gpipe]
+           [--schedule 1f1b|gpipe] [--recompute]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import argparse
@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--lr", default="0.1")
     ap.add_argument("--stages", default="")
     ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
+    ap.add_argument("--recompute", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
@@ -60,6 +61,8 @@ def main():
     plan = f"dp={args.dp},pp={args.pp},mb={args.mb}"
     if args.stages:
         plan += f",stages={args.stages}"
+    if args.recompute:
+        plan += ",recompute=1"
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
              "-O0"]
     exes = {}

@@ -1,5 +1,25 @@
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4" --gt-pipeline-train="optimizer=sgd lr=0.5" | FileCheck %s
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4" --gt-pipeline-train="optimizer=adamw lr=0.01" | FileCheck %s --check-prefix=ADAM
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 recompute=false" --gt-pipeline-train="optimizer=sgd lr=0.5 recompute=false" | FileCheck %s --check-prefix=STASH
+
+// Without recomputation stage 0's forward also returns what its backward
+// reads (the encoder output and the bias), and the backward takes them
+// instead of recomputing: only parameter loads and constants are redone.
+// STASH-LABEL: func.func @pp_s0_fwd(
+// STASH-SAME: -> (tensor<2x6x8xf32> {gt.name = "act0", gt.send_to = 1 : i64}, tensor<2x6x8xf32> {gt.name = "act1", gt.send_to = 1 : i64}, tensor<2x6x8xf32> {gt.name = "saved0"}, tensor<2x2x6x6xf32> {gt.name = "saved1"})
+// STASH:       %[[ENC:.*]] = gt.linear %arg0
+// STASH:       %[[BIAS:.*]] = gt.spatial_bias %arg1
+// STASH:       return %[[ENC]], %{{.*}}, %[[ENC]], %[[BIAS]]
+// STASH-LABEL: func.func @pp_s0_bwd(
+// STASH-SAME: %arg2: tensor<2x6x8xf32> {gt.name = "dact0"}, %arg3: tensor<2x6x8xf32> {gt.name = "dact1"}, %arg4: tensor<2x6x8xf32> {gt.name = "saved0"}, %arg5: tensor<2x2x6x6xf32> {gt.name = "saved1"})
+// STASH-NOT:   gt.attention %
+// STASH-NOT:   gt.spatial_bias %
+// STASH:       gt.attention_grad %arg3, %arg4, %arg4, %arg4 bias(%arg5)
+// STASH:       return
+// The last stage still runs forward and backward in one call.
+// STASH-LABEL: func.func @pp_s1_bwd(
+// STASH-NOT:   saved0
+// STASH:       gt.cross_entropy
 
 // The stub @main: the driver's view of a step over 4 micro-batches of 2.
 // CHECK-LABEL: func.func @main(

@@ -174,11 +174,6 @@ std::string parsePlan(StringRef spec) {
     return "--plan " + megagraph::toString(plan) +
            ": pipeline parallelism combines with dp only (no cp, no zero) "
            "yet";
-  // Stage backwards recompute the stage forward (docs/pipeline.md).
-  if (plan.pp > 1 && spec.contains("recompute=0"))
-    return "--plan " + spec.str() +
-           ": pipeline stages always recompute their forward in the "
-           "backward (recompute=1); recompute=0 is not implemented";
   return "";
 }
 
@@ -385,11 +380,13 @@ int run(MLIRContext &context) {
       split.microBatches = plan.microBatches;
       split.stages.assign(plan.stages.begin(), plan.stages.end());
       split.balance = pipelineBalance;
+      split.recompute = plan.recompute;
       pm.addPass(megagraph::createGTPipelineSplit(split));
       megagraph::GTPipelineTrainOptions stages;
       stages.optimizer = optimizerName;
       stages.learningRate = learningRate;
       stages.weightDecay = weightDecay;
+      stages.recompute = plan.recompute;
       pm.addPass(megagraph::createGTPipelineTrain(stages));
       pm.addPass(createCanonicalizerPass());
       pm.addPass(createCSEPass());

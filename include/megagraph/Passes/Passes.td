@@ -466,6 +466,9 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
            "Without stages: cost (the DP) or even (as many units per stage)">,
     Option<"memoryLimit", "memory-limit", "int64_t", /*default=*/"0",
            "Per-stage memory limit of the DP in bytes (0: none)">,
+    Option<"recompute", "recompute", "bool", /*default=*/"true",
+           "Memory model of the DP: stages keep only their inputs per "
+           "in-flight micro-batch (false: all their activations)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -485,6 +488,11 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
         `eval_correct` out), otherwise from the cotangents `d<act>` of the
         stage's results; it returns `d<act>` for the received activations
         and `grad:<param>` for the stage's parameters.
+        With `recompute=false` (all but the last stage, whose backward
+        follows its forward at once) `s<k>.fwd` also returns the forward
+        values the backward reads (`saved<i>`, kept by the driver per
+        in-flight micro-batch) and `s<k>.bwd` takes them instead of
+        recomputing (parameter loads and constants are redone).
       * `@pp_s<k>_update` (entry `s<k>.update`): the gt-optimizer update of
         the stage's parameters from the gradients accumulated over the
         step's micro-batches (inputs `grad:<param>`).
@@ -500,6 +508,9 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
            "Learning rate">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "Weight decay">,
+    Option<"recompute", "recompute", "bool", /*default=*/"true",
+           "Stage backwards recompute the forward (false: the forward "
+           "returns the values the backward reads as saved<i>)">,
   ];
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect",
