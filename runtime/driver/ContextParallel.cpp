@@ -27,7 +27,8 @@ bool setupContextParallel(int worldRank, int worldSize, ContextParallel &cp,
 
 bool reorderForContextParallel(const mgrt_graph &g, int64_t *order,
                                int64_t numSeq, int64_t seqLen, int cp,
-                               uint64_t seed, std::string &error) {
+                               uint64_t seed, std::string &error,
+                               int64_t *internal, int64_t *cut) {
   if (cp <= 1)
     return true;
   if (seqLen % cp != 0) {
@@ -62,6 +63,22 @@ bool reorderForContextParallel(const mgrt_graph &g, int64_t *order,
     }
     for (int64_t i = 0; i < seqLen; ++i)
       nodes[i] = seq[part[i]];
+    // Edges inside the sequence, and those between blocks (block of local
+    // node v = its position in part[] / (seqLen / cp)).
+    if (internal || cut) {
+      std::vector<int64_t> block(seqLen);
+      for (int64_t i = 0; i < seqLen; ++i)
+        block[part[i]] = i / (seqLen / cp);
+      int64_t in = 0, across = 0;
+      for (int64_t u = 0; u < seqLen; ++u)
+        for (int64_t e = rowPtr[u]; e < rowPtr[u + 1]; ++e)
+          if (colIdx[e] != u)
+            ++in, across += block[u] != block[colIdx[e]];
+      if (internal)
+        *internal += in;
+      if (cut)
+        *cut += across;
+    }
     for (int64_t i = 0; i < seqLen; ++i) {
       local[seq[i]] = -1;
       seq[i] = nodes[i];

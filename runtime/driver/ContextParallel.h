@@ -38,10 +38,14 @@ bool setupContextParallel(int worldRank, int worldSize, ContextParallel &cp,
 /// Reorders the nodes of each of the `numSeq` sequences of `seqLen` nodes
 /// in `order` (as from mgrt_partition_metis) so that the cp blocks of
 /// seqLen / cp consecutive nodes are the parts of a METIS cp-way partition
-/// of the sequence's induced subgraph. No-op for cp = 1.
+/// of the sequence's induced subgraph. No-op for cp = 1. `internal` and
+/// `cut` (if given) receive the number of directed edges inside the
+/// sequences and how many of them join two different blocks.
 bool reorderForContextParallel(const mgrt_graph &g, int64_t *order,
                                int64_t numSeq, int64_t seqLen, int cp,
-                               uint64_t seed, std::string &error);
+                               uint64_t seed, std::string &error,
+                               int64_t *internal = nullptr,
+                               int64_t *cut = nullptr);
 
 } // namespace mgrt
 

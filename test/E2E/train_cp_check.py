@@ -146,6 +146,16 @@ def main():
             os.remove(logs[name])
         subprocess.run(prefix + [exes[name], *run, "--log-json", logs[name]],
                        check=True, stdout=subprocess.DEVNULL, timeout=600)
+    # The cp blocks are METIS parts of each sequence: far fewer of the
+    # sequence's edges cross blocks than the 1 - 1/C of a random split.
+    r = subprocess.run(tdp.mpirun() + ["-np", str(P * C), exes["cp"],
+                                       "--mode", "train", "--data", data,
+                                       "--steps", "1"],
+                       capture_output=True, text=True, timeout=300)
+    m = re.search(r"cp blocks of (\d+) nodes \(METIS\) cut ([0-9.]+)%",
+                  r.stderr)
+    blockCut = float(m.group(2)) if m else float("nan")
+    randomCut = 100.0 * (1 - 1 / C)
     single = [json.loads(l) for l in open(logs["single"])]
     cp = [json.loads(l) for l in open(logs["cp"])]
     ok = True
@@ -169,6 +179,11 @@ def main():
                            irs["llvm"]))
     check("cp attention calls", fwd == 2 and bwd == 2 and plain == 0,
           f"{fwd} forward, {bwd} backward, {plain} single-process")
+    check("cp blocks", m is not None and int(m.group(1)) == R and
+          blockCut < 0.75 * randomCut,
+          f"{m.group(1) if m else '?'} nodes per rank, {blockCut:.1f}% of "
+          f"the edges inside the sequences cut (random split: "
+          f"{randomCut:.0f}%)")
     check("records", len(single) == STEPS and len(cp) == STEPS,
           f"{len(single)} and {len(cp)}")
     rel = max(abs(a["loss"] - b["loss"]) / abs(a["loss"])
