@@ -18,7 +18,9 @@
 #
 # Environment [defaults]: BUILD_DIR [build-train], WORK [$BUILD_DIR/bench-pp],
 # PPS ["2 4"], MB [8], MICRO [2], STEPS [10], WARMUP [2], REPEAT [3],
-# THREADS [1], OPT [3], RESULTS [bench/results/<date>-cpu-pp.md].
+# THREADS [1], OPT [3], RECOMPUTE [0] (1: stage backwards recompute the
+# forward instead of keeping its values), RESULTS
+# [bench/results/<date>-cpu-pp.md].
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -33,6 +35,7 @@ WARMUP=${WARMUP:-2}
 REPEAT=${REPEAT:-3}
 THREADS=${THREADS:-1}
 OPT=${OPT:-3}
+RECOMPUTE=${RECOMPUTE:-0}
 RESULTS=${RESULTS:-bench/results/$(date +%Y-%m-%d)-cpu-pp.md}
 PY=/usr/bin/python3
 COMPILE=$BUILD_DIR/bin/megagraph-compile
@@ -49,7 +52,7 @@ for K in $PPS; do
   for bal in even cost; do
     exe=$WORK/pp${K}_$bal
     flags=(--train --optimizer sgd --lr 0.01 "-O$OPT"
-           --plan "pp=$K,mb=$MB" --pp-balance=$bal)
+           --plan "pp=$K,mb=$MB,recompute=$RECOMPUTE" --pp-balance=$bal)
     "$COMPILE" "$WORK/model.onnx" "${flags[@]}" --emit=exe -o "$exe"
     "$COMPILE" "$WORK/model.onnx" "${flags[@]}" --emit=gt \
       --mlir-elide-elementsattrs-if-larger=1 -o "$exe.mlir"
@@ -67,9 +70,10 @@ for K in $PPS; do
 done
 
 $PY - "$WORK" "$RESULTS" "$WARMUP" "$STEPS" "$MB" "$MICRO" "$THREADS" "$PPS" \
-  "$(for K in $PPS; do echo -n "$K:${STAGES[${K}even]}/${STAGES[${K}cost]} "; done)" <<'PYEOF'
+  "$(for K in $PPS; do echo -n "$K:${STAGES[${K}even]}/${STAGES[${K}cost]} "; done)" \
+  "$RECOMPUTE" <<'PYEOF'
 import json, statistics, sys
-work, out, warm, steps, mb, micro, threads, pps, stages = sys.argv[1:10]
+work, out, warm, steps, mb, micro, threads, pps, stages, rec = sys.argv[1:11]
 warm, steps = int(warm), int(steps)
 split = dict(s.split(":", 1) for s in stages.split())
 rows, ok = [], True
@@ -98,7 +102,8 @@ text = f"""| pp | split | stages (first unit) | step ms (median) | peak MiB per 
 
 mb={mb} micro-batches of {micro} sequences (S=64) per step, {steps} timed
 steps after {warm} warm-up, runs repeated and alternated, {threads}
-thread(s) per rank. Losses of the two splits {'agree' if ok else 'DIFFER'}.
+thread(s) per rank, recompute={rec}. Losses of the two splits
+{'agree' if ok else 'DIFFER'}.
 """
 print(text)
 with open(out, "a") as f:

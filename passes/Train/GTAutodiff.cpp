@@ -147,8 +147,9 @@ LogicalResult reverseSweep(OpBuilder &b, Location loc, Block &body,
         continue;
       Value &slot = grads[operand];
       slot =
-          slot ? tosa::AddOp::create(b, loc, slot.getType(), slot, g).getResult()
-               : g;
+          slot
+              ? tosa::AddOp::create(b, loc, slot.getType(), slot, g).getResult()
+              : g;
     }
   }
   return success();
@@ -175,7 +176,8 @@ LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
       auto name =
           main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
       inputNames.push_back(
-          "d" + (name ? name.str() : "arg" + std::to_string(arg.getArgNumber())));
+          "d" +
+          (name ? name.str() : "arg" + std::to_string(arg.getArgNumber())));
     }
   DenseSet<Value> depends = dependents(body, inputs);
   DenseMap<Value, Value> grads;
@@ -193,11 +195,11 @@ LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
     auto name = main.getResultAttrOfType<StringAttr>(i, "gt.name");
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
         "gt.name",
-        b.getStringAttr("d" + (name ? name.str()
-                                    : "result" + std::to_string(i))))));
+        b.getStringAttr("d" +
+                        (name ? name.str() : "result" + std::to_string(i))))));
     Value &slot = grads[value];
-    slot = slot ? tosa::AddOp::create(b, loc, type, slot, cot).getResult()
-                : cot;
+    slot =
+        slot ? tosa::AddOp::create(b, loc, type, slot, cot).getResult() : cot;
   }
   if (failed(reverseSweep(b, loc, body, ret, depends, grads)))
     return failure();
@@ -222,8 +224,8 @@ LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
   grad.setAllArgAttrs(argAttrs);
   SmallVector<DictionaryAttr> resAttrs;
   for (const std::string &name : names)
-    resAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("gt.name", b.getStringAttr(name))));
+    resAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("gt.name", b.getStringAttr(name))));
   grad.setAllResultAttrs(resAttrs);
   return success();
 }
@@ -298,10 +300,10 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
 
     // 3. Reverse sweep from the loss.
     DenseMap<Value, Value> grads;
-    grads[loss] = main->hasAttr(kContextParallelSeedAttr)
-                      ? buildContextParallelLossSeed(b, loc, mask,
-                                                     loss.getType())
-                      : splat(b, loc, loss.getType(), 1.0);
+    grads[loss] =
+        main->hasAttr(kContextParallelSeedAttr)
+            ? buildContextParallelLossSeed(b, loc, mask, loss.getType())
+            : splat(b, loc, loss.getType(), 1.0);
     if (failed(reverseSweep(b, loc, body, ret, dependsOnParam, grads)))
       return signalPassFailure();
 

@@ -90,9 +90,10 @@ std::string modelSummary(const mgrt_model_info &model) {
 int infer(const mgrt_model_info &model, const Options &opts) {
   // A pipelined model's @main is a stub; its stages run in --mode train.
   if (model.num_entries > 0) {
-    std::fprintf(stderr, "error: model '%s' was compiled for pipeline "
-                         "parallelism (--plan pp=...): it has no inference "
-                         "entry; train it with --mode train under mpirun\n",
+    std::fprintf(stderr,
+                 "error: model '%s' was compiled for pipeline "
+                 "parallelism (--plan pp=...): it has no inference "
+                 "entry; train it with --mode train under mpirun\n",
                  model.model_name ? model.model_name : "model");
     return 1;
   }
