@@ -167,6 +167,9 @@ std::string parsePlan(StringRef spec) {
   if (plan.cp != 1 && plan.zero != 0)
     return "--plan " + megagraph::toString(plan) +
            ": zero is not supported with context parallelism (cp) yet";
+  if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
+    return "--plan " + megagraph::toString(plan) + ": cp_mode=" + plan.cpMode +
+           " is not implemented (allgather or ring)";
   if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
     return "--plan " + megagraph::toString(plan) +
            ": mb and stages apply to pipeline parallelism (pp > 1)";
