@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -141,10 +142,14 @@ struct GTDataParallelPass
       Value v = arith::ConstantIntOp::create(fb, loc, fb.getI64Type(), dp);
       func::ReturnOp::create(fb, loc, v);
     }
-    module->setAttr("gt.plan",
-                    mb.getDictionaryAttr(
-                        {mb.getNamedAttr("dp", mb.getI64IntegerAttr(dp)),
-                         mb.getNamedAttr("zero", mb.getI64IntegerAttr(zero))}));
+    // The plan megagraph-compile attached (it may have more axes, e.g. cp)
+    // stays; a module without one gets this pass's.
+    if (!module->getAttrOfType<gt::PlanAttr>("gt.plan"))
+      module->setAttr("gt.plan",
+                      gt::PlanAttr::get(mb.getContext(), dp, /*pp=*/1,
+                                        /*cp=*/1, /*microBatches=*/1, zero,
+                                        /*recompute=*/false, "allgather",
+                                        /*stages=*/{}));
 
     // 2. The local count n of labelled items (1 without a label_mask).
     Value count;

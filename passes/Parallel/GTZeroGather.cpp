@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -284,9 +285,8 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       return signalPassFailure();
     }
     int64_t stage = 1;
-    if (auto plan = module->getAttrOfType<DictionaryAttr>("gt.plan"))
-      if (auto z = plan.getAs<IntegerAttr>("zero"))
-        stage = z.getInt();
+    if (auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan"))
+      stage = plan.getZero();
     if (stage == 3) {
       if (failed(shardParameters(module, main, buckets)))
         return signalPassFailure();

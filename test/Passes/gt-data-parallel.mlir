@@ -9,7 +9,7 @@ ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32>
 
 // Default buckets (4 MiB): the count, n * loss, correct, eval_correct and the three
 // n-weighted gradients (24 + 9 + 3 elements) travel in one all-reduce.
-// ONE:      module attributes {gt.plan = {dp = 2 : i64, zero = 0 : i64}}
+// ONE:      module attributes {gt.plan = #gt.plan<dp = 2>}
 // ONE:      shard.grid @gt_dp(shape = 2)
 // ONE-LABEL: func.func @megagraph_plan_dp() -> i64
 // ONE:        %[[DP:.*]] = arith.constant 2 : i64

@@ -48,7 +48,7 @@ module {
 
 // zero=3: the shard global becomes the parameters' storage, so nothing
 // else may write a parameter.
-module attributes {gt.plan = {dp = 2 : i64, zero = 3 : i64}} {
+module attributes {gt.plan = #gt.plan<dp = 2, zero = 3>} {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
   ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
@@ -63,7 +63,7 @@ module attributes {gt.plan = {dp = 2 : i64, zero = 3 : i64}} {
 
 // -----
 
-module attributes {gt.plan = {dp = 2 : i64, zero = 3 : i64}} {
+module attributes {gt.plan = #gt.plan<dp = 2, zero = 3>} {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
   ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
