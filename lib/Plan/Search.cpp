@@ -191,9 +191,10 @@ std::string megagraph::formatExplain(const SearchResult &r, int64_t top) {
                      "note");
   int64_t rank = 0;
   for (const Candidate &c : r.ranked) {
-    if (rank >= top)
-      break;
     ++rank;
+    // Past `top`, only the chosen plan (appended when slower) is listed.
+    if (rank > top && !(r.found && c.pruned.empty() && c.plan == r.best.plan))
+      continue;
     std::string note = c.pruned.empty()
                            ? (r.found && c.plan == r.best.plan ? "chosen" : "")
                            : c.pruned;

@@ -7,11 +7,13 @@
 #include "megagraph/Plan/Profile.h"
 #include "megagraph/Plan/Search.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace megagraph;
@@ -104,6 +106,34 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
   for (const auto &entry : importOptions.inputShapes)
     if (entry.second.empty() || entry.second[0] != b0)
       rebatchable = false;
+  // A cp plan is implemented only if gt-context-parallel shards this model
+  // (it rejects ops that are not row-local): run it on a copy of the raised
+  // module, once per (cp, mode).
+  std::map<std::pair<int64_t, std::string>, std::string> cpVerdicts;
+  auto contextParallelRejects = [&](const ParallelPlan &p) -> std::string {
+    auto key = std::make_pair(p.cp, p.cpMode);
+    if (auto it = cpVerdicts.find(key); it != cpVerdicts.end())
+      return it->second;
+    std::string first;
+    ScopedDiagnosticHandler swallow(&context, [&](Diagnostic &d) {
+      if (first.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+        first = d.str();
+      return success();
+    });
+    ModuleOp copy = cast<ModuleOp>((*raised)->clone());
+    PassManager pm(&context);
+    GTContextParallelOptions o;
+    o.cp = p.cp;
+    o.mode = p.cpMode;
+    pm.addPass(createGTContextParallel(o));
+    std::string why;
+    if (failed(pm.run(copy)))
+      why = "gt-context-parallel rejects this model at cp=" +
+            std::to_string(p.cp) + ": " +
+            (first.empty() ? std::string("(no message)") : first);
+    copy->erase();
+    return cpVerdicts[key] = why;
+  };
   options.implemented = [&](const ParallelPlan &p) -> std::string {
     if (!request.train)
       return "plans apply to training (--train)";
@@ -112,7 +142,11 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
              "axis (compiled with --input-shape)";
     if (p.pp == 1 && p.recompute)
       return "recompute applies to pipeline stages (pp > 1)";
-    return request.implemented ? request.implemented(p) : std::string();
+    std::string why =
+        request.implemented ? request.implemented(p) : std::string();
+    if (why.empty() && p.cp > 1)
+      why = contextParallelRejects(p);
+    return why;
   };
   SearchResult result = searchPlans(model, profile, options);
   if (request.explain)
