@@ -18,7 +18,7 @@
 #
 # Environment [defaults]: BUILD_DIR [build-train], WORK [$BUILD_DIR/bench-pp],
 # PPS ["2 4"], MB [8], MICRO [2], STEPS [10], WARMUP [2], REPEAT [3],
-# THREADS [1], OPT [3], RECOMPUTE [0] (1: stage backwards recompute the
+# HIDDEN [384] (the encoder MLP width), THREADS [1], OPT [3], RECOMPUTE [0] (1: stage backwards recompute the
 # forward instead of keeping its values), RESULTS
 # [bench/results/<date>-cpu-pp.md].
 set -euo pipefail
@@ -36,6 +36,7 @@ REPEAT=${REPEAT:-3}
 THREADS=${THREADS:-1}
 OPT=${OPT:-3}
 RECOMPUTE=${RECOMPUTE:-0}
+HIDDEN=${HIDDEN:-384}
 RESULTS=${RESULTS:-bench/results/$(date +%Y-%m-%d)-cpu-pp.md}
 PY=/usr/bin/python3
 COMPILE=$BUILD_DIR/bin/megagraph-compile
@@ -45,7 +46,8 @@ MPIRUN=(mpirun --oversubscribe --mca btl self,vader)
 export MEGAGRAPH_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=1
 [ -x "$COMPILE" ] || { echo "build megagraph-compile in $BUILD_DIR" >&2; exit 1; }
 mkdir -p "$WORK"
-$PY bench/pp_bench_model.py "$WORK/model.onnx" --batch "$MICRO" 2>/dev/null
+$PY bench/pp_bench_model.py "$WORK/model.onnx" --batch "$MICRO" \
+  --hidden "$HIDDEN" 2>/dev/null
 
 declare -A STAGES
 for K in $PPS; do
