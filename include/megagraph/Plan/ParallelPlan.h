@@ -34,7 +34,8 @@ struct ParallelPlan {
   bool recompute = false;
   /// How K/V move under context parallelism: allgather, ring or ulysses.
   std::string cpMode = "allgather";
-  /// First gt.layer index of each pipeline stage; empty: chosen by cost.
+  /// First unit of each pipeline stage (the units gt-pipeline-split finds,
+  /// in program order); empty: chosen by the stage-splitting DP.
   std::vector<int64_t> stages;
 
   int64_t devices() const { return dp * pp * cp; }

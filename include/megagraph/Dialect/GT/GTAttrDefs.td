@@ -35,7 +35,8 @@ def GT_PlanAttr : GT_Attr<"Plan", "plan"> {
     * `recompute`: recompute each stage's forward during its backward.
     * `cp_mode`: how K/V move in context parallelism: `allgather`, `ring`,
       or `ulysses` (all-to-all from rows to heads, for comparison).
-    * `stages`: the first `gt.layer` index of each pipeline stage; empty
+    * `stages`: the first unit of each pipeline stage, counting the units
+      (layers, encoders) `gt-pipeline-split` finds in program order; empty
       means "let the cost model choose". When given, it has `pp` strictly
       increasing entries starting at 0.
 
