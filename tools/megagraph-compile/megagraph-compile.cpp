@@ -68,7 +68,7 @@ cl::opt<Emit> emit(
     cl::values(
         clEnumValN(Emit::Mlir, "mlir", "the imported module"),
         clEnumValN(Emit::Gt, "gt", "after raising to the gt dialect (default)"),
-        clEnumValN(Emit::Plan, "plan", "the parallel plan (planned)"),
+        clEnumValN(Emit::Plan, "plan", "the parallel plan as JSON (searched, or --plan priced)"),
         clEnumValN(Emit::Llvm, "llvm", "LLVM IR for the host CPU"),
         clEnumValN(Emit::Obj, "obj", "an object file"),
         clEnumValN(Emit::Exe, "exe", "an executable linked with the runtime")),
@@ -106,15 +106,16 @@ cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
                             cl::init(0.0), cl::cat(category));
 cl::opt<std::string> planSpec(
     "plan",
-    cl::desc("Manual parallel plan for --train: dp=P[,zero=0|1|2|3] (data "
-             "parallel over P ranks; the compiled batch is each rank's, the "
-             "global batch is P times it; zero=1 shards the optimizer "
-             "state, zero=2 also the gradients (the same code as zero=1), "
-             "zero=3 also the parameters; launch with mpirun -np P); "
-             "cp=C[,cp_mode=allgather|ring] (context parallel: each rank "
-             "holds S / C nodes of every sequence; with dp, launch with "
-             "mpirun -np P*C)"),
-    cl::value_desc("dp=P[,zero=0|1|2|3][,cp=C[,cp_mode=allgather|ring]]"),
+    cl::desc("Parallel plan for --train, keys in any order: dp=P (data "
+             "parallel; the compiled batch is each replica's), "
+             "zero=0|1|2|3 (ZeRO stage of the dp group), cp=C "
+             "(context parallel: S / C nodes of every sequence per rank) "
+             "with cp_mode=allgather|ring, pp=K (pipeline stages) with "
+             "mb=M (micro-batches per step; export the model at the "
+             "micro-batch size), stages=a:b:... (first unit of each stage) "
+             "and recompute=1; launch with mpirun -np dp*pp*cp. Without "
+             "--plan, --devices searches one"),
+    cl::value_desc("dp=P,pp=K,cp=C,..."),
     cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
