@@ -310,7 +310,14 @@ struct GTPipelineSplitPass
             return load.emitError()
                    << "parameter @" << name.getValue()
                    << " is used by pipeline stages " << it->second << " and "
-                   << k << "; tied parameters across stages are not supported";
+                   << k
+                   << "; tied parameters across stages are not supported "
+                      "(torch.onnx.export in eval mode merges initializers "
+                      "with equal values, e.g. freshly initialized "
+                      "LayerNorm weights: export with "
+                      "training=torch.onnx.TrainingMode.PRESERVE from "
+                      "model.train(), or choose stages= that keep the "
+                      "users together)";
         }
         b.clone(*def, map);
         return success();
