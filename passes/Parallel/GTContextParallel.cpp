@@ -9,8 +9,11 @@
 // meets the other ranks' keys and values by all-gather or around a ring.
 // The bias keeps its S key columns; it is computed locally and never sent.
 //
-// What is not row-local (a reshape, transpose or reduction over the node
-// dimension) is rejected: the static-shape rewrite cannot express it.
+// tosa.transpose permutes the node dimension; tosa.reshape carries it when
+// it stays a dimension of its own (the reshape splits or merges other dims,
+// e.g. the heads). What is not row-local (a reshape that merges or splits
+// the node dimension, a reduction over it) is rejected: the static-shape
+// rewrite cannot express it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,11 +87,19 @@ rowPairs(Operation *op, int64_t S,
   if (isa<gt::LinearOp, gt::LayerNormOp, gt::GeluOp>(op)) {
     Value x = op->getOperand(0), y = op->getResult(0);
     auto t = cast<ShapedType>(x.getType());
-    // [.., S, D] with the node dimension second to last (rank 2: [S, D] is
-    // not a batch of sequences; rank 3: [B, S, D]).
+    // [B, S, D] (or sequence-first [S, B, D] after a transpose): row-local
+    // on every dimension but the features (rank 2: [S, D] is not a batch of
+    // sequences).
     if (t.getRank() != 3)
       return failure();
-    return SmallVector<RowDim>{{x, 1}, {y, 1}};
+    int64_t d = 1;
+    if (auto it = known.find(x); it != known.end())
+      d = it->second;
+    else if (auto it = known.find(y); it != known.end())
+      d = it->second;
+    if (d >= t.getRank() - 1)
+      return failure();
+    return SmallVector<RowDim>{{x, d}, {y, d}};
   }
   if (auto e = dyn_cast<gt::DegreeEmbeddingOp>(op))
     return SmallVector<RowDim>{
@@ -105,6 +116,96 @@ rowPairs(Operation *op, int64_t S,
       return failure();
     return SmallVector<RowDim>{{sb.getDistance(), 1}, {sb.getResult(), 2}};
   }
+  if (auto t = dyn_cast<tosa::TransposeOp>(op)) {
+    // The node dimension follows the permutation.
+    ArrayRef<int32_t> perms = t.getPerms();
+    Value x = t.getInput1(), y = t.getResult();
+    if (auto it = known.find(x); it != known.end()) {
+      for (auto [i, p] : llvm::enumerate(perms))
+        if (p == it->second)
+          return SmallVector<RowDim>{{x, it->second}, {y, (int64_t)i}};
+      return failure();
+    }
+    if (auto it = known.find(y); it != known.end()) {
+      if (it->second >= (int64_t)perms.size())
+        return failure();
+      return SmallVector<RowDim>{{x, perms[it->second]}, {y, it->second}};
+    }
+    return pairs;
+  }
+  if (auto mm = dyn_cast<tosa::MatMulOp>(op)) {
+    // [N, M, K] x [N, K, P]: the rows M of A (the node dimension, possibly
+    // merged with the batch: [1, S * B, K]) are the rows of the result.
+    Value a = mm.getA(), c = mm.getResult();
+    auto at1 = [&](Value v) {
+      auto it = known.find(v);
+      return it != known.end() && it->second == 1;
+    };
+    if (!known.contains(a) && !known.contains(c))
+      return pairs;
+    if (!at1(a) && !at1(c))
+      return failure();
+    return SmallVector<RowDim>{{a, 1}, {c, 1}};
+  }
+  if (auto sl = dyn_cast<tosa::SliceOp>(op)) {
+    // Row-local when it keeps every row: start 0 and size S on the node
+    // dimension (e.g. q / k / v out of a packed projection).
+    Value x = sl.getInput1(), y = sl.getResult();
+    int64_t d = -1;
+    if (auto it = known.find(x); it != known.end())
+      d = it->second;
+    else if (auto it = known.find(y); it != known.end())
+      d = it->second;
+    if (d < 0)
+      return pairs;
+    SmallVector<int64_t> start, size;
+    if (!tosa::getConstShapeValues(sl.getStart().getDefiningOp(), start) ||
+        !tosa::getConstShapeValues(sl.getSize().getDefiningOp(), size) ||
+        d >= (int64_t)start.size() || start[d] != 0 ||
+        (size[d] != dimOf(x, d) && size[d] != -1) || dimOf(x, d) != dimOf(y, d))
+      return failure();
+    return SmallVector<RowDim>{{x, d}, {y, d}};
+  }
+  if (auto r = dyn_cast<tosa::ReshapeOp>(op)) {
+    // Row-local when the node index stays the major part of one dimension:
+    // the dims before it hold as many elements on both sides and the
+    // dimension it lands in is a multiple of S (the reshape splits or merges
+    // other dims, e.g. the heads, or merges the dims after the node
+    // dimension into it: [S, B, ..] -> [S * B, ..], and back).
+    Value x = r.getInput1(), y = r.getResult();
+    auto xt = dyn_cast<RankedTensorType>(x.getType());
+    auto yt = dyn_cast<RankedTensorType>(y.getType());
+    if (!xt || !yt || !xt.hasStaticShape() || !yt.hasStaticShape())
+      return failure();
+    auto mapDim = [&](ArrayRef<int64_t> from, int64_t d,
+                      ArrayRef<int64_t> to) -> int64_t {
+      if (d >= (int64_t)from.size() || from[d] % S != 0)
+        return -1;
+      int64_t before = 1;
+      for (int64_t i = 0; i < d; ++i)
+        before *= from[i];
+      int64_t prefix = 1;
+      for (auto [e, size] : llvm::enumerate(to)) {
+        if (prefix == before && size % S == 0)
+          return e;
+        prefix *= size;
+      }
+      return -1;
+    };
+    if (auto it = known.find(x); it != known.end()) {
+      int64_t e = mapDim(xt.getShape(), it->second, yt.getShape());
+      if (e < 0)
+        return failure();
+      return SmallVector<RowDim>{{x, it->second}, {y, e}};
+    }
+    if (auto it = known.find(y); it != known.end()) {
+      int64_t d = mapDim(yt.getShape(), it->second, xt.getShape());
+      if (d < 0)
+        return failure();
+      return SmallVector<RowDim>{{x, d}, {y, it->second}};
+    }
+    return pairs;
+  }
   if (isElementwise(op) && op->getNumResults() == 1) {
     Value y = op->getResult(0);
     auto t = dyn_cast<RankedTensorType>(y.getType());
@@ -118,12 +219,12 @@ rowPairs(Operation *op, int64_t S,
         d = it->second;
     if (d < 0)
       return pairs;
-    if (d >= t.getRank() || t.getDimSize(d) != S)
+    if (d >= t.getRank() || t.getDimSize(d) % S != 0)
       return failure();
     pairs.push_back({y, d});
     for (Value x : op->getOperands()) {
       auto xt = dyn_cast<RankedTensorType>(x.getType());
-      if (xt && xt.getRank() == t.getRank() && dimOf(x, d) == S)
+      if (xt && xt.getRank() == t.getRank() && dimOf(x, d) == t.getDimSize(d))
         pairs.push_back({x, d});
     }
     return pairs;
@@ -282,6 +383,22 @@ struct GTContextParallelPass
     };
     for (auto [v, d] : rowDim)
       shrink(v, d);
+    // A sharded reshape's target shape follows its (shrunk) result.
+    for (Operation *op : ops)
+      if (auto r = dyn_cast<tosa::ReshapeOp>(op);
+          r && rowDim.contains(r.getResult())) {
+        ImplicitLocOpBuilder ib(r.getLoc(), r);
+        r.getShapeMutable().assign(tosa::getTosaConstShape(
+            ib, cast<RankedTensorType>(r.getType()).getShape()));
+      }
+    // A sharded slice takes S / cp rows (start 0 on the node dimension).
+    for (Operation *op : ops)
+      if (auto sl = dyn_cast<tosa::SliceOp>(op);
+          sl && rowDim.contains(sl.getResult())) {
+        ImplicitLocOpBuilder ib(sl.getLoc(), sl);
+        sl.getSizeMutable().assign(tosa::getTosaConstShape(
+            ib, cast<RankedTensorType>(sl.getType()).getShape()));
+      }
     SmallVector<Type> results;
     main.walk([&](func::ReturnOp r) {
       results.assign(r.getOperandTypes().begin(), r.getOperandTypes().end());

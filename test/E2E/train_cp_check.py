@@ -11,7 +11,7 @@ relative, the same accuracy, one peak_bytes entry per rank. The compiled
 cp program must also have the per-rank shapes ([B, S/C, F] features,
 [B, S/C, S] distances) and the cp attention calls in its LLVM IR.
 
-usage: train_cp_check.py MEGAGRAPH_COMPILE WORKDIR --model graphormer|plain
+usage: train_cp_check.py MEGAGRAPH_COMPILE WORKDIR --model graphormer|plain|mha
            --cp C [--dp P] [--mode allgather|ring] [--optimizer sgd|adamw]
            [--lr X] [--global-batch B]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
@@ -83,8 +83,41 @@ class PlainGT(nn.Module):
         return self.head(self.norm(h))
 
 
+class MhaGT(nn.Module):
+    """plain_gt-style (examples/models/plain_gt.py): stock
+    nn.TransformerEncoder (nn.MultiheadAttention: packed q/k/v projection,
+    sequence-first head reshapes and transposes), an ALiBi-style distance
+    bias passed as the float mask, no dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(tg.F, tg.D)
+        self.slopes = nn.Parameter(torch.tensor([1.0, 0.5, 0.25, 0.125])[:tg.H])
+        layer = nn.TransformerEncoderLayer(
+            d_model=tg.D, nhead=tg.H, dim_feedforward=2 * tg.D, dropout=0.0,
+            activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2,
+                                             enable_nested_tensor=False)
+        for m in self.encoder.modules():
+            if isinstance(m, nn.MultiheadAttention):
+                m._reset_parameters()
+            elif isinstance(m, nn.Linear):
+                m.reset_parameters()
+        self.head = nn.Linear(tg.D, tg.C)
+
+    def forward(self, x, spd):
+        s = spd.shape[-1]
+        bias = -self.slopes.view(1, -1, 1, 1) * spd.unsqueeze(1).to(x.dtype)
+        h = self.encoder(self.enc(x), mask=bias.reshape(-1, s, s))
+        return self.head(h)
+
+
 def export(model, kind, batch, path):
-    if kind == "plain":
+    if kind == "mha":
+        inputs = (torch.randn(batch, tg.S, tg.F),
+                  torch.zeros(batch, tg.S, tg.S, dtype=torch.long))
+        names = ["x", "spd"]
+    elif kind == "plain":
         inputs, names = (torch.randn(batch, tg.S, tg.F),), ["x"]
     else:
         inputs = (torch.randn(batch, tg.S, tg.F),
@@ -100,7 +133,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("compiler")
     ap.add_argument("work")
-    ap.add_argument("--model", choices=["graphormer", "plain"],
+    ap.add_argument("--model", choices=["graphormer", "plain", "mha"],
                     default="graphormer")
     ap.add_argument("--cp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
@@ -112,7 +145,8 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
-    model = tg.Graphormer() if args.model == "graphormer" else PlainGT()
+    model = {"graphormer": tg.Graphormer, "plain": PlainGT,
+             "mha": MhaGT}[args.model]()
     B, P, C = args.global_batch, args.dp, args.cp
     assert B % P == 0
     plan = f"cp={C},cp_mode={args.mode}" + (f",dp={P}" if P > 1 else "")
@@ -168,7 +202,7 @@ def main():
     # The per-rank program: S / C rows, all S key columns of the distances.
     R = tg.S // C
     shapes = [f"tensor<{B // P}x{R}x{tg.F}xf32> {{gt.name = \"x\"}}"]
-    if args.model == "graphormer":
+    if args.model in ("graphormer", "mha"):
         shapes.append(f"tensor<{B // P}x{R}x{tg.S}xi64> {{gt.name = \"spd\"}}")
     check("shapes", all(s in irs["gt"] for s in shapes), ", ".join(shapes))
     # Calls of the kernels' MLIR wrappers, one per attention.

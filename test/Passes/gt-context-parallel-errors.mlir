@@ -13,12 +13,37 @@ func.func @main(%x: tensor<1x5x4xf32>) -> tensor<1x5x4xf32> {
 
 // -----
 
-// A transpose mixes the node dimension with another: not row-local.
-func.func @main(%x: tensor<1x8x4xf32>) -> tensor<8x1x4xf32> {
+// A reshape that merges the node dimension as the minor part of a dim
+// ([B, S] -> [B * S]: each rank's rows are not one block) is not row-local.
+func.func @main(%x: tensor<2x8x4xf32>) -> tensor<16x4xf32> {
+  %a = gt.attention %x, %x, %x heads = 1 : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %s = tosa.const_shape {values = dense<[16, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  // expected-error @+1 {{'tosa.reshape' op gt-context-parallel: cannot shard the node dimension (S=8) through this op: it is not row-local}}
+  %r = tosa.reshape %a, %s : (tensor<2x8x4xf32>, !tosa.shape<2>) -> tensor<16x4xf32>
+  return %r : tensor<16x4xf32>
+}
+
+// -----
+
+// A reshape that splits the node dimension is not row-local either.
+func.func @main(%x: tensor<1x8x4xf32>) -> tensor<1x2x4x4xf32> {
   %a = gt.attention %x, %x, %x heads = 1 : (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
-  // expected-error @+1 {{'tosa.transpose' op gt-context-parallel: cannot shard the node dimension (S=8) through this op: it is not row-local}}
-  %t = tosa.transpose %a {perms = array<i32: 1, 0, 2>} : (tensor<1x8x4xf32>) -> tensor<8x1x4xf32>
-  return %t : tensor<8x1x4xf32>
+  %s = tosa.const_shape {values = dense<[1, 2, 4, 4]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  // expected-error @+1 {{'tosa.reshape' op gt-context-parallel: cannot shard the node dimension (S=8) through this op: it is not row-local}}
+  %r = tosa.reshape %a, %s : (tensor<1x8x4xf32>, !tosa.shape<4>) -> tensor<1x2x4x4xf32>
+  return %r : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A slice that drops rows is not row-local.
+func.func @main(%x: tensor<1x8x4xf32>) -> tensor<1x4x4xf32> {
+  %a = gt.attention %x, %x, %x heads = 1 : (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  %st = tosa.const_shape {values = dense<[0, 0, 0]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %sz = tosa.const_shape {values = dense<[1, 4, 4]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  // expected-error @+1 {{'tosa.slice' op gt-context-parallel: cannot shard the node dimension (S=8) through this op: it is not row-local}}
+  %r = tosa.slice %a, %st, %sz : (tensor<1x8x4xf32>, !tosa.shape<3>, !tosa.shape<3>) -> tensor<1x4x4xf32>
+  return %r : tensor<1x4x4xf32>
 }
 
 // -----
