@@ -373,6 +373,24 @@ struct GTContextParallelPass
       }
     }
 
+    // The driver fills each rank's rows of an input [B, S, ...] by cutting
+    // dimension 1; an input sharded on another dimension (reachable through
+    // transposes) would get the wrong rows.
+    for (BlockArgument arg : main.getArguments()) {
+      auto it = rowDim.find(arg);
+      if (it == rowDim.end() || it->second == 1)
+        continue;
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      main.emitError() << "gt-context-parallel: input "
+                       << (name ? ("'" + name.getValue() + "'").str()
+                                : "#" + std::to_string(arg.getArgNumber()))
+                       << " has the node dimension at position " << it->second
+                       << "; inputs must be [B, S, ...] (the driver gives each "
+                          "rank rows of dimension 1)";
+      return signalPassFailure();
+    }
+
     // 4. Retype: the node dimension gets S / cp rows.
     auto shrink = [&](Value v, int64_t d) {
       auto t = cast<RankedTensorType>(v.getType());

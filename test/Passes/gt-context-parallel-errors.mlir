@@ -71,3 +71,14 @@ func.func @main(%q: tensor<1x8x4xf32>, %k: tensor<1x4x4xf32>) -> tensor<1x8x4xf3
   %a = gt.attention %q, %k, %k heads = 1 : (tensor<1x8x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x8x4xf32>
   return %a : tensor<1x8x4xf32>
 }
+
+// -----
+
+// A sequence-first input [S, B, D] (transposed inside the model) would be
+// cut on the wrong dimension by the driver.
+// expected-error @+1 {{gt-context-parallel: input 'x' has the node dimension at position 0; inputs must be [B, S, ...] (the driver gives each rank rows of dimension 1)}}
+func.func @main(%x: tensor<8x1x4xf32> {gt.name = "x"}) -> tensor<1x8x4xf32> {
+  %t = tosa.transpose %x {perms = array<i32: 1, 0, 2>} : (tensor<8x1x4xf32>) -> tensor<1x8x4xf32>
+  %a = gt.attention %t, %t, %t heads = 1 : (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  return %a : tensor<1x8x4xf32>
+}

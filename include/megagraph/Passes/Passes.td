@@ -348,8 +348,10 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
     propagation from `gt.attention` (q, k, v and the result: dim 1; bias:
     dim 2) through the row-local ops (gt.linear, gt.layer_norm, gt.gelu,
     gt.degree_embedding, gt.node_embedding, gt.spatial_bias, elementwise
-    TOSA) to the function arguments and results. An op that touches a
-    sharded value but is not row-local is an error. Each `gt.attention`
+    TOSA, tosa.transpose, tosa.reshape keeping the node index the major
+    part of one dimension, row-keeping tosa.slice, the rows of tosa.matmul)
+    to the function arguments ([B, S, ...] only) and results. An op that
+    touches a sharded value but is not row-local is an error. Each `gt.attention`
     gets `gt.cp = {size, mode, grid, axes}`: bufferization then calls
     `mgrt_cp_attention_f32` (and, through gt-autodiff, `_bwd_f32`) over the
     cp axis of the grid dp x cp, which all-gathers K / V (mode allgather)
