@@ -7,9 +7,9 @@
 #include "megagraph/InitAllMegaGraph.h"
 
 #include "megagraph/Dialect/GT/GTBufferization.h"
-#include "megagraph/Dialect/GT/GTSharding.h"
 #include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Dialect/GT/GTGradients.h"
+#include "megagraph/Dialect/GT/GTSharding.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"

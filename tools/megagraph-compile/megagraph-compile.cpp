@@ -68,7 +68,8 @@ cl::opt<Emit> emit(
     cl::values(
         clEnumValN(Emit::Mlir, "mlir", "the imported module"),
         clEnumValN(Emit::Gt, "gt", "after raising to the gt dialect (default)"),
-        clEnumValN(Emit::Plan, "plan", "the parallel plan as JSON (searched, or --plan priced)"),
+        clEnumValN(Emit::Plan, "plan",
+                   "the parallel plan as JSON (searched, or --plan priced)"),
         clEnumValN(Emit::Llvm, "llvm", "LLVM IR for the host CPU"),
         clEnumValN(Emit::Obj, "obj", "an object file"),
         clEnumValN(Emit::Exe, "exe", "an executable linked with the runtime")),
@@ -115,8 +116,7 @@ cl::opt<std::string> planSpec(
              "micro-batch size), stages=a:b:... (first unit of each stage) "
              "and recompute=1; launch with mpirun -np dp*pp*cp. Without "
              "--plan, --devices searches one"),
-    cl::value_desc("dp=P,pp=K,cp=C,..."),
-    cl::cat(category));
+    cl::value_desc("dp=P,pp=K,cp=C,..."), cl::cat(category));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
