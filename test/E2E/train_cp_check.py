@@ -218,19 +218,7 @@ def main():
           f"{m.group(1) if m else '?'} nodes per rank, {blockCut:.1f}% of "
           f"the edges inside the sequences cut (random split: "
           f"{randomCut:.0f}%)")
-    check("records", len(single) == STEPS and len(cp) == STEPS,
-          f"{len(single)} and {len(cp)}")
-    rel = max(abs(a["loss"] - b["loss"]) / abs(a["loss"])
-              for a, b in zip(single, cp))
-    check("losses", rel <= 1e-4, f"max relative difference {rel:.2e} over "
-          f"{STEPS} steps (first {single[0]['loss']:.4f}, last "
-          f"{single[-1]['loss']:.4f})")
-    acc = max(abs(a["accuracy"] - b["accuracy"]) for a, b in zip(single, cp))
-    check("accuracy", acc <= 1e-3, f"max difference {acc:.2e}")
-    peaks = [len(r["peak_bytes"]) for r in cp]
-    check("peak_bytes", all(n == P * C for n in peaks),
-          f"{P * C} entries per record, per-rank peak "
-          f"{cp[-1]['peak_bytes']} (one process {single[-1]['peak_bytes']})")
+    tdp.compare_runs(check, single, cp, P * C, STEPS)
     return 0 if ok else 1
 
 

@@ -81,6 +81,27 @@ def initial_weight_bytes(mlir):
     return global_bytes(mlir, lambda l: "gt.param_init" in l)
 
 
+def compare_runs(check, single, parallel, ranks, steps, note=""):
+    """The parallel run reproduces the one-process run: `steps` records each,
+    every step's loss within 1e-4 relative, the same accuracy, and one
+    peak_bytes entry per rank."""
+    check("records", len(single) == steps and len(parallel) == steps,
+          f"{len(single)} and {len(parallel)}")
+    rel = max(abs(a["loss"] - b["loss"]) / abs(a["loss"])
+              for a, b in zip(single, parallel))
+    check("losses", rel <= 1e-4, f"max relative difference {rel:.2e} over "
+          f"{steps} steps (first {single[0]['loss']:.4f}, last "
+          f"{single[-1]['loss']:.4f}){note}")
+    acc = max(abs(a["accuracy"] - b["accuracy"])
+              for a, b in zip(single, parallel))
+    check("accuracy", acc <= 1e-3, f"max difference {acc:.2e}")
+    peaks = [len(r["peak_bytes"]) for r in parallel]
+    check("peak_bytes", all(n == ranks for n in peaks),
+          f"{ranks} entries per record, per-rank peak "
+          f"{parallel[-1]['peak_bytes']} (one process: "
+          f"{single[-1]['peak_bytes']})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("compiler")
@@ -143,18 +164,7 @@ def main():
         ok = ok and good
         print(f"check: {name}: {detail} {'OK' if good else 'FAIL'}")
 
-    check("records", len(single) == STEPS and len(dp) == STEPS,
-          f"{len(single)} and {len(dp)}")
-    rel = max(abs(a["loss"] - b["loss"]) / abs(a["loss"])
-              for a, b in zip(single, dp))
-    check("losses", rel <= 1e-4, f"max relative difference {rel:.2e} over "
-          f"{STEPS} steps (first {single[0]['loss']:.4f}, last "
-          f"{single[-1]['loss']:.4f})")
-    acc = max(abs(a["accuracy"] - b["accuracy"]) for a, b in zip(single, dp))
-    check("accuracy", acc <= 1e-3, f"max difference {acc:.2e}")
-    peaks = [len(r["peak_bytes"]) for r in dp]
-    check("peak_bytes", all(n == P for n in peaks),
-          f"{P} entries per record, per-rank peak {dp[-1]['peak_bytes']}")
+    compare_runs(check, single, dp, P, STEPS)
     s1, sp = state["single"], state[f"dp{P}"]
     if args.optimizer == "adamw":
         # zero=0 replicates the moments; zero=1 keeps 1/P of them (plus the

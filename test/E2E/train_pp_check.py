@@ -30,7 +30,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_graphormer_check as tg  # noqa: E402  (Graphormer)
-from train_dp_check import export, mpirun  # noqa: E402
+from train_dp_check import compare_runs, export, mpirun  # noqa: E402
 
 STEPS = 20
 MICRO = 2  # sequences per micro-batch
@@ -106,19 +106,8 @@ def main():
     missing = [e for e in entries if f'gt.pipeline_entry = "{e}"' not in mlir]
     check("entries", not missing,
           f"{len(entries)} stage entries, missing {missing}")
-    check("records", len(single) == STEPS and len(pp) == STEPS,
-          f"{len(single)} and {len(pp)}")
-    rel = max(abs(a["loss"] - b["loss"]) / abs(a["loss"])
-              for a, b in zip(single, pp))
-    check("losses", rel <= 1e-4, f"max relative difference {rel:.2e} over "
-          f"{STEPS} steps (first {single[0]['loss']:.4f}, last "
-          f"{single[-1]['loss']:.4f}), {plan}, {args.schedule}")
-    acc = max(abs(a["accuracy"] - b["accuracy"]) for a, b in zip(single, pp))
-    check("accuracy", acc <= 1e-3, f"max difference {acc:.2e}")
-    peaks = [len(r["peak_bytes"]) for r in pp]
-    check("peak_bytes", all(n == ranks for n in peaks),
-          f"{ranks} entries per record, per-rank peak {pp[-1]['peak_bytes']}"
-          f" (one process: {single[-1]['peak_bytes']})")
+    compare_runs(check, single, pp, ranks, STEPS,
+                 f", {plan}, {args.schedule}")
     r = subprocess.run([exes["pp"], *run], capture_output=True, text=True,
                        timeout=120)
     want = f"launch it with mpirun -np {ranks}"
