@@ -155,6 +155,56 @@ LogicalResult reverseSweep(OpBuilder &b, Location loc, Block &body,
   return success();
 }
 
+/// The arguments of `body` whose @main argument is marked
+/// `gt.differentiable`, and the names of their gradients ("d<name>").
+void collectDifferentiableInputs(func::FuncOp main, Block &body,
+                                 SmallVectorImpl<Value> &inputs,
+                                 SmallVectorImpl<std::string> &names) {
+  // `body` may have more arguments than @main (labels, masks).
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (main.getArgAttr(i, "gt.differentiable")) {
+      inputs.push_back(body.getArgument(i));
+      auto name = main.getArgAttrOfType<StringAttr>(i, "gt.name");
+      names.push_back("d" + (name ? name.str() : "arg" + std::to_string(i)));
+    }
+}
+
+/// Ends the gradient function `grad`: returns `results` (named `names`),
+/// then the gradient of each of `inputs` (zero where none flows) and of each
+/// parameter loaded in its body that has one ("grad:<param>"), and sets its
+/// type and argument attributes.
+void finishGradient(OpBuilder &b, Location loc, func::FuncOp grad,
+                    func::ReturnOp ret, SmallVector<Value> results,
+                    SmallVector<std::string> names, ArrayRef<Value> inputs,
+                    ArrayRef<std::string> inputNames,
+                    const DenseMap<Value, Value> &grads,
+                    ArrayRef<DictionaryAttr> argAttrs) {
+  Block &body = grad.getBody().front();
+  for (auto [v, name] : llvm::zip(inputs, inputNames)) {
+    Value g = grads.lookup(v);
+    results.push_back(g ? g : splat(b, loc, v.getType(), 0.0));
+    names.push_back(name);
+  }
+  for (auto load : body.getOps<ml_program::GlobalLoadOp>())
+    if (Value g = grads.lookup(load.getResult())) {
+      results.push_back(g);
+      names.push_back("grad:" + load.getGlobal().getLeafReference().str());
+    }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  grad.setType(
+      FunctionType::get(b.getContext(), body.getArgumentTypes(), resultTypes));
+  grad.setAllArgAttrs(argAttrs);
+  SmallVector<DictionaryAttr> resAttrs;
+  for (const std::string &name : names)
+    resAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("gt.name", b.getStringAttr(name))));
+  grad.setAllResultAttrs(resAttrs);
+}
+
 /// `cotangents` mode (pipeline stages): @main_grad(inputs..., d<result>...)
 /// -> (d<input>... for the inputs marked `gt.differentiable`,
 /// grad:<param>...), seeded with one cotangent per float result of @main.
@@ -170,15 +220,7 @@ LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
   b.setInsertionPoint(ret);
   SmallVector<Value> inputs;
   SmallVector<std::string> inputNames;
-  for (BlockArgument arg : body.getArguments())
-    if (main.getArgAttr(arg.getArgNumber(), "gt.differentiable")) {
-      inputs.push_back(arg);
-      auto name =
-          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
-      inputNames.push_back(
-          "d" +
-          (name ? name.str() : "arg" + std::to_string(arg.getArgNumber())));
-    }
+  collectDifferentiableInputs(main, body, inputs, inputNames);
   DenseSet<Value> depends = dependents(body, inputs);
   DenseMap<Value, Value> grads;
   SmallVector<DictionaryAttr> argAttrs;
@@ -203,30 +245,8 @@ LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
   }
   if (failed(reverseSweep(b, loc, body, ret, depends, grads)))
     return failure();
-  SmallVector<Value> results;
-  SmallVector<std::string> names;
-  for (auto [v, name] : llvm::zip(inputs, inputNames)) {
-    Value g = grads.lookup(v);
-    results.push_back(g ? g : splat(b, loc, v.getType(), 0.0));
-    names.push_back(name);
-  }
-  for (auto load : body.getOps<ml_program::GlobalLoadOp>())
-    if (Value g = grads.lookup(load.getResult())) {
-      results.push_back(g);
-      names.push_back("grad:" + load.getGlobal().getLeafReference().str());
-    }
-  func::ReturnOp::create(b, ret.getLoc(), results);
-  ret.erase();
-  SmallVector<Type> resultTypes;
-  for (Value v : results)
-    resultTypes.push_back(v.getType());
-  grad.setType(FunctionType::get(ctx, body.getArgumentTypes(), resultTypes));
-  grad.setAllArgAttrs(argAttrs);
-  SmallVector<DictionaryAttr> resAttrs;
-  for (const std::string &name : names)
-    resAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr("gt.name", b.getStringAttr(name))));
-  grad.setAllResultAttrs(resAttrs);
+  finishGradient(b, loc, grad, ret, {}, {}, inputs, inputNames, grads,
+                 argAttrs);
   return success();
 }
 
@@ -285,17 +305,9 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
 
     // 2. Values that depend on a parameter (or on an input marked
     //    `gt.differentiable`): only their producers need rules.
-    SmallVector<ml_program::GlobalLoadOp> params(
-        body.getOps<ml_program::GlobalLoadOp>());
     SmallVector<Value> diffInputs;
     SmallVector<std::string> diffNames;
-    for (unsigned i = 0; i < main.getNumArguments(); ++i)
-      if (main.getArgAttr(i, "gt.differentiable")) {
-        diffInputs.push_back(body.getArgument(i));
-        auto name = main.getArgAttrOfType<StringAttr>(i, "gt.name");
-        diffNames.push_back("d" +
-                            (name ? name.str() : "arg" + std::to_string(i)));
-      }
+    collectDifferentiableInputs(main, body, diffInputs, diffNames);
     DenseSet<Value> dependsOnParam = dependents(body, diffInputs);
 
     // 3. Reverse sweep from the loss.
@@ -316,24 +328,6 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     Value evalCorrect = countCorrect(b, loc, logits, labels, evalMask);
 
     // 5. Return the loss, the counts and the parameter gradients.
-    SmallVector<Value> results = {loss, correct, evalCorrect};
-    SmallVector<std::string> names = {"loss", "correct", "eval_correct"};
-    for (auto [v, name] : llvm::zip(diffInputs, diffNames)) {
-      Value g = grads.lookup(v);
-      results.push_back(g ? g : splat(b, loc, v.getType(), 0.0));
-      names.push_back(name);
-    }
-    for (ml_program::GlobalLoadOp load : params)
-      if (Value g = grads.lookup(load.getResult())) {
-        results.push_back(g);
-        names.push_back("grad:" + load.getGlobal().getLeafReference().str());
-      }
-    func::ReturnOp::create(b, ret.getLoc(), results);
-    ret.erase();
-    SmallVector<Type> resultTypes;
-    for (Value v : results)
-      resultTypes.push_back(v.getType());
-    grad.setType(FunctionType::get(ctx, body.getArgumentTypes(), resultTypes));
     unsigned numArgs = body.getNumArguments();
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i + 3 < numArgs; ++i)
@@ -341,12 +335,9 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     for (const char *name : {"labels", "label_mask", "eval_mask"})
       argAttrs.push_back(b.getDictionaryAttr(
           b.getNamedAttr("gt.name", b.getStringAttr(name))));
-    grad.setAllArgAttrs(argAttrs);
-    SmallVector<DictionaryAttr> resAttrs;
-    for (const std::string &name : names)
-      resAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("gt.name", b.getStringAttr(name))));
-    grad.setAllResultAttrs(resAttrs);
+    finishGradient(b, loc, grad, ret, {loss, correct, evalCorrect},
+                   {"loss", "correct", "eval_correct"}, diffInputs, diffNames,
+                   grads, argAttrs);
 
     // 6. Optionally make it the module's entry point.
     if (replaceMain) {
