@@ -296,8 +296,6 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     for (Bucket &bk : buckets) {
       StringAttr name = bk.global.getSymNameAttr();
       auto shardType = cast<RankedTensorType>(bk.global.getType());
-      const int64_t total =
-          std::accumulate(bk.sizes.begin(), bk.sizes.end(), int64_t(0));
       SmallVector<ml_program::GlobalLoadOp> loads;
       SmallVector<ml_program::GlobalStoreOp> stores;
       main.walk([&](Operation *op) {
@@ -318,24 +316,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       for (ml_program::GlobalLoadOp load : loads) {
         OpBuilder b(load);
         Location loc = load.getLoc();
-        SmallVector<Value> flats;
-        for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
-          Value v = ml_program::GlobalLoadOp::create(
-              b, loc, param.getType(),
-              FlatSymbolRefAttr::get(param.getSymNameAttr()));
-          flats.push_back(reshape(b, loc, v, {size}));
-        }
-        if (bk.padded > total)
-          flats.push_back(tosa::ConstOp::create(
-              b, loc, f32(b, {bk.padded - total}),
-              DenseElementsAttr::get(f32(b, {bk.padded - total}),
-                                     b.getF32FloatAttr(0.f))));
-        Value packed =
-            flats.size() == 1
-                ? flats.front()
-                : tosa::ConcatOp::create(b, loc, f32(b, {bk.padded}), flats,
-                                         b.getI32IntegerAttr(0))
-                      .getResult();
+        Value packed = packParams(b, loc, bk);
         Value shard = shard::AllSliceOp::create(b, loc, shardType, packed,
                                                 kGrid, ArrayRef<int16_t>{0}, 0);
         load.getResult().replaceAllUsesWith(shard);
