@@ -131,6 +131,12 @@ struct GTPipelineTrainPass
     }
     int64_t pp = cast<IntegerAttr>(info.get("pp")).getInt();
     int64_t mb = cast<IntegerAttr>(info.get("mb")).getInt();
+    // Every stage must be there before any is rewritten.
+    for (int64_t k = 0; k < pp; ++k)
+      if (!module.lookupSymbol<func::FuncOp>(("pp_stage" + Twine(k)).str())) {
+        module.emitError() << "missing @pp_stage" << k;
+        return signalPassFailure();
+      }
     // The forward @main is replaced by the stub at the end.
     main.setSymName("pp_forward");
     OpBuilder b(ctx);
@@ -153,10 +159,6 @@ struct GTPipelineTrainPass
     for (int64_t k = 0; k < pp; ++k) {
       auto stage =
           module.lookupSymbol<func::FuncOp>(("pp_stage" + Twine(k)).str());
-      if (!stage) {
-        module.emitError() << "missing @pp_stage" << k;
-        return signalPassFailure();
-      }
       const bool last = k + 1 == pp;
       b.setInsertionPointAfter(stage);
       // Forward.
