@@ -17,10 +17,13 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/Dialect/GT/GTInterfaces.h"
+#include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Plan/Profile.h"
 #include "megagraph/Plan/StageSplit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -46,29 +49,54 @@ int64_t bytesOf(Type type) {
          std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
 }
 
-/// Roofline estimate of one op's forward + backward time (seconds) on a
-/// CPU core: the backward costs about twice the forward.
-constexpr double kFlopsPerSecond = 50e9, kBytesPerSecond = 10e9;
-
+/// Forward + backward seconds of one op on one rank under the hardware
+/// profile of the plan search (megagraph/Plan/Profile.h, the same rates as
+/// CostModel.cpp's units): GEMMs (gt.linear, tosa.matmul) at the GEMM rate
+/// of their size class, gt.attention at the attention rate, every other op
+/// at the memory bandwidth, plus the per-op overhead; the backward costs
+/// about twice the forward, and recomputation adds a forward (as in
+/// CostModel.cpp). `share` is the rank's part of a shared CPU.
 struct OpCost {
   double time = 0;
   int64_t activationBytes = 0;
 };
 
-OpCost costOf(Operation *op) {
-  int64_t flops, bytes, activation;
-  if (auto cost = dyn_cast<gt::CostOpInterface>(op)) {
-    flops = cost.getFlops();
-    bytes = cost.getBytesMoved();
+OpCost costOf(Operation *op, const HardwareProfile &hw, double share,
+              bool recompute) {
+  int64_t activation;
+  if (auto cost = dyn_cast<gt::CostOpInterface>(op))
     activation = cost.getActivationBytes();
-  } else {
-    flops = gt::detail::defaultFlops(op);
-    bytes = gt::detail::defaultBytesMoved(op);
+  else
     activation = gt::detail::defaultActivationBytes(op);
+  auto known = [](int64_t v) {
+    return static_cast<double>(std::max<int64_t>(0, v));
+  };
+  double seconds;
+  if (auto att = dyn_cast<gt::AttentionOp>(op)) {
+    seconds = known(att.getFlops()) / hw.attentionFlops;
+  } else if (auto lin = dyn_cast<gt::LinearOp>(op)) {
+    auto w = cast<ShapedType>(lin.getWeight().getType());
+    int64_t minDim = std::min(w.getDimSize(0), w.getDimSize(1));
+    seconds = known(lin.getFlops()) /
+              (minDim >= 64 ? hw.gemmFlops : hw.smallGemmFlops);
+  } else if (auto mm = dyn_cast<tosa::MatMulOp>(op);
+             mm && cast<ShapedType>(mm.getA().getType()).hasStaticShape() &&
+             cast<ShapedType>(mm.getB().getType()).hasStaticShape()) {
+    auto a = cast<ShapedType>(mm.getA().getType());
+    auto b = cast<ShapedType>(mm.getB().getType());
+    double flops = 2.0 * a.getDimSize(0) * a.getDimSize(1) * a.getDimSize(2) *
+                   b.getDimSize(2);
+    int64_t minDim =
+        std::min({a.getDimSize(1), a.getDimSize(2), b.getDimSize(2)});
+    seconds = flops / (minDim >= 64 ? hw.gemmFlops : hw.smallGemmFlops);
+  } else {
+    int64_t bytes = isa<gt::CostOpInterface>(op)
+                        ? cast<gt::CostOpInterface>(op).getBytesMoved()
+                        : gt::detail::defaultBytesMoved(op);
+    seconds = known(bytes) / hw.memoryBandwidth;
   }
   OpCost c;
-  c.time = 3.0 * std::max(static_cast<double>(flops) / kFlopsPerSecond,
-                          static_cast<double>(bytes) / kBytesPerSecond);
+  c.time = (recompute ? 4.0 : 3.0) * (seconds / share + hw.opOverhead);
   c.activationBytes = activation;
   return c;
 }
@@ -97,6 +125,14 @@ struct GTPipelineSplitPass
                        << ", mb=" << static_cast<int64_t>(microBatches);
       return signalPassFailure();
     }
+    HardwareProfile hw;
+    if (std::string error = loadProfile(profile, hw); !error.empty()) {
+      module.emitError("gt-pipeline-split: ") << error;
+      return signalPassFailure();
+    }
+    // CPU ranks share the node's cores (the profile's rates are the whole
+    // node's); a GPU rank owns its device.
+    const double share = hw.computeShare(pp);
     Block &body = main.getBody().front();
     Operation *terminator = body.getTerminator();
 
@@ -182,7 +218,7 @@ struct GTPipelineSplitPass
       Operation *heaviest = nullptr;
       double heaviestTime = -1;
       for (int64_t i = cuts[u]; i < cuts[u + 1]; ++i) {
-        OpCost oc = costOf(compute[i]);
+        OpCost oc = costOf(compute[i], hw, share, recompute);
         c.time += oc.time;
         c.activationBytes += oc.activationBytes;
         if (oc.time > heaviestTime)

@@ -9,10 +9,12 @@
 #include "megagraph/Comm.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <time.h>
 
 namespace mgrt {
 namespace {
@@ -82,6 +84,12 @@ const mgrt_entry_info *findEntry(const mgrt_model_info &model,
     if (name == model.entries[i].name)
       return &model.entries[i];
   return nullptr;
+}
+
+double processCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 /// Layout of the activations a stage receives (or sends): one contiguous
@@ -316,6 +324,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
     std::memset(a.data, 0, mgrt_tensor_numel(&a) * sizeof(float));
   double loss = 0, correct = 0, evalCorrect = 0;
   const int slots = static_cast<int>(st.slots.size());
+  pipe.computeSeconds = pipe.computeCpuSeconds = 0;
 
   // Calls `e` on micro-batch m (stage inputs from slot m % slots).
   auto call = [&](const mgrt_entry_info *e, int m, bool forward) -> bool {
@@ -358,7 +367,13 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
     std::vector<void *> args;
     for (std::vector<int64_t> &d : descs)
       args.push_back(d.data());
+    const double cpuStart = processCpuSeconds();
+    const auto start = std::chrono::steady_clock::now();
     e->fn(args.data());
+    pipe.computeSeconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    pipe.computeCpuSeconds += processCpuSeconds() - cpuStart;
     return true;
   };
   // After backward(m): weight (last stage), accumulate.
@@ -513,6 +528,14 @@ std::vector<size_t> pipelineGather(const Pipeline &pipe, size_t v) {
   mgrt_comm_all_gather(mgrt_comm_world(), &mine, 1, all.data(), nullptr,
                        MGRT_I64);
   return std::vector<size_t>(all.begin(), all.end());
+}
+
+std::vector<double> pipelineGatherSeconds(const Pipeline &pipe, double v) {
+  (void)pipe;
+  const int world = mgrt_comm_size(mgrt_comm_world());
+  std::vector<double> all(world);
+  mgrt_comm_all_gather(mgrt_comm_world(), &v, 1, all.data(), nullptr, MGRT_F64);
+  return all;
 }
 
 } // namespace mgrt

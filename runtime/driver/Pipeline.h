@@ -47,6 +47,12 @@ struct Pipeline {
   /// stage keeps all M micro-batches' inputs): MEGAGRAPH_PP_SCHEDULE=gpipe.
   bool gpipe = false;
   mgrt_comm_group *ppGroup = nullptr, *dpGroup = nullptr;
+  /// Seconds spent inside this rank's stage forward and backward entries
+  /// during the last pipelineStep (no waits, sends or the update): the
+  /// measured counterpart of gt.pipeline's stage_time x mb; and the
+  /// process CPU seconds over the same intervals (less than the wall time
+  /// when more ranks than cores share the machine).
+  double computeSeconds = 0, computeCpuSeconds = 0;
   const mgrt_entry_info *fwd = nullptr, *bwd = nullptr, *update = nullptr;
   /// Buffers: stashed stage inputs, gradient accumulators, entry outputs.
   std::unique_ptr<PipelineState> state;
@@ -75,6 +81,7 @@ double pipelineSumOverReplicas(const Pipeline &pipe, double v);
 
 /// `v` of every process, by world rank.
 std::vector<size_t> pipelineGather(const Pipeline &pipe, size_t v);
+std::vector<double> pipelineGatherSeconds(const Pipeline &pipe, double v);
 
 } // namespace mgrt
 

@@ -646,6 +646,14 @@ int train(const mgrt_model_info &model, const Options &opts) {
         pipelined ? pipelineGather(pipe, peak) : gatherOverRanks(dp, peak);
     const std::vector<size_t> bases =
         pipelined ? pipelineGather(pipe, base) : gatherOverRanks(dp, base);
+    // Pipelined: seconds (wall, process CPU) in stage entries per rank.
+    std::string computeList, computeCpuList;
+    if (pipelined) {
+      for (double c : pipelineGatherSeconds(pipe, pipe.computeSeconds))
+        computeList += (computeList.empty() ? "" : ",") + jsonNumber(c);
+      for (double c : pipelineGatherSeconds(pipe, pipe.computeCpuSeconds))
+        computeCpuList += (computeCpuList.empty() ? "" : ",") + jsonNumber(c);
+    }
     if (dp.size > 1) { // the step's loss and correct are the global batch's
       counted = static_cast<int64_t>(
           pipelined ? pipelineSumOverReplicas(pipe, counted)
@@ -694,8 +702,11 @@ int train(const mgrt_model_info &model, const Options &opts) {
           ",\"loss\":" + jsonNumber(loss) + ",\"accuracy\":" + jsonNumber(acc) +
           ",\"test_accuracy\":" + jsonNumber(testAcc) +
           ",\"step_time_s\":" + jsonNumber(secs) + ",\"peak_bytes\":[" +
-          peakList(peaks) + "],\"base_bytes\":[" + peakList(bases) +
-          "],\"tokens_per_s\":" + jsonNumber(tokens) +
+          peakList(peaks) + "],\"base_bytes\":[" + peakList(bases) + "]" +
+          (pipelined ? ",\"compute_s\":[" + computeList +
+                           "],\"compute_cpu_s\":[" + computeCpuList + "]"
+                     : "") +
+          ",\"tokens_per_s\":" + jsonNumber(tokens) +
           ",\"epoch\":" + std::to_string(epoch) + "}\n";
       if (std::fputs(line.c_str(), st.log) < 0 || std::fflush(st.log) != 0) {
         status = fail("--log-json '" + opts.logJson +

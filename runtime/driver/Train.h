@@ -63,7 +63,9 @@
 //    "peak_bytes":[P],"tokens_per_s":B*S/T,"epoch":e}
 // (t from 1; accuracy null without `correct` or counted nodes, TA null
 // without eval_mask / eval_correct or test nodes in the batch; peak_bytes
-// one entry per rank, here one). The summary's test accuracy pools the
+// one entry per rank, here one; a pipelined model adds "compute_s":[C] and
+// "compute_cpu_s":[U], per rank the wall and process CPU seconds inside its
+// stage forward/backward entries). The summary's test accuracy pools the
 // last min(steps, steps per epoch) steps. A non-finite loss is logged (as null)
 // and stops the run with exit 1. Then a summary line on stdout. Exit codes as
 // mgrt_main: 0 ok, 1 usage / data / model-shape error, 2 no training step.

@@ -1,6 +1,6 @@
-// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4" --gt-pipeline-train="optimizer=sgd lr=0.5" | FileCheck %s
-// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4" --gt-pipeline-train="optimizer=adamw lr=0.01" | FileCheck %s --check-prefix=ADAM
-// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 recompute=false" --gt-pipeline-train="optimizer=sgd lr=0.5 recompute=false" | FileCheck %s --check-prefix=STASH
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=sgd lr=0.5" | FileCheck %s
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01" | FileCheck %s --check-prefix=ADAM
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3 recompute=false" --gt-pipeline-train="optimizer=sgd lr=0.5 recompute=false" | FileCheck %s --check-prefix=STASH
 
 // Without recomputation stage 0's forward also returns what its backward
 // reads (the encoder output and the bias), and the backward takes them

@@ -385,6 +385,7 @@ int run(MLIRContext &context) {
       split.stages.assign(plan.stages.begin(), plan.stages.end());
       split.balance = pipelineBalance;
       split.recompute = plan.recompute;
+      split.profile = profileName; // unit times at the search's rates
       pm.addPass(megagraph::createGTPipelineSplit(split));
       megagraph::GTPipelineTrainOptions stages;
       stages.optimizer = optimizerName;

@@ -438,7 +438,12 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
     half of a transformer layer, ...), whatever op names the model uses.
 
     Units get costs from `CostOpInterface` (defaults from shapes for TOSA
-    ops): a roofline time of forward + backward, the parameter state
+    ops) priced with the plan search's hardware profile (`profile`,
+    megagraph/Plan/Profile.h; default cpu-here): gt.linear and tosa.matmul
+    at the profile's GEMM rate (small GEMMs, a dimension under 64, at its
+    small-GEMM rate), gt.attention at its attention rate, every other op at
+    its memory bandwidth, plus its per-op overhead; forward + backward is 3x
+    the forward (4x with `recompute`). Besides the time, a unit has the parameter state
     (weights, gradient, two AdamW moments), the activations, the bytes
     entering the unit. `stages` gives the first unit of each stage;
     otherwise `balance=cost` runs the DP of megagraph/Plan/StageSplit.h
@@ -471,6 +476,9 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
     Option<"recompute", "recompute", "bool", /*default=*/"true",
            "Memory model of the DP: stages keep only their inputs per "
            "in-flight micro-batch (false: all their activations)">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"cpu-here\"",
+           "Hardware profile of the unit times: cpu-here, a100, h100, h200 "
+           "or a megagraph-profile JSON file (megagraph-compile --profile)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
