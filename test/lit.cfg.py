@@ -2,6 +2,8 @@
 # lit configuration of the MegaGraph test suite.
 
 import os
+import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -25,3 +27,14 @@ llvm_config.add_tool_substitutions(
     ["megagraph-opt", "megagraph-compile", "megagraph-profile"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.megagraph_tools_dir, append_path=True)
+
+# CUDA: `cuda-runtime` when the CUDA runtime was built (--target cuda links),
+# `cuda-gpu` when a GPU is usable here (tests that run on it; without one
+# they show as UNSUPPORTED).
+if config.megagraph_cuda.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("cuda-runtime")
+_smi = shutil.which("nvidia-smi")
+if _smi:
+    _out = subprocess.run([_smi, "-L"], capture_output=True, text=True)
+    if _out.returncode == 0 and "GPU" in _out.stdout:
+        config.available_features.add("cuda-gpu")

@@ -16,9 +16,11 @@
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -32,8 +34,11 @@
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -57,8 +62,11 @@
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
@@ -71,7 +79,8 @@ void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
               mlir::scf::SCFDialect, mlir::shard::ShardDialect,
               mlir::tensor::TensorDialect, mlir::tosa::TosaDialect,
               mlir::cf::ControlFlowDialect, mlir::affine::AffineDialect,
-              mlir::index::IndexDialect, mlir::ub::UBDialect>();
+              mlir::index::IndexDialect, mlir::ub::UBDialect,
+              mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>();
   // Bufferization of everything the CPU pipeline bufferizes.
   gt::registerBufferizableOpInterfaceExternalModels(registry);
   gt::registerGradientExternalModels(registry);
@@ -92,6 +101,13 @@ void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::ub::registerConvertUBToLLVMInterface(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
+  // --target cuda: kernels to PTX (NVVM target), launches to host calls.
+  mlir::registerConvertNVVMToLLVMInterface(registry);
+  mlir::gpu::registerConvertGpuToLLVMInterface(registry);
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  mlir::registerGPUDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+  mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   // Upstream sharding rules, so sharding-propagation covers what the
   // importer produces.
   mlir::arith::registerShardingInterfaceExternalModels(registry);
@@ -112,4 +128,5 @@ void megagraph::registerAllPasses() {
   mlir::bufferization::registerBufferizationPasses();
   mlir::registerConversionPasses();
   mlir::memref::registerMemRefPasses();
+  mlir::registerGPUPasses();
 }

@@ -122,6 +122,26 @@ cl::opt<std::string> runtimeDir(
     cl::desc("Directory holding libmegagraph_rt.a (default: the build's)"),
     cl::value_desc("dir"), cl::init(MEGAGRAPH_RUNTIME_LIB_DIR),
     cl::cat(category));
+cl::opt<megagraph::Target> target(
+    "target", cl::desc("Where the compiled step runs"),
+    cl::init(megagraph::Target::Cpu),
+    cl::values(clEnumValN(megagraph::Target::Cpu, "cpu",
+                          "the host CPU (default)"),
+               clEnumValN(megagraph::Target::Cuda, "cuda",
+                          "an NVIDIA GPU: kernels as PTX, cuBLAS GEMMs, fused "
+                          "flash attention; parameters and optimizer state "
+                          "stay on the device")),
+    cl::cat(category));
+cl::opt<std::string> cudaArch(
+    "cuda-arch",
+    cl::desc("PTX target of --target cuda (the driver JIT-compiles it for "
+             "the GPU at hand; default sm_80 runs on Ampere and later)"),
+    cl::value_desc("sm_XY"), cl::init("sm_80"), cl::cat(category));
+cl::opt<bool> cudaEmulate(
+    "cuda-emulate-on-host", cl::Hidden,
+    cl::desc("Testing: a CPU program whose loop nests run as --target "
+             "cuda's kernels, emulated by host loops over blocks and threads"),
+    cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                            cl::Prefix, cl::init(3), cl::cat(category));
 // The plan search (issue 9, PlanChoice.cpp).
@@ -245,6 +265,9 @@ int compileForCpu(ModuleOp module) {
   options.optLevel = std::min(3u, optLevel.getValue());
   options.runtimeLibDir = runtimeDir;
   options.runtimeIncludeDir = MEGAGRAPH_RUNTIME_INCLUDE_DIR;
+  options.target = target;
+  options.cudaChip = cudaArch;
+  options.emulateGpuOnHost = cudaEmulate;
   FailureOr<megagraph::ModelSignature> signature =
       megagraph::getModelSignature(module);
   if (failed(signature) ||
@@ -282,8 +305,8 @@ int compileForCpu(ModuleOp module) {
   FileRemover removeObj(objPath), removeShim(shimPath);
   std::string modelName = sys::path::stem(inputFile).str();
   if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)) ||
-      failed(
-          megagraph::writeEntryShim(*signature, modelName, shimPath, error)) ||
+      failed(megagraph::writeEntryShim(*signature, modelName, shimPath, error,
+                                       target)) ||
       failed(megagraph::linkExecutable(objPath, shimPath, outputFile, options,
                                        error)))
     return toolError(error);
@@ -489,6 +512,10 @@ int main(int argc, char **argv) {
         "[-o out] [--input-shape NAME=D0xD1x...] (see --help)");
   if (train && gradients)
     return toolError("--train and --gradients are exclusive");
+  if (target == megagraph::Target::Cuda && devices > 1)
+    return toolError("--target cuda compiles one-device programs for now "
+                     "(multi-GPU plans over NCCL are not wired into code "
+                     "generation yet); drop --devices or use --target cpu");
   if (!planSpec.empty()) {
     if (!train)
       return toolError("--plan applies to training steps; add --train");

@@ -166,6 +166,99 @@ def GTEarlyDealloc : Pass<"gt-early-dealloc", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
+  let summary = "Run every loop nest of the bufferized step as a GPU kernel";
+  let description = [{
+    The device half of `--target cuda`, after bufferization (memrefs) and
+    `gt-linalg-to-runtime`. Every buffer of the step lives in device memory,
+    so the host may only launch work, never touch elements:
+
+    * runtime kernel calls become their CUDA versions (`mgrt_matmul_f32` ->
+      `mgrt_cuda_matmul_f32` on cuBLAS, `mgrt_attention_f32` / `_bwd_f32` ->
+      the fused flash attention of runtime/cuda); calls that have no CUDA
+      version yet (sparse attention, SpMM, context-parallel attention, the
+      collectives of multi-device plans) are errors naming the call;
+    * `memref.copy` becomes `linalg.copy`, and each linalg op on memrefs
+      becomes parallel loops (reduction dimensions stay sequential loops
+      inside one thread);
+    * each host-level loop nest becomes one `gpu.launch`: the parallel
+      dimensions are flattened into one index over blocks of
+      `block-size` threads (row-major, so neighbouring threads touch
+      neighbouring elements); a nest that is not parallel at its outermost
+      level runs on one thread;
+    * the names and byte sizes of the module's `memref.global`s are kept in
+      the module attribute `gt.device_globals` for `gt-gpu-device-memory`.
+
+    Afterwards no host-level op reads or writes a buffer's elements; one
+    that would (a `memref.load` outside any loop) is an error.
+
+    Example:
+
+    ```mlir
+    // before
+    linalg.generic {... ["parallel", "parallel"]} ins(%a : memref<64x128xf32>)
+        outs(%b : memref<64x128xf32>) { math.exp ... }
+    // after
+    gpu.launch blocks(%bx, ...) in (%gx = %c32, ...) threads(%tx, ...) in
+        (%c256, ...) {
+      %i = ... %bx * 256 + %tx ...
+      scf.if %i < 8192 { %r = %i / 128  %c = %i % 128  ... math.exp ... }
+      gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the generated kernels">,
+    Option<"emulateOnHost", "emulate-on-host", "bool", /*default=*/"false",
+           "Testing: keep the CPU runtime calls and run each launch as host "
+           "loops over its blocks and threads (the kernels' indexing runs "
+           "on a machine without a GPU)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "gpu.launch ops created">,
+    Statistic<"numSerial", "serial-kernels",
+              "loop nests launched on a single thread">,
+    Statistic<"numCalls", "runtime-calls", "runtime calls retargeted to CUDA">,
+  ];
+}
+
+def GTGpuDeviceMemory : Pass<"gt-gpu-device-memory", "::mlir::ModuleOp"> {
+  let summary = "Put the host code's buffers and globals in device memory";
+  let description = [{
+    The host half of `--target cuda`, on the LLVM dialect (after
+    `finalize-memref-to-llvm{use-generic-functions}` and `gpu-to-llvm`):
+
+    * `_mlir_memref_to_llvm_alloc` / `_aligned_alloc` / `_free` become
+      `mgrt_cuda_memref_alloc` / `_aligned_alloc` / `_free`, which
+      `cudaMalloc` through the runtime's tracked device allocator;
+    * in every host function, the address of a global listed in
+      `gt.device_globals` (parameters, optimizer state, constants) is
+      replaced by `mgrt_cuda_global(host_address, bytes)`: the device copy,
+      made on first use and kept (parameters are updated there).
+
+    Example:
+
+    ```mlir
+    // before
+    %0 = llvm.mlir.addressof @w : !llvm.ptr
+    // after
+    %0 = llvm.mlir.addressof @w : !llvm.ptr
+    %c = llvm.mlir.constant(4096 : i64) : i64
+    %1 = llvm.call @mgrt_cuda_global(%0, %c) : (!llvm.ptr, i64) -> !llvm.ptr
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numGlobals", "globals", "global addresses moved to the device">,
+  ];
+}
+
 def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
   let summary = "Build the gradient function of @main (reverse mode)";
   let description = [{

@@ -26,7 +26,22 @@ class LLVMContext;
 namespace megagraph {
 
 /// Options of the CPU back end.
+/// Where the compiled step runs.
+enum class Target { Cpu, Cuda };
+
 struct CpuCompileOptions {
+  /// --target: the host CPU, or an NVIDIA GPU (the host code only launches
+  /// kernels; every buffer is device memory).
+  Target target = Target::Cpu;
+  /// --target cuda: the PTX target chip (the driver JIT-compiles the PTX
+  /// for the GPU at hand, so any later chip runs it too) and the CUDA
+  /// toolkit (for libdevice, when the kernels call into it).
+  std::string cudaChip = "sm_80";
+  std::string cudaPath = "/usr/local/cuda";
+  /// Testing (--target cpu only): run the loop nests through
+  /// gt-gpu-offload's kernels, emulated as host loops over blocks and
+  /// threads, so the GPU indexing is checked on a machine without a GPU.
+  bool emulateGpuOnHost = false;
   /// Decompose gt.attention into explicit scores instead of calling the
   /// fused runtime kernel (the reference path).
   bool referenceAttention = false;
@@ -85,9 +100,12 @@ mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef path,
 /// Writes the C++ entry shim: model signature tables and `main()` calling
 /// `mgrt_main` with a function that forwards descriptors to
 /// `_mlir_ciface_main`.
+/// Writes the C++ entry shim (mgrt_model_info and main). For `Target::Cuda`
+/// every entry runs through mgrt_cuda_run_entry (host tensors in and out).
 mlir::LogicalResult writeEntryShim(const ModelSignature &signature,
                                    llvm::StringRef modelName,
-                                   llvm::StringRef path, std::string &error);
+                                   llvm::StringRef path, std::string &error,
+                                   Target target = Target::Cpu);
 
 /// Compiles the shim and links it with `objectPath` and the runtime.
 mlir::LogicalResult linkExecutable(llvm::StringRef objectPath,

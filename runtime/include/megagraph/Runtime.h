@@ -255,7 +255,7 @@ int mgrt_npy_write(const char *path, const mgrt_tensor *t, char *err,
 /*===-- Driver ------------------------------------------------------------===*/
 
 /** One input or output of a compiled model (static shape). */
-typedef struct {
+typedef struct mgrt_tensor_info {
   const char *name;
   int dtype; /**< an mgrt_dtype */
   int rank;

@@ -156,6 +156,28 @@ void mgrt_cuda_embedding_backward(float *d_dtable, const float *d_dout,
 void mgrt_cuda_softmax(float *d_out, const float *d_x, int64_t R, int64_t C,
                        void *stream);
 
+/*===-- Compiled programs (megagraph-compile --target cuda) ---------------===*/
+
+/** Device buffers of a compiled step (gt-gpu-device-memory routes the
+ *  step's allocations here): mgrt_cuda_alloc, ending the program with a
+ *  message when device memory runs out. */
+void *mgrt_cuda_memref_alloc(size_t bytes);
+void *mgrt_cuda_memref_aligned_alloc(size_t alignment, size_t bytes);
+void mgrt_cuda_memref_free(void *d_ptr);
+/** The device copy of a global of the program (parameters, optimizer
+ *  state, constants): allocated and copied from `host` on first use, then
+ *  the same pointer for the life of the process. */
+void *mgrt_cuda_global(const void *host, int64_t bytes);
+/** Runs a compiled entry point on the GPU: copies the driver's host inputs
+ *  (descriptors as in mgrt_model_info::entry, row-major) to device buffers
+ *  kept across calls, calls `fn` with device descriptors, and copies the
+ *  outputs back. Without a usable GPU it prints why and exits with 1.
+ *  MEGAGRAPH_CUDA_SYNC=1 synchronizes and checks after every kernel. */
+void mgrt_cuda_run_entry(void (*fn)(void **), void **descriptors,
+                         int num_inputs, const struct mgrt_tensor_info *inputs,
+                         int num_outputs,
+                         const struct mgrt_tensor_info *outputs);
+
 #ifdef __cplusplus
 }
 #endif

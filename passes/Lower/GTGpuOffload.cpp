@@ -1,0 +1,299 @@
+//===- GTGpuOffload.cpp - Loop nests of the step as GPU kernels -*- C++ -*-===//
+//
+// Part of MegaGraph. The device half of `--target cuda` (see Passes.td):
+// runtime calls become their CUDA versions, every linalg op on memrefs
+// becomes one `gpu.launch` whose threads cover the op's leading parallel
+// loops, and nothing on the host reads or writes a buffer's elements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTGPUOFFLOAD
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-gpu-offload"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// Runtime kernels with a CUDA version taking the same memref operands.
+constexpr std::pair<StringLiteral, StringLiteral> kCudaKernels[] = {
+    {"mgrt_matmul_f32", "mgrt_cuda_matmul_f32"},
+    {"mgrt_attention_f32", "mgrt_cuda_attention_f32"},
+    {"mgrt_attention_bwd_f32", "mgrt_cuda_attention_bwd_f32"},
+};
+
+bool insideKernel(Operation *op) {
+  return op->getParentOfType<gpu::LaunchOp>() != nullptr;
+}
+
+/// Bytes of a global's buffer as the LLVM lowering lays it out (i1 as a
+/// byte).
+int64_t bytesOf(MemRefType type) {
+  Type element = type.getElementType();
+  int64_t width = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(1, (width + 7) / 8);
+}
+
+struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
+  using GTGpuOffloadBase::GTGpuOffloadBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (blockSize < 1 || blockSize > 1024) {
+      module.emitError("gt-gpu-offload: block-size must be in [1, 1024], got ")
+          << blockSize;
+      return signalPassFailure();
+    }
+    if ((!emulateOnHost && failed(retargetRuntimeCalls(module))) ||
+        failed(offloadLoops(module)) || failed(checkHost(module)))
+      return signalPassFailure();
+    recordGlobals(module);
+    if (emulateOnHost)
+      launchesToLoops(module);
+  }
+
+  /// emulate-on-host: each gpu.launch becomes host loops over its blocks
+  /// and threads, so the kernels' index arithmetic runs (and is tested) on
+  /// a machine without a GPU.
+  void launchesToLoops(ModuleOp module) {
+    SmallVector<gpu::LaunchOp> launches;
+    module.walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
+    IRRewriter rewriter(module.getContext());
+    for (gpu::LaunchOp launch : launches) {
+      Location loc = launch.getLoc();
+      rewriter.setInsertionPoint(launch);
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      auto blocks =
+          scf::ForOp::create(rewriter, loc, zero, launch.getGridSizeX(), one);
+      rewriter.setInsertionPointToStart(blocks.getBody());
+      auto threads =
+          scf::ForOp::create(rewriter, loc, zero, launch.getBlockSizeX(), one);
+      Block &body = launch.getBody().front();
+      IRMapping mapping;
+      gpu::KernelDim3 ids[] = {launch.getBlockIds(), launch.getThreadIds()};
+      Value values[] = {blocks.getInductionVar(), threads.getInductionVar()};
+      for (auto [dims, x] : llvm::zip(ids, values)) {
+        mapping.map(dims.x, x);
+        mapping.map(dims.y, zero);
+        mapping.map(dims.z, zero);
+      }
+      gpu::KernelDim3 gridArgs = launch.getGridSize();
+      gpu::KernelDim3 blockArgs = launch.getBlockSize();
+      gpu::KernelDim3 gridValues = launch.getGridSizeOperandValues();
+      gpu::KernelDim3 blockValues = launch.getBlockSizeOperandValues();
+      mapping.map(gridArgs.x, gridValues.x);
+      mapping.map(gridArgs.y, gridValues.y);
+      mapping.map(gridArgs.z, gridValues.z);
+      mapping.map(blockArgs.x, blockValues.x);
+      mapping.map(blockArgs.y, blockValues.y);
+      mapping.map(blockArgs.z, blockValues.z);
+      rewriter.setInsertionPointToStart(threads.getBody());
+      for (Operation &op : body.without_terminator())
+        rewriter.clone(op, mapping);
+      rewriter.eraseOp(launch);
+    }
+  }
+
+  /// Renames the runtime kernels to their CUDA versions; a runtime call
+  /// without one is an error.
+  LogicalResult retargetRuntimeCalls(ModuleOp module) {
+    WalkResult result = module.walk([&](func::CallOp call) {
+      StringRef callee = call.getCallee();
+      if (!callee.starts_with("mgrt_") || callee.starts_with("mgrt_cuda_"))
+        return WalkResult::advance();
+      for (auto [cpu, cuda] : kCudaKernels)
+        if (callee == cpu)
+          return WalkResult::advance();
+      call.emitError() << "runtime call @" << callee
+                       << " has no CUDA version yet (--target cuda runs "
+                          "one-device plans without sparse attention or "
+                          "SpMM); compile this model with --target cpu";
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    MLIRContext *ctx = module.getContext();
+    for (auto [cpu, cuda] : kCudaKernels) {
+      auto decl = module.lookupSymbol<func::FuncOp>(cpu);
+      if (!decl)
+        continue;
+      if (failed(SymbolTable::replaceAllSymbolUses(
+              decl, StringAttr::get(ctx, cuda), module)))
+        return decl.emitError("cannot rename @") << cpu;
+      decl.setSymName(cuda);
+      ++numCalls;
+    }
+    return success();
+  }
+
+  /// One gpu.launch per host-level linalg op (memref.copy included).
+  LogicalResult offloadLoops(ModuleOp module) {
+    IRRewriter rewriter(module.getContext());
+    SmallVector<memref::CopyOp> copies;
+    module.walk([&](memref::CopyOp copy) {
+      if (!insideKernel(copy))
+        copies.push_back(copy);
+    });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                  copy.getTarget());
+    }
+    SmallVector<linalg::LinalgOp> ops;
+    module.walk([&](linalg::LinalgOp op) {
+      if (!insideKernel(op))
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops)
+      if (failed(offload(rewriter, op)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult offload(IRRewriter &rewriter, linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics())
+      return op.emitError("gt-gpu-offload needs linalg ops on memrefs (run it "
+                          "after bufferization)");
+    Location loc = op.getLoc();
+    // 1. The threads: one per point of the leading parallel loops.
+    rewriter.setInsertionPoint(op);
+    SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    size_t leading = 0;
+    while (leading < iterators.size() &&
+           iterators[leading] == utils::IteratorType::parallel)
+      ++leading;
+    Value total = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    int64_t staticTotal = 1;
+    for (size_t d = 0; d < leading; ++d) {
+      Value size =
+          getValueOrCreateConstantIndexOp(rewriter, loc, ranges[d].size);
+      total = arith::MulIOp::create(rewriter, loc, total, size);
+      std::optional<int64_t> s = getConstantIntValue(ranges[d].size);
+      staticTotal = (s && staticTotal >= 0) ? staticTotal * *s : -1;
+    }
+    if (staticTotal == 0) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    int64_t threads = blockSize;
+    if (staticTotal > 0 && staticTotal < threads)
+      threads = staticTotal;
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value block = arith::ConstantIndexOp::create(rewriter, loc, threads);
+    Value grid = arith::CeilDivUIOp::create(rewriter, loc, total, block);
+    auto launch =
+        gpu::LaunchOp::create(rewriter, loc, grid, one, one, block, one, one);
+    ++numKernels;
+    if (leading == 0)
+      ++numSerial;
+    Block &body = launch.getBody().front();
+    rewriter.setInsertionPointToEnd(&body);
+    auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+
+    // 2. The op's loops inside the kernel.
+    rewriter.setInsertionPoint(terminator);
+    Operation *moved = rewriter.clone(*op.getOperation());
+    rewriter.eraseOp(op);
+    rewriter.setInsertionPoint(moved);
+    FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToParallelLoops(
+        rewriter, cast<linalg::LinalgOp>(moved));
+    if (failed(loops))
+      return moved->emitError("gt-gpu-offload: cannot lower this op to loops");
+    rewriter.eraseOp(moved);
+    if (leading == 0)
+      return success();
+
+    // 3. The outermost scf.parallel (the leading parallel loops) becomes
+    // the thread index, row-major, guarded against the last partial block.
+    scf::ParallelOp parallel;
+    for (Operation &nested : body)
+      if ((parallel = dyn_cast<scf::ParallelOp>(nested)))
+        break;
+    if (!parallel)
+      return launch.emitError("gt-gpu-offload: expected the op's parallel "
+                              "loops in the kernel");
+    rewriter.setInsertionPoint(parallel);
+    Location ploc = parallel.getLoc();
+    SmallVector<Value> trips;
+    Value count = arith::ConstantIndexOp::create(rewriter, ploc, 1);
+    for (auto [lb, ub, step] :
+         llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
+                   parallel.getStep())) {
+      Value span = arith::SubIOp::create(rewriter, ploc, ub, lb);
+      Value trip = arith::CeilDivUIOp::create(rewriter, ploc, span, step);
+      trips.push_back(trip);
+      count = arith::MulIOp::create(rewriter, ploc, count, trip);
+    }
+    Value base = arith::MulIOp::create(rewriter, ploc, launch.getBlockIds().x,
+                                       launch.getBlockSizeX());
+    Value id =
+        arith::AddIOp::create(rewriter, ploc, base, launch.getThreadIds().x);
+    Value inRange = arith::CmpIOp::create(rewriter, ploc,
+                                          arith::CmpIPredicate::ult, id, count);
+    auto guard = scf::IfOp::create(rewriter, ploc, inRange);
+    rewriter.setInsertionPointToStart(&guard.getThenRegion().front());
+    IRMapping mapping;
+    Value rest = id;
+    for (int64_t d = static_cast<int64_t>(trips.size()) - 1; d >= 0; --d) {
+      Value index = rest;
+      if (d > 0) {
+        index = arith::RemUIOp::create(rewriter, ploc, rest, trips[d]);
+        rest = arith::DivUIOp::create(rewriter, ploc, rest, trips[d]);
+      }
+      Value scaled =
+          arith::MulIOp::create(rewriter, ploc, index, parallel.getStep()[d]);
+      Value iv = arith::AddIOp::create(rewriter, ploc, scaled,
+                                       parallel.getLowerBound()[d]);
+      mapping.map(parallel.getInductionVars()[d], iv);
+    }
+    for (Operation &inner : parallel.getBody()->without_terminator())
+      rewriter.clone(inner, mapping);
+    rewriter.eraseOp(parallel);
+    return success();
+  }
+
+  /// No host-level op may touch a buffer's elements.
+  LogicalResult checkHost(ModuleOp module) {
+    WalkResult result = module.walk([&](Operation *op) {
+      if (!isa<memref::LoadOp, memref::StoreOp, linalg::LinalgOp>(op) ||
+          insideKernel(op))
+        return WalkResult::advance();
+      op->emitError("gt-gpu-offload: this op would read or write device "
+                    "memory on the host");
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  void recordGlobals(ModuleOp module) {
+    MLIRContext *ctx = module.getContext();
+    SmallVector<NamedAttribute> globals;
+    for (auto global : module.getOps<memref::GlobalOp>())
+      globals.push_back(
+          NamedAttribute(global.getSymNameAttr(),
+                         IntegerAttr::get(IntegerType::get(ctx, 64),
+                                          bytesOf(global.getType()))));
+    module->setAttr("gt.device_globals", DictionaryAttr::get(ctx, globals));
+  }
+};
+
+} // namespace

@@ -1,0 +1,318 @@
+//===- Program.cpp - What a --target cuda executable calls ---------------===//
+//
+// The host side of a compiled CUDA program:
+//  * the `mgpu*` launch interface that MLIR's gpu-to-llvm lowering and the
+//    gpu.binary translation call: modules are PTX, JIT-compiled by the
+//    driver for the GPU at hand on first use (so a program starts, and says
+//    what is wrong, on a machine without a GPU); kernels go to the default
+//    stream, in order with cuBLAS and the attention kernels;
+//  * device buffers for the step (mgrt_cuda_memref_alloc/free) and device
+//    copies of its globals (mgrt_cuda_global);
+//  * mgrt_cuda_run_entry: the driver's host tensors in, results out.
+// The CUDA driver API is loaded with dlopen, so nothing here needs
+// libcuda.so to link.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Runtime.h"
+#include "megagraph/RuntimeCuda.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void die(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+void die(const char *fmt, ...) {
+  std::fprintf(stderr, "megagraph runtime: cuda: ");
+  va_list args;
+  va_start(args, fmt);
+  std::vfprintf(stderr, fmt, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+  std::abort();
+}
+
+/// The few driver API entry points a program needs, from libcuda.so.1.
+struct Driver {
+  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned,
+                               CUjit_option *, void **) = nullptr;
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *) = nullptr;
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **) = nullptr;
+  CUresult (*getErrorString)(CUresult, const char **) = nullptr;
+
+  const char *error(CUresult r) const {
+    const char *s = nullptr;
+    if (getErrorString)
+      getErrorString(r, &s);
+    return s ? s : "unknown CUDA driver error";
+  }
+};
+
+/// Ends the program with a clear message when there is no usable GPU.
+void requireDevice() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (mgrt_cuda_device_count() <= 0) {
+      std::fprintf(stderr,
+                   "megagraph: this program was compiled with --target cuda "
+                   "but no CUDA device is usable here (no GPU, no driver, or "
+                   "CUDA_VISIBLE_DEVICES hides them); compile with --target "
+                   "cpu to run on this machine\n");
+      std::exit(1);
+    }
+    // The runtime API's primary context, current on this thread, is the
+    // one the driver API calls below use.
+    cudaError_t e = cudaFree(nullptr);
+    if (e != cudaSuccess)
+      die("cannot create a CUDA context: %s", cudaGetErrorString(e));
+  });
+}
+
+const Driver &driver() {
+  static Driver d;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    requireDevice();
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!lib)
+      die("cannot load the CUDA driver library libcuda.so.1: %s", dlerror());
+    auto get = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(lib, name));
+      if (!fn)
+        die("the CUDA driver has no %s", name);
+    };
+    get(d.moduleLoadDataEx, "cuModuleLoadDataEx");
+    get(d.moduleGetFunction, "cuModuleGetFunction");
+    get(d.launchKernel, "cuLaunchKernel");
+    get(d.getErrorString, "cuGetErrorString");
+  });
+  return d;
+}
+
+/// A kernel module as the program's constructors register it; loaded (and
+/// its PTX JIT-compiled) on the first launch.
+struct Module {
+  const void *image = nullptr;
+  int optLevel = 3;
+  std::mutex lock;
+  CUmodule module = nullptr;
+  std::unordered_map<const char *, CUfunction> functions;
+};
+
+CUfunction functionOf(Module *m, const char *name) {
+  std::lock_guard<std::mutex> guard(m->lock);
+  auto it = m->functions.find(name);
+  if (it != m->functions.end())
+    return it->second;
+  const Driver &d = driver();
+  if (!m->module) {
+    char log[8192] = "";
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                              CU_JIT_OPTIMIZATION_LEVEL};
+    void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
+                      reinterpret_cast<void *>(static_cast<intptr_t>(
+                          m->optLevel < 0   ? 0
+                          : m->optLevel > 4 ? 4
+                                            : m->optLevel))};
+    CUresult r = d.moduleLoadDataEx(&m->module, m->image, 3, options, values);
+    if (r != CUDA_SUCCESS)
+      die("loading the program's kernels failed: %s%s%s", d.error(r),
+          log[0] ? "\n" : "", log);
+  }
+  CUfunction f = nullptr;
+  CUresult r = d.moduleGetFunction(&f, m->module, name);
+  if (r != CUDA_SUCCESS)
+    die("no kernel %s in the program: %s", name, d.error(r));
+  m->functions.emplace(name, f);
+  return f;
+}
+
+bool syncEveryKernel() {
+  static const bool sync = [] {
+    const char *v = std::getenv("MEGAGRAPH_CUDA_SYNC");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return sync;
+}
+
+struct Globals {
+  std::mutex lock;
+  std::unordered_map<const void *, void *> device;
+};
+Globals &globals() {
+  static Globals g;
+  return g;
+}
+
+} // namespace
+
+//===-- MLIR's GPU launch interface ---------------------------------------===//
+
+extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  auto *m = new Module;
+  m->image = data;
+  m->optLevel = optLevel;
+  return m;
+}
+
+extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  return mgpuModuleLoadJIT(data, 3);
+}
+
+/// Modules live as long as the process (the context is gone by the time
+/// the program's destructors run).
+extern "C" void mgpuModuleUnload(void * /*module*/) {}
+
+extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
+  return functionOf(static_cast<Module *>(module), name);
+}
+
+extern "C" void *mgpuStreamCreate() { return nullptr; }
+extern "C" void mgpuStreamDestroy(void * /*stream*/) {}
+extern "C" void mgpuStreamSynchronize(void * /*stream*/) {
+  // Kernels, cuBLAS and the attention kernels share the default stream, so
+  // they run in program order; results reach the host through synchronous
+  // copies. MEGAGRAPH_CUDA_SYNC=1 waits here (and checks) after each kernel.
+}
+
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
+                                 size_t /*paramsCount*/) {
+  const Driver &d = driver();
+  CUresult r = d.launchKernel(
+      static_cast<CUfunction>(function), (unsigned)gridX, (unsigned)gridY,
+      (unsigned)gridZ, (unsigned)blockX, (unsigned)blockY, (unsigned)blockZ,
+      (unsigned)smem, static_cast<CUstream>(stream), params, extra);
+  if (r != CUDA_SUCCESS)
+    die("kernel launch (grid %ld x %ld x %ld, block %ld x %ld x %ld) "
+        "failed: %s",
+        (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY,
+        (long)blockZ, d.error(r));
+  if (syncEveryKernel()) {
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess)
+      die("kernel failed: %s", cudaGetErrorString(e));
+  }
+}
+
+//===-- Device buffers and globals ----------------------------------------===//
+
+extern "C" void *mgrt_cuda_memref_alloc(size_t bytes) {
+  requireDevice();
+  void *p = mgrt_cuda_alloc(bytes ? bytes : 1);
+  if (!p)
+    die("out of device memory allocating %zu bytes (device peak so far "
+        "%zu bytes)",
+        bytes, mgrt_cuda_peak_bytes());
+  return p;
+}
+
+extern "C" void *mgrt_cuda_memref_aligned_alloc(size_t /*alignment*/,
+                                                size_t bytes) {
+  // cudaMalloc returns 256-byte aligned memory.
+  return mgrt_cuda_memref_alloc(bytes);
+}
+
+extern "C" void mgrt_cuda_memref_free(void *p) { mgrt_cuda_free(p); }
+
+extern "C" void *mgrt_cuda_global(const void *host, int64_t bytes) {
+  Globals &g = globals();
+  std::lock_guard<std::mutex> guard(g.lock);
+  auto it = g.device.find(host);
+  if (it != g.device.end())
+    return it->second;
+  void *d = mgrt_cuda_memref_alloc(static_cast<size_t>(bytes));
+  mgrt_cuda_copy_to_device(d, host, static_cast<size_t>(bytes));
+  g.device.emplace(host, d);
+  return d;
+}
+
+//===-- Entry points ------------------------------------------------------===//
+
+namespace {
+/// Device buffers of one entry's inputs and outputs, kept across calls.
+struct EntryBuffers {
+  std::vector<void *> data;
+  std::vector<std::vector<int64_t>> descriptors;
+};
+} // namespace
+
+extern "C" void mgrt_cuda_run_entry(void (*fn)(void **), void **hostDescs,
+                                    int numInputs,
+                                    const mgrt_tensor_info *inputs,
+                                    int numOutputs,
+                                    const mgrt_tensor_info *outputs) {
+  requireDevice();
+  static std::mutex lock;
+  static std::map<void (*)(void **), EntryBuffers> cache;
+  std::lock_guard<std::mutex> guard(lock);
+  const int n = numInputs + numOutputs;
+  EntryBuffers &buffers = cache[fn];
+  auto infoOf = [&](int i) -> const mgrt_tensor_info & {
+    return i < numInputs ? inputs[i] : outputs[i - numInputs];
+  };
+  auto bytesOf = [&](int i) {
+    const mgrt_tensor_info &t = infoOf(i);
+    size_t bytes = mgrt_dtype_size(t.dtype);
+    for (int d = 0; d < t.rank; ++d)
+      bytes *= static_cast<size_t>(t.shape[d]);
+    return bytes;
+  };
+  if (buffers.data.empty()) {
+    buffers.data.resize(n);
+    buffers.descriptors.resize(n);
+    for (int i = 0; i < n; ++i) {
+      const mgrt_tensor_info &t = infoOf(i);
+      buffers.data[i] = mgrt_cuda_memref_alloc(bytesOf(i));
+      // allocated, aligned, offset, sizes[r], strides[r] (row-major).
+      std::vector<int64_t> &desc = buffers.descriptors[i];
+      desc.assign(3 + 2 * t.rank, 0);
+      std::memcpy(&desc[0], &buffers.data[i], sizeof(void *));
+      std::memcpy(&desc[1], &buffers.data[i], sizeof(void *));
+      int64_t stride = 1;
+      for (int d = t.rank - 1; d >= 0; --d) {
+        desc[3 + d] = t.shape[d];
+        desc[3 + t.rank + d] = stride;
+        stride *= t.shape[d];
+      }
+    }
+  }
+  // Host descriptors: the driver's row-major tensors.
+  auto hostData = [&](int i) {
+    const int64_t *desc = static_cast<const int64_t *>(hostDescs[i]);
+    char *aligned;
+    std::memcpy(&aligned, &desc[1], sizeof(void *));
+    return aligned + desc[2] * mgrt_dtype_size(infoOf(i).dtype);
+  };
+  for (int i = 0; i < numInputs; ++i)
+    mgrt_cuda_copy_to_device(buffers.data[i], hostData(i), bytesOf(i));
+  std::vector<void *> deviceDescs(n);
+  for (int i = 0; i < n; ++i)
+    deviceDescs[i] = buffers.descriptors[i].data();
+  fn(deviceDescs.data());
+  for (int i = numInputs; i < n; ++i)
+    mgrt_cuda_copy_to_host(hostData(i), buffers.data[i], bytesOf(i));
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    die("the step failed on the GPU: %s", cudaGetErrorString(e));
+}
