@@ -58,7 +58,7 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
     ModuleOp module = getOperation();
     if (blockSize < 1 || blockSize > 1024) {
       module.emitError("gt-gpu-offload: block-size must be in [1, 1024], got ")
-          << blockSize;
+          << static_cast<int64_t>(blockSize);
       return signalPassFailure();
     }
     if ((!emulateOnHost && failed(retargetRuntimeCalls(module))) ||

@@ -1,0 +1,39 @@
+// RUN: megagraph-opt %s --gt-gpu-offload --split-input-file --verify-diagnostics
+
+// A runtime call without a CUDA version is rejected, naming the call.
+func.func private @mgrt_spmm_f32(memref<?xf32>)
+func.func @spmm(%x: memref<?xf32>) {
+  // expected-error @+1 {{runtime call @mgrt_spmm_f32 has no CUDA version yet}}
+  call @mgrt_spmm_f32(%x) : (memref<?xf32>) -> ()
+  return
+}
+
+// -----
+
+// So are the collectives of multi-device plans.
+func.func private @mgrt_comm_all_reduce_f32(memref<?xf32>, i64)
+func.func @dp(%x: memref<?xf32>, %g: i64) {
+  // expected-error @+1 {{runtime call @mgrt_comm_all_reduce_f32 has no CUDA version yet}}
+  call @mgrt_comm_all_reduce_f32(%x, %g) : (memref<?xf32>, i64) -> ()
+  return
+}
+
+// -----
+
+// The pass runs on buffers, not tensors.
+func.func @tensors(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{gt-gpu-offload needs linalg ops on memrefs}}
+  %r = linalg.copy ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A host-level element access would read device memory on the host.
+func.func @host_load(%x: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{this op would read or write device memory on the host}}
+  %v = memref.load %x[%c0] : memref<4xf32>
+  return %v : f32
+}
