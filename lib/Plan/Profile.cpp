@@ -27,6 +27,29 @@ double HardwareProfile::computeShare(int64_t ranksOnNode) const {
   return 1.0 / static_cast<double>(ranksOnNode);
 }
 
+double HardwareProfile::gemmRate(double m, double k, double n) const {
+  if (gemmCurve.empty())
+    return std::min({m, k, n}) >= 64 ? gemmFlops : smallGemmFlops;
+  // A skinny product runs about as fast as the square one whose size is the
+  // geometric mean of its two largest dimensions (the smallest one only
+  // limits how often the packed panels are reused).
+  const double lo = std::min({m, k, n});
+  const double size = std::sqrt(std::max(1.0, m * k * n / std::max(1.0, lo)));
+  if (size <= gemmCurve.front().first)
+    return gemmCurve.front().second;
+  if (size >= gemmCurve.back().first)
+    return gemmCurve.back().second;
+  for (size_t i = 1; i < gemmCurve.size(); ++i) {
+    const double n0 = gemmCurve[i - 1].first, n1 = gemmCurve[i].first;
+    if (size > n1)
+      continue;
+    const double f0 = gemmCurve[i - 1].second, f1 = gemmCurve[i].second;
+    const double t = std::log(size / n0) / std::log(n1 / n0);
+    return std::exp(std::log(f0) + t * (std::log(f1) - std::log(f0)));
+  }
+  return gemmCurve.back().second;
+}
+
 double HardwareProfile::allReduce(int64_t group, double bytes) const {
   if (group <= 1 || bytes <= 0)
     return 0;
@@ -81,6 +104,11 @@ HardwareProfile cpuHere() {
   p.smallGemmFlops = 8e9;
   p.memoryBandwidth = 6e9;
   p.opOverhead = 4e-6;
+  // The shape of the GEMM curve megagraph-profile measured here (one
+  // process, 2 threads, 2026-11-30: 1.0-1.8, 5-8.5, 29-33, 62-87, 75-129,
+  // 81-93 GFLOP/s at n = 32 ... 1024), scaled to gemmFlops at n = 512.
+  p.gemmCurve = {{32, 0.5e9}, {64, 2.5e9}, {128, 12e9},
+                 {256, 28e9}, {512, 40e9}, {1024, 36e9}};
   p.deviceMemory = 24ll << 30;
   // 2 kernel threads x 4 * (120 * 128 + 512 * 128 + 120 * 512) bytes.
   p.scratchBytes = 1138688;
@@ -145,7 +173,7 @@ llvm::json::Value megagraph::toJSON(const HardwareProfile &p) {
   for (const auto &[group, ab] : p.allReduceByGroup)
     groups.push_back(llvm::json::Object{
         {"group", group}, {"alpha_s", ab.alpha}, {"beta_s_per_byte", ab.beta}});
-  return llvm::json::Object{
+  llvm::json::Object o{
       {"name", p.name},
       {"target", p.target},
       {"gemm_flops", p.gemmFlops},
@@ -163,6 +191,14 @@ llvm::json::Value megagraph::toJSON(const HardwareProfile &p) {
       {"inter", llvm::json::Object{{"alpha_s", p.inter.alpha},
                                    {"beta_s_per_byte", p.inter.beta}}},
       {"all_reduce_by_group", std::move(groups)}};
+  // (megagraph-profile adds the curve it measured itself.)
+  if (!p.gemmCurve.empty()) {
+    llvm::json::Array curve;
+    for (const auto &[n, flops] : p.gemmCurve)
+      curve.push_back(llvm::json::Object{{"n", n}, {"flops", flops}});
+    o["gemm_curve"] = std::move(curve);
+  }
+  return o;
 }
 
 static bool fromJSON(const llvm::json::Value &value, AlphaBeta &ab,
@@ -182,6 +218,20 @@ bool megagraph::fromJSON(const llvm::json::Value &value, HardwareProfile &p,
   o.mapOptional("attention_flops", p.attentionFlops);
   o.mapOptional("small_gemm_flops", p.smallGemmFlops);
   o.mapOptional("op_overhead_s", p.opOverhead);
+  if (const llvm::json::Array *curve =
+          value.getAsObject()->getArray("gemm_curve")) {
+    p.gemmCurve.clear();
+    for (const llvm::json::Value &point : *curve) {
+      llvm::json::ObjectMapper c(point, path.field("gemm_curve"));
+      int64_t n = 0;
+      double flops = 0;
+      if (!c || !c.map("n", n) || !c.map("flops", flops))
+        return false;
+      if (n > 0 && flops > 0)
+        p.gemmCurve.push_back({n, flops});
+    }
+    std::sort(p.gemmCurve.begin(), p.gemmCurve.end());
+  }
   o.mapOptional("device_memory", p.deviceMemory);
   o.mapOptional("scratch_bytes", p.scratchBytes);
   o.mapOptional("devices_per_node", p.devicesPerNode);

@@ -50,9 +50,10 @@ int64_t bytesOf(Type type) {
 }
 
 /// Forward + backward seconds of one op on one rank under the hardware
-/// profile of the plan search (megagraph/Plan/Profile.h, the same rates as
-/// CostModel.cpp's units): GEMMs (gt.linear, tosa.matmul) at the GEMM rate
-/// of their size class, gt.attention at the attention rate, every other op
+/// profile of the plan search (megagraph/Plan/Profile.h): GEMMs (gt.linear,
+/// tosa.matmul) at the profile's GEMM curve at their size
+/// (HardwareProfile::gemmRate; the gemm / small-GEMM rates of CostModel.cpp
+/// without a curve), gt.attention at the attention rate, every other op
 /// at the memory bandwidth, plus the per-op overhead; the backward costs
 /// about twice the forward, and recomputation adds a forward (as in
 /// CostModel.cpp). `share` is the rank's part of a shared CPU.
@@ -76,19 +77,16 @@ OpCost costOf(Operation *op, const HardwareProfile &hw, double share,
     seconds = known(att.getFlops()) / hw.attentionFlops;
   } else if (auto lin = dyn_cast<gt::LinearOp>(op)) {
     auto w = cast<ShapedType>(lin.getWeight().getType());
-    int64_t minDim = std::min(w.getDimSize(0), w.getDimSize(1));
-    seconds = known(lin.getFlops()) /
-              (minDim >= 64 ? hw.gemmFlops : hw.smallGemmFlops);
+    const double flops = known(lin.getFlops());
+    const double k = w.getDimSize(0), n = w.getDimSize(1);
+    seconds = flops / hw.gemmRate(flops / (2 * k * n), k, n);
   } else if (auto mm = dyn_cast<tosa::MatMulOp>(op);
              mm && cast<ShapedType>(mm.getA().getType()).hasStaticShape() &&
              cast<ShapedType>(mm.getB().getType()).hasStaticShape()) {
     auto a = cast<ShapedType>(mm.getA().getType());
     auto b = cast<ShapedType>(mm.getB().getType());
-    double flops = 2.0 * a.getDimSize(0) * a.getDimSize(1) * a.getDimSize(2) *
-                   b.getDimSize(2);
-    int64_t minDim =
-        std::min({a.getDimSize(1), a.getDimSize(2), b.getDimSize(2)});
-    seconds = flops / (minDim >= 64 ? hw.gemmFlops : hw.smallGemmFlops);
+    const double m = a.getDimSize(1), k = a.getDimSize(2), n = b.getDimSize(2);
+    seconds = 2.0 * a.getDimSize(0) * m * k * n / hw.gemmRate(m, k, n);
   } else {
     int64_t bytes = isa<gt::CostOpInterface>(op)
                         ? cast<gt::CostOpInterface>(op).getBytesMoved()

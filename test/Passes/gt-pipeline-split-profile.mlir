@@ -8,6 +8,16 @@
 // RUN: echo '{"gemm_flops": 1e12, "small_gemm_flops": 1e12, "attention_flops": 1e3, "memory_bandwidth": 1e12, "op_overhead_s": 0}' > %t.att.json
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 profile=%t.gemm.json" | FileCheck %s --check-prefix=GEMM
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 profile=%t.att.json" | FileCheck %s --check-prefix=ATT
+// A measured GEMM curve (megagraph-profile's gemm_curve) replaces the two
+// GEMM rates: a product runs at the curve's rate (log-log interpolated) at
+// the geometric mean of its two largest sizes; here 12 x 4 x 8, 12 x 8 x 8
+// and 12 x 8 x 3 all at sqrt(12 * 8) = 9.80: 1e3 * 4^(ln(9.80/4) / ln 4)
+// = 2449 FLOP/s, so the linears cost 4 x 768, 4 x 1536, 4 x 576 FLOPs /
+// 2449 = 1.254, 2.508, 0.9406 s.
+// RUN: echo '{"gemm_flops": 1e12, "attention_flops": 1e12, "memory_bandwidth": 1e12, "op_overhead_s": 0, "gemm_curve": [{"n": 16, "flops": 4e3}, {"n": 4, "flops": 1e3}]}' > %t.curve.json
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 profile=%t.curve.json" | FileCheck %s --check-prefix=CURVE
+// CURVE: stages = array<i64: 0, 4>
+// CURVE-SAME: unit_time = [1.25{{[0-9]*(e\+00)?}}, {{[-+.0-9eE]+}}, {{[-+.0-9eE]+}}, {{[-+.0-9eE]+}}, 2.50{{[0-9]*(e\+00)?}}, {{0.940[0-9]*|9.40[0-9]*e-01}}]
 // Built-in profiles by name (the default is cpu-here).
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 profile=a100" | FileCheck %s --check-prefix=NAMED
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 profile=cpu-here" | FileCheck %s --check-prefix=NAMED

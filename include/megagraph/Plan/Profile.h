@@ -39,6 +39,9 @@ struct HardwareProfile {
   double memoryBandwidth = 0;
   /// Fixed cost of one kernel launch / op (seconds).
   double opOverhead = 0;
+  /// Sustained FLOP/s of n x n x n GEMMs by n, ascending (megagraph-profile's
+  /// `gemm_curve`); empty: only the gemm / small-GEMM rates are known.
+  std::vector<std::pair<int64_t, double>> gemmCurve;
   /// Per-rank workspace of the runtime's kernels (CPU: one packed-GEMM
   /// panel per worker thread), allocated during every step.
   int64_t scratchBytes = 0;
@@ -57,6 +60,11 @@ struct HardwareProfile {
   /// kept for reference; the model uses intra/inter.
   std::vector<std::pair<int64_t, AlphaBeta>> allReduceByGroup;
 
+  /// FLOP/s of an m x k x n GEMM: the GEMM curve interpolated (log-log) at
+  /// the geometric mean of the two largest of m, k, n, clamped to its ends
+  /// (e.g. 256 x 64 x 64 runs like n = 128); without a curve gemmFlops,
+  /// or smallGemmFlops when a size is under 64.
+  double gemmRate(double m, double k, double n) const;
   /// Compute-rate share of one of `ranksOnNode` ranks (1 for GPUs).
   double computeShare(int64_t ranksOnNode) const;
   /// Seconds of a ring all-reduce of `bytes` over `group` devices.
