@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The pipeline benchmark's model (bench/run_pp_bench.sh): Graphormer-style,
-with a heavy node encoder (an MLP F -> HID -> HID -> D with GELUs, about as
-costly as several transformer layers at these sizes), in/out-degree
+with a heavy node encoder (an MLP F -> HID (-> HID) x ENC_DEPTH -> D with
+GELUs, as costly as several transformer layers at these sizes), in/out-degree
 embeddings, a spatial bias from shortest-path distances, L pre-LN
 transformer layers (attention with the bias, GELU FFN), a head. The
 layer-norm weights are randomized so that the exporter does not merge them
 into one tied initializer.
 
 usage: pp_bench_model.py OUT.onnx --batch B [--layers L] [--seq S]
-           [--features F] [--hidden HID] [--dim D] [--heads H]
+           [--features F] [--hidden HID] [--enc-depth E] [--dim D] [--heads H]
 """
 import argparse
 import math
@@ -51,11 +51,12 @@ class Layer(nn.Module):
 
 
 class Model(nn.Module):
-    def __init__(self, f, hid, d, h, layers):
+    def __init__(self, f, hid, d, h, layers, enc_depth=1):
         super().__init__()
-        self.enc = nn.Sequential(nn.Linear(f, hid), nn.GELU(),
-                                 nn.Linear(hid, hid), nn.GELU(),
-                                 nn.Linear(hid, d))
+        enc = [nn.Linear(f, hid), nn.GELU()]
+        for _ in range(enc_depth):
+            enc += [nn.Linear(hid, hid), nn.GELU()]
+        self.enc = nn.Sequential(*enc, nn.Linear(hid, d))
         self.indeg = nn.Embedding(MAX_DEGREE, d)
         self.outdeg = nn.Embedding(MAX_DEGREE, d)
         self.spatial = nn.Embedding(MAX_DIST + 1, h)
@@ -78,11 +79,13 @@ def main():
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--features", type=int, default=64)
     ap.add_argument("--hidden", type=int, default=384)
+    ap.add_argument("--enc-depth", type=int, default=1,
+                    help="HID x HID layers of the node encoder")
     ap.add_argument("--dim", type=int, default=64)
     ap.add_argument("--heads", type=int, default=4)
     a = ap.parse_args()
     torch.manual_seed(0)
-    m = Model(a.features, a.hidden, a.dim, a.heads, a.layers)
+    m = Model(a.features, a.hidden, a.dim, a.heads, a.layers, a.enc_depth)
     with torch.no_grad():
         for name, p in m.named_parameters():
             if "n1." in name or "n2." in name or name.startswith("norm."):
