@@ -3,10 +3,15 @@
 #   1. the CUDA kernels against the CPU runtime (MegaGraphCudaTests);
 #   2. the NCCL collectives with one rank (MegaGraphCommNcclTests, when
 #      built; it needs Open MPI's libraries on the GPU machine);
-#   3. the fused-attention benchmark against unfused cuBLAS attention
+#   3. --target cuda end to end: the embedded Graphormer compiled for the
+#      GPU (scripts/gpu_prepare.sh) trains 20 steps and its losses match
+#      the CPU program's trajectory (relative difference <= 1e-3);
+#   4. the fused-attention benchmark against unfused cuBLAS attention
 #      (megagraph-cuda-attention-bench), FP32 and BF16, S = 4096, 16384,
 #      65536, 8 heads of 64; then with a [1,H,S,S] bias at S = 4096, 16384.
 # Usage: scripts/gpu_check.sh [BIN_DIR (default build/bin)] [OUT_DIR]
+# (BIN_DIR/../lib, when present, holds libraries scripts/gpu_prepare.sh
+# bundled; it is put on LD_LIBRARY_PATH.)
 # The binaries are built on any machine with CUDA (ninja MegaGraphCudaTests
 # megagraph-cuda-attention-bench); they link cudart statically and need
 # only the driver and cuBLAS there (from /usr/local/cuda or PyTorch's
@@ -39,6 +44,7 @@ except Exception:
 PY
 )
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib${extra:+:$extra}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ -d "$BIN/../lib" ] && export LD_LIBRARY_PATH=$(cd "$BIN/../lib" && pwd):$LD_LIBRARY_PATH
 
 step "kernel tests"
 if [ -x "$BIN/MegaGraphCudaTests" ]; then
@@ -80,6 +86,30 @@ if [ -x "$nccl" ]; then
     timeout 120 "$nccl" 2>&1 | tee "$OUT_DIR/nccl_tests.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   fi
+fi
+
+train="$BIN/graphormer-train-cuda"
+if [ -x "$train" ]; then
+  step "--target cuda: 20 training steps against the CPU trajectory"
+  rm -f "$OUT_DIR/train_cuda.jsonl"
+  # shellcheck disable=SC2046
+  MEGAGRAPH_CUDA_SYNC=${MEGAGRAPH_CUDA_SYNC:-0} timeout 300 "$train" \
+    $(cat "$BIN/graphormer-train.args") --log-json "$OUT_DIR/train_cuda.jsonl" \
+    2>&1 | tee "$OUT_DIR/train_cuda.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  python3 - "$BIN/graphormer-train-cpu.jsonl" "$OUT_DIR/train_cuda.jsonl" \
+    <<'PY' 2>&1 | tee -a "$OUT_DIR/train_cuda.log"
+import json, sys
+cpu, gpu = ([json.loads(l) for l in open(p) if l.strip()] for p in sys.argv[1:])
+diff = max(abs(a["loss"] - b["loss"]) / abs(a["loss"]) for a, b in zip(cpu, gpu))
+ok = len(cpu) == len(gpu) == 20 and diff <= 1e-3
+print(f"train_cuda: {len(gpu)} steps, max relative loss difference {diff:.2e} "
+      f"(bar 1e-3), GPU step time {sum(r['step_time_s'] for r in gpu[5:]) / 15:.4f} s, "
+      f"CPU {sum(r['step_time_s'] for r in cpu[5:]) / 15:.4f} s "
+      + ("OK" if ok else "FAIL"))
+sys.exit(0 if ok else 1)
+PY
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 step "attention benchmark"

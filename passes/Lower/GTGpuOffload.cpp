@@ -39,6 +39,9 @@ constexpr std::pair<StringLiteral, StringLiteral> kCudaKernels[] = {
     {"mgrt_attention_bwd_f32", "mgrt_cuda_attention_bwd_f32"},
 };
 
+/// The gpu.module every kernel is outlined into.
+constexpr StringLiteral kKernelModule = "megagraph_kernels";
+
 bool insideKernel(Operation *op) {
   return op->getParentOfType<gpu::LaunchOp>() != nullptr;
 }
@@ -53,6 +56,9 @@ int64_t bytesOf(MemRefType type) {
 
 struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
   using GTGpuOffloadBase::GTGpuOffloadBase;
+
+  /// Kernels created so far (their function names).
+  int64_t kernelCount = 0;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -202,6 +208,14 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
     Value grid = arith::CeilDivUIOp::create(rewriter, loc, total, block);
     auto launch =
         gpu::LaunchOp::create(rewriter, loc, grid, one, one, block, one, one);
+    // One kernel module for the whole program: one PTX image to compile
+    // and JIT-load.
+    MLIRContext *ctx = rewriter.getContext();
+    auto parent = launch->getParentOfType<FunctionOpInterface>();
+    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kKernelModule));
+    std::string name = (parent ? parent.getName() : StringRef("kernel")).str() +
+                       "_k" + std::to_string(kernelCount++);
+    launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
     ++numKernels;
     if (leading == 0)
       ++numSerial;

@@ -29,8 +29,10 @@ STEPS = 20
 
 
 def compile_exe(compiler, out, *extra):
+    # -O1: host code optimization does not change float results (no fast
+    # math), and the test compiles faster; PTX is always built at O3.
     subprocess.run([compiler, EXAMPLE, "--train", "--optimizer", "adamw",
-                    "--lr", "0.003", "--emit=exe", "-o", out, *extra],
+                    "--lr", "0.003", "-O1", "--emit=exe", "-o", out, *extra],
                    check=True)
 
 
