@@ -164,9 +164,10 @@ for K in pps.split():
             if not p:
                 return "-"
             return f"{max(abs(a/sum(p) - b/sum(m)) for a, b in zip(p, m))*100:.0f}%"
-        # 1F1B step from the measured CPU times: the slowest stage runs
-        # M + K - 1 micro-batch slots; the ranks share nproc cores.
-        bound = max((mb + int(K) - 1) / mb * max(r[4]),
+        # 1F1B step from the measured CPU times C_k per step: the first
+        # micro-batch passes every stage (sum C_k / M), the slowest stage
+        # then runs the other M - 1; the ranks share nproc cores.
+        bound = max(sum(r[4]) / mb + (mb - 1) / mb * max(r[4]),
                     sum(r[4]) / os.cpu_count())
         stage_rows.append(
             f"| {K} | {bal} | {st} | {ms(r[3])} | {bal_of(r[3])} | "
@@ -188,11 +189,11 @@ stage's forward/backward entries (wall; process CPU), the compiler's
 prediction (gt.pipeline stage_time x mb), balance = slowest / fastest
 stage, share error = largest |measured CPU share - predicted share| of the
 step's compute over the stages (new model; the earlier compiler's when
-OLD_COMPILE is set); 1F1B bound = max((mb + pp - 1) / mb x slowest stage,
-sum of the stages / nproc) from the measured CPU times: the step time on an
-otherwise idle machine, without transfers.
+OLD_COMPILE is set); 1F1B model = max(sum of the stages / mb + (mb - 1) /
+mb x slowest stage, sum of the stages / nproc) from the measured CPU times:
+the step time on an otherwise idle machine, without transfers.
 
-| pp | split | stages | compute wall | bal | compute CPU | bal | predicted | bal | share err | old predicted | old share err | 1F1B bound ms |
+| pp | split | stages | compute wall | bal | compute CPU | bal | predicted | bal | share err | old predicted | old share err | 1F1B model ms |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|
 """ + "\n".join(stage_rows) + "\n"
 print(text)
