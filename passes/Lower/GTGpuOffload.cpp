@@ -285,9 +285,19 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
     return success();
   }
 
-  /// No host-level op may touch a buffer's elements.
+  /// No host-level op may touch a buffer's elements, and no kernel may use
+  /// a host stack buffer.
   LogicalResult checkHost(ModuleOp module) {
     WalkResult result = module.walk([&](Operation *op) {
+      if (auto alloca = dyn_cast<memref::AllocaOp>(op);
+          alloca && !insideKernel(op) && !emulateOnHost) {
+        for (Operation *user : alloca->getUsers())
+          if (insideKernel(user)) {
+            alloca.emitError("gt-gpu-offload: a kernel uses this host stack "
+                             "buffer");
+            return WalkResult::interrupt();
+          }
+      }
       if (!isa<memref::LoadOp, memref::StoreOp, linalg::LinalgOp>(op) ||
           insideKernel(op))
         return WalkResult::advance();

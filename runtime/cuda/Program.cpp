@@ -84,6 +84,18 @@ void requireDevice() {
   });
 }
 
+/// The primary context is current on the thread that made the first
+/// runtime API call; the driver API calls below need it on every thread
+/// that launches.
+void bindContext() {
+  thread_local bool bound = false;
+  if (!bound) {
+    requireDevice();
+    (void)cudaFree(nullptr);
+    bound = true;
+  }
+}
+
 const Driver &driver() {
   static Driver d;
   static std::once_flag once;
@@ -121,6 +133,7 @@ CUfunction functionOf(Module *m, const char *name) {
   auto it = m->functions.find(name);
   if (it != m->functions.end())
     return it->second;
+  bindContext();
   const Driver &d = driver();
   if (!m->module) {
     char log[8192] = "";
@@ -198,6 +211,7 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  intptr_t blockY, intptr_t blockZ, int32_t smem,
                                  void *stream, void **params, void **extra,
                                  size_t /*paramsCount*/) {
+  bindContext();
   const Driver &d = driver();
   CUresult r = d.launchKernel(
       static_cast<CUfunction>(function), (unsigned)gridX, (unsigned)gridY,

@@ -29,6 +29,10 @@
 #include <sys/stat.h>
 #include <vector>
 
+// Defined when the program links the CUDA runtime (--target cuda).
+extern "C" size_t mgrt_cuda_peak_bytes(void) __attribute__((weak));
+extern "C" void mgrt_cuda_reset_peak(void) __attribute__((weak));
+
 namespace mgrt {
 namespace {
 
@@ -629,6 +633,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
     // inputs, outputs); peak_bytes - base_bytes is the step's own memory.
     const size_t base = mgrt_current_bytes();
     mgrt_reset_peak();
+    if (mgrt_cuda_reset_peak)
+      mgrt_cuda_reset_peak();
     auto start = std::chrono::steady_clock::now();
     if (!pipelined) {
       model.entry(args.data());
@@ -646,6 +652,12 @@ int train(const mgrt_model_info &model, const Options &opts) {
         pipelined ? pipelineGather(pipe, peak) : gatherOverRanks(dp, peak);
     const std::vector<size_t> bases =
         pipelined ? pipelineGather(pipe, base) : gatherOverRanks(dp, base);
+    // --target cuda programs: the GPU's peak (parameters, optimizer state
+    // and the step's buffers), per rank.
+    std::string devicePeaks;
+    if (mgrt_cuda_peak_bytes && !pipelined)
+      devicePeaks = ",\"device_peak_bytes\":[" +
+                    peakList(gatherOverRanks(dp, mgrt_cuda_peak_bytes())) + "]";
     // Pipelined: seconds (wall, process CPU) in stage entries per rank.
     std::string computeList, computeCpuList;
     if (pipelined) {
@@ -703,6 +715,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
           ",\"test_accuracy\":" + jsonNumber(testAcc) +
           ",\"step_time_s\":" + jsonNumber(secs) + ",\"peak_bytes\":[" +
           peakList(peaks) + "],\"base_bytes\":[" + peakList(bases) + "]" +
+          devicePeaks +
           (pipelined ? ",\"compute_s\":[" + computeList +
                            "],\"compute_cpu_s\":[" + computeCpuList + "]"
                      : "") +

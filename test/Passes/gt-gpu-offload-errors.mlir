@@ -37,3 +37,13 @@ func.func @host_load(%x: memref<4xf32>) -> f32 {
   %v = memref.load %x[%c0] : memref<4xf32>
   return %v : f32
 }
+
+// -----
+
+// Kernels cannot read the host's stack.
+func.func @stack(%y: memref<4xf32>) {
+  // expected-error @+1 {{a kernel uses this host stack buffer}}
+  %a = memref.alloca() : memref<4xf32>
+  memref.copy %a, %y : memref<4xf32> to memref<4xf32>
+  return
+}
