@@ -584,6 +584,12 @@ def declared_elem(vi):
     return None
 
 
+# --compiler-flag: more megagraph-compile flags for --compile (e.g.
+# --cuda-emulate-on-host: every op through --target cuda's kernel indexing,
+# emulated on the host).
+EXTRA_FLAGS = []
+
+
 def run_test(args):
     """Runs one test. Returns (name, ops, status, reason, log_lines)."""
     compiler, test_dir, tmp_dir, do_execute, do_compile = args
@@ -755,7 +761,7 @@ def compile_and_run(compiler, name, model, path, flags, consts, data_set_dirs,
     and runs it on each of its data sets. Returns (status, reason, ran)."""
     os.makedirs(work, exist_ok=True)
     exe = os.path.join(work, name)
-    cmd = [compiler, path, "--emit=exe", "-o", exe] + flags
+    cmd = [compiler, path, "--emit=exe", "-o", exe] + flags + EXTRA_FLAGS
     log.append("  $ " + " ".join(cmd))
     t0 = time.time()
     try:
@@ -793,12 +799,17 @@ def main():
     ap.add_argument("--execute", action="store_true",
                     help="also run each imported module (lowered with upstream mlir-opt, "
                          "run with mlir-runner) on the test inputs and compare the values")
+    ap.add_argument("--compiler-flag", action="append", default=[],
+                    help="extra megagraph-compile flag for --compile (repeatable)")
     ap.add_argument("--compile", action="store_true",
                     help="compile each test to an executable (--emit=exe), run it on "
                          "every data set and compare the values with ONNX's tolerance")
     opts = ap.parse_args()
     if opts.compile and opts.execute:
         ap.error("--compile and --execute are exclusive")
+    if opts.compiler_flag and not opts.compile:
+        ap.error("--compiler-flag applies to --compile")
+    EXTRA_FLAGS.extend(opts.compiler_flag)
 
     start = time.time()
     supported = set(subprocess.run([opts.compiler, "--list-onnx-ops"], check=True,
@@ -850,7 +861,8 @@ def main():
                                       (": " + reason) if reason else ""))
         lines.extend(log)
 
-    mode = ("numeric, compiled executables (--compile)" if opts.compile else
+    mode = ("numeric, compiled executables (--compile%s)"
+            % "".join(" " + f for f in EXTRA_FLAGS) if opts.compile else
             "import + execution with mlir-runner (--execute)" if opts.execute else "import")
     table = ["per-op results, %s:" % mode,
              "%-22s %6s %6s %6s  %s" % ("op", "pass", "fail", "skip", "skip reasons")]
