@@ -24,13 +24,15 @@
 #   bash bench/run_pp_bench.sh
 #
 # Environment [defaults]: BUILD_DIR [build-train], WORK [$BUILD_DIR/bench-pp],
-# PPS ["2 4"], MB [8], MICRO [2], STEPS [10], WARMUP [2], REPEAT [3],
-# HIDDEN [384] (the encoder MLP width), ENC_DEPTH [1] (its HIDDEN x HIDDEN
-# layers), LAYERS [6], THREADS [1], OPT [3], RECOMPUTE [0] (1: stage
-# backwards recompute the forward instead of keeping its values), PROFILE
-# [cpu-here], OLD_COMPILE [], NICE [0] (e.g. -10 as root: the ranks run
-# before other processes' builds on a shared machine), REUSE [0] (1: keep the model and executables
-# already in WORK, from an earlier run with the same settings), RESULTS
+# PPS ["2 4"], MB [4], MICRO [4], STEPS [10], WARMUP [2], REPEAT [3],
+# HIDDEN [512] (the encoder MLP width), ENC_DEPTH [3] (its HIDDEN x HIDDEN
+# layers), LAYERS [8] (the runs before 2026-11-30 04:00 UTC used MB=8
+# MICRO=2 HIDDEN=384 ENC_DEPTH=1 LAYERS=6), THREADS [1], OPT [3],
+# RECOMPUTE [0] (1: stage backwards recompute the forward instead of
+# keeping its values), PROFILE [cpu-here], OLD_COMPILE [], NICE [0] (e.g.
+# -10 as root: the ranks run before other processes' builds on a shared
+# machine), REUSE [0] (1: keep the model and executables already in WORK,
+# from an earlier run with the same settings), RESULTS
 # [bench/results/<date>-cpu-pp.md].
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,17 +41,17 @@ BUILD_DIR=${BUILD_DIR:-build-train}
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 WORK=${WORK:-$BUILD_DIR/bench-pp}
 PPS=${PPS:-"2 4"}
-MB=${MB:-8}
-MICRO=${MICRO:-2}
+MB=${MB:-4}
+MICRO=${MICRO:-4}
 STEPS=${STEPS:-10}
 WARMUP=${WARMUP:-2}
 REPEAT=${REPEAT:-3}
 THREADS=${THREADS:-1}
 OPT=${OPT:-3}
 RECOMPUTE=${RECOMPUTE:-0}
-HIDDEN=${HIDDEN:-384}
-ENC_DEPTH=${ENC_DEPTH:-1}
-LAYERS=${LAYERS:-6}
+HIDDEN=${HIDDEN:-512}
+ENC_DEPTH=${ENC_DEPTH:-3}
+LAYERS=${LAYERS:-8}
 PROFILE=${PROFILE:-cpu-here}
 OLD_COMPILE=${OLD_COMPILE:-}
 REUSE=${REUSE:-0}
