@@ -174,11 +174,49 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
     return success();
   }
 
+  /// Interchanges `op`'s loops (generalizing a named op) so that every
+  /// parallel loop comes before every reduction loop.
+  LogicalResult parallelLoopsFirst(IRRewriter &rewriter, linalg::LinalgOp &op) {
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> order;
+    for (auto [d, it] : llvm::enumerate(iterators))
+      if (it == utils::IteratorType::parallel)
+        order.push_back(d);
+    size_t numParallel = order.size();
+    for (auto [d, it] : llvm::enumerate(iterators))
+      if (it != utils::IteratorType::parallel)
+        order.push_back(d);
+    bool identity = true;
+    for (auto [i, d] : llvm::enumerate(order))
+      identity &= i == d;
+    if (identity || numParallel == 0)
+      return success();
+    rewriter.setInsertionPoint(op);
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
+      if (failed(g))
+        return success(); // keep the loop order; still correct
+      generic = *g;
+    }
+    FailureOr<linalg::GenericOp> swapped =
+        linalg::interchangeGenericOp(rewriter, generic, order);
+    if (failed(swapped))
+      return generic.emitError("gt-gpu-offload: cannot interchange loops");
+    op = cast<linalg::LinalgOp>(swapped->getOperation());
+    ++numInterchanged;
+    return success();
+  }
+
   LogicalResult offload(IRRewriter &rewriter, linalg::LinalgOp op) {
     if (!op.hasPureBufferSemantics())
       return op.emitError("gt-gpu-offload needs linalg ops on memrefs (run it "
                           "after bufferization)");
     Location loc = op.getLoc();
+    // 0. Parallel loops first (a column sum [N,D] -> [D] gets D threads
+    // instead of one): each thread still reduces in the original order.
+    if (failed(parallelLoopsFirst(rewriter, op)))
+      return failure();
     // 1. The threads: one per point of the leading parallel loops.
     rewriter.setInsertionPoint(op);
     SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);

@@ -71,3 +71,19 @@ func.func @step(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %r: memref<4xf32>, %s:
   call @mgrt_matmul_f32(%m, %m, %m) : (memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) -> ()
   return
 }
+
+// A column sum: the parallel loop moves first, one thread per column, each
+// reducing over the rows in order.
+// CHECK-LABEL: func.func @colsum(
+// CHECK: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = {{%c5(_[0-9]+)?}},
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c6
+// CHECK: arith.addf
+func.func @colsum(%a: memref<6x5xf32>, %r: memref<5xf32>) {
+  linalg.reduce ins(%a : memref<6x5xf32>) outs(%r : memref<5xf32>) dimensions = [0]
+    (%x: f32, %y: f32) {
+      %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32
+    }
+  return
+}

@@ -181,11 +181,12 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
     * `memref.copy` becomes `linalg.copy`, and each linalg op on memrefs
       becomes parallel loops (reduction dimensions stay sequential loops
       inside one thread);
-    * each host-level loop nest becomes one `gpu.launch`: the parallel
-      dimensions are flattened into one index over blocks of
-      `block-size` threads (row-major, so neighbouring threads touch
-      neighbouring elements); a nest that is not parallel at its outermost
-      level runs on one thread;
+    * each host-level loop nest becomes one `gpu.launch`: its loops are
+      interchanged so that the parallel ones come first (each thread still
+      reduces in the original order), the parallel dimensions are
+      flattened into one index over blocks of `block-size` threads
+      (row-major, so neighbouring threads touch neighbouring elements); an
+      op without parallel loops runs on one thread;
     * the names and byte sizes of the module's `memref.global`s are kept in
       the module attribute `gt.device_globals` for `gt-gpu-device-memory`.
 
@@ -224,6 +225,8 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
     Statistic<"numKernels", "kernels", "gpu.launch ops created">,
     Statistic<"numSerial", "serial-kernels",
               "loop nests launched on a single thread">,
+    Statistic<"numInterchanged", "interchanged",
+              "ops whose parallel loops were moved before their reductions">,
     Statistic<"numCalls", "runtime-calls", "runtime calls retargeted to CUDA">,
   ];
 }
