@@ -11,6 +11,7 @@
 
 #include "megagraph/Runtime.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -77,6 +78,21 @@ GemmOperand gemmOperand(const mgrt_memref_f32_3 *m, float **scratch) {
   MGRT_CUDA_LAUNCHED("mgrt_cuda_matmul_f32");
   op.data = *scratch;
   return op;
+}
+
+/// GEMM precision of compiled steps: FP32 unless MEGAGRAPH_CUDA_MATMUL=tf32
+/// asks for TF32 tensor cores (float32 data either way).
+int matmulMath() {
+  static const int math = [] {
+    const char *v = std::getenv("MEGAGRAPH_CUDA_MATMUL");
+    if (!v || !*v || std::strcmp(v, "fp32") == 0)
+      return (int)MGRT_CUDA_MATH_FP32;
+    if (std::strcmp(v, "tf32") == 0)
+      return (int)MGRT_CUDA_MATH_TF32;
+    fail("mgrt_cuda_matmul_f32", "MEGAGRAPH_CUDA_MATMUL=%s: use fp32 or tf32",
+         v);
+  }();
+  return math;
 }
 
 /// A bias or mask view [Bb,Hb,Sq|1,Sk|1] broadcast to [B,H,Sq,Sk]: size-1
@@ -158,8 +174,7 @@ extern "C" void _mlir_ciface_mgrt_cuda_matmul_f32(mgrt_memref_f32_3 *out,
     GemmOperand ga = gemmOperand(a, &scratchA);
     GemmOperand gb = gemmOperand(b, &scratchB);
     mgrt_cuda_matmul(target, ga.data, gb.data, G, M, N, K, ga.trans, gb.trans,
-                     b->sizes[0] == 1 ? 0 : K * N, MGRT_CUDA_MATH_FP32,
-                     nullptr);
+                     b->sizes[0] == 1 ? 0 : K * N, matmulMath(), nullptr);
     mgrt_cuda_free(scratchA);
     mgrt_cuda_free(scratchB);
   }
