@@ -1,4 +1,5 @@
-//===- CudaStepCallsTest.cpp - What --target cuda programs call ------------===//
+//===- CudaStepCallsTest.cpp - What --target cuda programs call
+//------------===//
 //
 // The memref-descriptor calls of a compiled CUDA step (runtime/cuda/
 // StepCalls.cu) against the CPU runtime's calls on the same operands:
@@ -102,10 +103,10 @@ TEST(CudaStepCalls, MatmulLayoutsMatchCpu) {
         Mirrored<float> b(randomFloats(vb.storage, ++seed));
         Mirrored<float> out(std::vector<float>(vo.storage, 7.f));
         std::vector<float> want(vo.storage, 7.f);
-        auto ha = memref<mgrt_memref_f32_3>(a.host.data(), va.sizes,
-                                            va.strides, va.offset);
-        auto hb = memref<mgrt_memref_f32_3>(b.host.data(), vb.sizes,
-                                            vb.strides, vb.offset);
+        auto ha = memref<mgrt_memref_f32_3>(a.host.data(), va.sizes, va.strides,
+                                            va.offset);
+        auto hb = memref<mgrt_memref_f32_3>(b.host.data(), vb.sizes, vb.strides,
+                                            vb.offset);
         auto ho = memref<mgrt_memref_f32_3>(want.data(), vo.sizes, vo.strides,
                                             vo.offset);
         _mlir_ciface_mgrt_matmul_f32(&ho, &ha, &hb);
@@ -113,8 +114,8 @@ TEST(CudaStepCalls, MatmulLayoutsMatchCpu) {
             memref<mgrt_memref_f32_3>(a.d(), va.sizes, va.strides, va.offset);
         auto db =
             memref<mgrt_memref_f32_3>(b.d(), vb.sizes, vb.strides, vb.offset);
-        auto dout = memref<mgrt_memref_f32_3>(out.d(), vo.sizes, vo.strides,
-                                              vo.offset);
+        auto dout =
+            memref<mgrt_memref_f32_3>(out.d(), vo.sizes, vo.strides, vo.offset);
         _mlir_ciface_mgrt_cuda_matmul_f32(&dout, &da, &db);
         EXPECT_LE(maxAbsDiff(out.fetch(), want), 1e-3f)
             << "a " << ka << ", b " << kb << ", out " << ko;
@@ -167,8 +168,8 @@ TEST(CudaStepCalls, AttentionForwardAndBackwardMatchCpu) {
   Operands c = operands(qkv.host.data(), v.host.data(), bias.host.data(),
                         mask.host.data(), out.data(), dq.data(), dk.data(),
                         dv.data(), dout.host.data(), dbias.data());
-  _mlir_ciface_mgrt_attention_f32(&c.out, &c.q, &c.k, &c.v, &c.bias, &c.mask,
-                                  H, scale, flags & 3);
+  _mlir_ciface_mgrt_attention_f32(&c.out, &c.q, &c.k, &c.v, &c.bias, &c.mask, H,
+                                  scale, flags & 3);
   _mlir_ciface_mgrt_attention_bwd_f32(&c.dq, &c.dk, &c.dv, &c.dbias, &c.dout,
                                       &c.q, &c.k, &c.v, &c.bias, &c.mask, H,
                                       scale, flags);
