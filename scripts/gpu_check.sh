@@ -118,7 +118,8 @@ if [ ! -x "$bench" ] || ldd "$bench" | grep -q "not found"; then
   echo "gpu_check: building the benchmark here with nvcc"
   bench=/tmp/megagraph-cuda-attention-bench
   nvcc -O3 -std=c++17 -arch=sm_90 -I"$ROOT/runtime/include" \
-    "$ROOT"/runtime/cuda/*.cu "$ROOT/bench/cuda/attention_bench.cu" \
+    "$ROOT"/runtime/cuda/{Attention,Gemm,Memory,Norm}.cu \
+    "$ROOT/bench/cuda/attention_bench.cu" \
     -lcublas -o "$bench" || status=1
 fi
 # shellcheck disable=SC2086

@@ -19,26 +19,28 @@ namespace {
 
 using namespace mgrt::cuda;
 
-/// dst[g,i,j] = src[g*s0 + i*s1 + j*s2] (float32), dst contiguous.
-__global__ void packKernel(float *dst, const float *src, int64_t G, int64_t R,
-                           int64_t C, int64_t s0, int64_t s1, int64_t s2) {
+/// A [G,R,C] float32 view: element (g,i,j) at g*s[0] + i*s[1] + j*s[2].
+struct View3 {
+  int64_t s[3];
+};
+constexpr View3 contiguous(int64_t R, int64_t C) { return {{R * C, C, 1}}; }
+
+/// dst(g,i,j) = src(g,i,j) over [G,R,C], each through its own strides.
+__global__ void copyKernel(float *dst, View3 d, const float *src, View3 s,
+                           int64_t G, int64_t R, int64_t C) {
   const int64_t n = G * R * C;
   for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < n;
        t += (int64_t)gridDim.x * blockDim.x) {
     const int64_t j = t % C, i = (t / C) % R, g = t / (R * C);
-    dst[t] = src[g * s0 + i * s1 + j * s2];
+    dst[g * d.s[0] + i * d.s[1] + j * d.s[2]] =
+        src[g * s.s[0] + i * s.s[1] + j * s.s[2]];
   }
 }
 
-/// dst[g*s0 + i*s1 + j*s2] = src[g,i,j] (float32), src contiguous.
-__global__ void unpackKernel(float *dst, const float *src, int64_t G, int64_t R,
-                             int64_t C, int64_t s0, int64_t s1, int64_t s2) {
-  const int64_t n = G * R * C;
-  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < n;
-       t += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t j = t % C, i = (t / C) % R, g = t / (R * C);
-    dst[g * s0 + i * s1 + j * s2] = src[t];
-  }
+void copy(float *dst, View3 d, const float *src, View3 s, int64_t G, int64_t R,
+          int64_t C, const char *name) {
+  copyKernel<<<gridFor(G * R * C), 256>>>(dst, d, src, s, G, R, C);
+  MGRT_CUDA_LAUNCHED(name);
 }
 
 /// A [G,R,C] operand as mgrt_cuda_matmul reads it: contiguous as stored
@@ -73,9 +75,8 @@ GemmOperand gemmOperand(const mgrt_memref_f32_3 *m, float **scratch) {
   *scratch = static_cast<float *>(mgrt_cuda_alloc(sizeof(float) * G * R * C));
   MGRT_CUDA_CHECK(*scratch, "mgrt_cuda_matmul_f32",
                   "out of device memory packing an operand");
-  packKernel<<<gridFor(G * R * C), 256>>>(*scratch, base, G, R, C, s[0], s[1],
-                                          s[2]);
-  MGRT_CUDA_LAUNCHED("mgrt_cuda_matmul_f32");
+  copy(*scratch, contiguous(R, C), base, {{s[0], s[1], s[2]}}, G, R, C,
+       "mgrt_cuda_matmul_f32");
   op.data = *scratch;
   return op;
 }
@@ -179,9 +180,8 @@ extern "C" void _mlir_ciface_mgrt_cuda_matmul_f32(mgrt_memref_f32_3 *out,
     mgrt_cuda_free(scratchB);
   }
   if (!outContiguous) {
-    unpackKernel<<<gridFor(G * M * N), 256>>>(
-        o, target, G, M, N, out->strides[0], out->strides[1], out->strides[2]);
-    MGRT_CUDA_LAUNCHED(kName);
+    copy(o, {{out->strides[0], out->strides[1], out->strides[2]}}, target,
+         contiguous(M, N), G, M, N, kName);
     mgrt_cuda_free(target);
   }
 }
@@ -228,10 +228,8 @@ extern "C" void _mlir_ciface_mgrt_cuda_attention_bwd_f32(
     float *packed =
         static_cast<float *>(mgrt_cuda_alloc(sizeof(float) * B * R * C));
     MGRT_CUDA_CHECK(packed, kName, "out of device memory");
-    packKernel<<<gridFor(B * R * C), 256>>>(packed,
-                                            static_cast<const float *>(data), B,
-                                            R, C, stride[0], stride[1], 1);
-    MGRT_CUDA_LAUNCHED(kName);
+    copy(packed, contiguous(R, C), static_cast<const float *>(data),
+         {{stride[0], stride[1], 1}}, B, R, C, kName);
     scratch.push_back(packed);
     data = packed;
     stride[0] = R * C, stride[1] = C;

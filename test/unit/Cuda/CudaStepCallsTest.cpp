@@ -5,11 +5,12 @@
 // StepCalls.cu) against the CPU runtime's calls on the same operands:
 // matmul over contiguous, transposed, padded and broadcast layouts, the
 // attention forward and backward with broadcast bias and mask; and the
-// program support of runtime/cuda/Program.cpp: device copies of globals and
+// program support of runtime/cuda/Program.cu: device copies of globals and
 // the entry staging. FP32, max abs error <= 1e-3. Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaTestUtil.h"
 #include "RuntimeTestUtil.h"
 #include "megagraph/Runtime.h"
 #include "megagraph/RuntimeCuda.h"
@@ -36,31 +37,6 @@ void _mlir_ciface_mgrt_cuda_attention_bwd_f32(
 }
 
 namespace {
-
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    if (mgrt_cuda_device_count() == 0)                                         \
-      GTEST_SKIP() << "no CUDA device: GPU test skipped";                      \
-  } while (0)
-
-/// A host array and its device copy.
-template <typename T> struct Mirrored {
-  std::vector<T> host;
-  void *device = nullptr;
-  explicit Mirrored(std::vector<T> h) : host(std::move(h)) {
-    device = mgrt_cuda_alloc(std::max<size_t>(1, host.size()) * sizeof(T));
-    if (!host.empty())
-      mgrt_cuda_copy_to_device(device, host.data(), host.size() * sizeof(T));
-  }
-  ~Mirrored() { mgrt_cuda_free(device); }
-  std::vector<T> fetch() {
-    std::vector<T> h(host.size());
-    mgrt_cuda_synchronize();
-    mgrt_cuda_copy_to_host(h.data(), device, h.size() * sizeof(T));
-    return h;
-  }
-  T *d() const { return static_cast<T *>(device); }
-};
 
 /// One matmul operand layout: storage sizes and a view over them.
 struct View {
@@ -99,25 +75,26 @@ TEST(CudaStepCalls, MatmulLayoutsMatchCpu) {
       for (const char *ko : {"contiguous", "padded"}) {
         View va = layout(G, M, K, ka), vb = layout(G, K, N, kb),
              vo = layout(G, M, N, ko);
-        Mirrored<float> a(randomFloats(va.storage, ++seed));
-        Mirrored<float> b(randomFloats(vb.storage, ++seed));
-        Mirrored<float> out(std::vector<float>(vo.storage, 7.f));
+        std::vector<float> ha0 = randomFloats(va.storage, ++seed);
+        std::vector<float> hb0 = randomFloats(vb.storage, ++seed);
+        DeviceBuffer<float> a(ha0), b(hb0),
+            out(std::vector<float>(vo.storage, 7.f));
         std::vector<float> want(vo.storage, 7.f);
-        auto ha = memref<mgrt_memref_f32_3>(a.host.data(), va.sizes, va.strides,
+        auto ha = memref<mgrt_memref_f32_3>(ha0.data(), va.sizes, va.strides,
                                             va.offset);
-        auto hb = memref<mgrt_memref_f32_3>(b.host.data(), vb.sizes, vb.strides,
+        auto hb = memref<mgrt_memref_f32_3>(hb0.data(), vb.sizes, vb.strides,
                                             vb.offset);
         auto ho = memref<mgrt_memref_f32_3>(want.data(), vo.sizes, vo.strides,
                                             vo.offset);
         _mlir_ciface_mgrt_matmul_f32(&ho, &ha, &hb);
         auto da =
-            memref<mgrt_memref_f32_3>(a.d(), va.sizes, va.strides, va.offset);
+            memref<mgrt_memref_f32_3>(a.get(), va.sizes, va.strides, va.offset);
         auto db =
-            memref<mgrt_memref_f32_3>(b.d(), vb.sizes, vb.strides, vb.offset);
-        auto dout =
-            memref<mgrt_memref_f32_3>(out.d(), vo.sizes, vo.strides, vo.offset);
+            memref<mgrt_memref_f32_3>(b.get(), vb.sizes, vb.strides, vb.offset);
+        auto dout = memref<mgrt_memref_f32_3>(out.get(), vo.sizes, vo.strides,
+                                              vo.offset);
         _mlir_ciface_mgrt_cuda_matmul_f32(&dout, &da, &db);
-        EXPECT_LE(maxAbsDiff(out.fetch(), want), 1e-3f)
+        EXPECT_LE(maxAbsDiff(out.host(), want), 1e-3f)
             << "a " << ka << ", b " << kb << ", out " << ko;
       }
 }
@@ -128,14 +105,15 @@ TEST(CudaStepCalls, AttentionForwardAndBackwardMatchCpu) {
   // compiled step passes it; bias [1,H,S,S] shared by the batch; mask
   // [B,1,1,S].
   const int64_t B = 2, S = 70, H = 2, D = 48, Dv = 48;
-  Mirrored<float> qkv(randomFloats(B * S * 3 * D, 5));
-  Mirrored<float> v(randomFloats(B * S * Dv, 6));
-  Mirrored<float> bias(randomFloats(H * S * S, 7, -2, 2));
+  std::vector<float> qkvHost = randomFloats(B * S * 3 * D, 5);
+  std::vector<float> vHost = randomFloats(B * S * Dv, 6);
+  std::vector<float> biasHost = randomFloats(H * S * S, 7, -2, 2);
+  std::vector<float> doutHost = randomFloats(B * S * Dv, 8);
   std::vector<uint8_t> maskHost(B * S);
   for (size_t i = 0; i < maskHost.size(); ++i)
     maskHost[i] = (i * 7) % 5 != 0;
-  Mirrored<uint8_t> mask(maskHost);
-  Mirrored<float> dout(randomFloats(B * S * Dv, 8));
+  DeviceBuffer<float> qkv(qkvHost), v(vHost), bias(biasHost), dout(doutHost);
+  DeviceBuffer<uint8_t> mask(maskHost);
   const float scale = 1.f / std::sqrt((float)(D / H));
   const int64_t flags =
       MGRT_ATTENTION_BIAS | MGRT_ATTENTION_MASK | MGRT_ATTENTION_DBIAS;
@@ -165,31 +143,30 @@ TEST(CudaStepCalls, AttentionForwardAndBackwardMatchCpu) {
   // CPU reference.
   std::vector<float> out(B * S * Dv), dq(B * S * D), dk(B * S * D),
       dv(B * S * Dv), dbias(H * S * S);
-  Operands c = operands(qkv.host.data(), v.host.data(), bias.host.data(),
-                        mask.host.data(), out.data(), dq.data(), dk.data(),
-                        dv.data(), dout.host.data(), dbias.data());
+  Operands c = operands(qkvHost.data(), vHost.data(), biasHost.data(),
+                        maskHost.data(), out.data(), dq.data(), dk.data(),
+                        dv.data(), doutHost.data(), dbias.data());
   _mlir_ciface_mgrt_attention_f32(&c.out, &c.q, &c.k, &c.v, &c.bias, &c.mask, H,
                                   scale, flags & 3);
   _mlir_ciface_mgrt_attention_bwd_f32(&c.dq, &c.dk, &c.dv, &c.dbias, &c.dout,
                                       &c.q, &c.k, &c.v, &c.bias, &c.mask, H,
                                       scale, flags);
   // GPU.
-  Mirrored<float> gout(std::vector<float>(out.size())),
-      gdq(std::vector<float>(dq.size())), gdk(std::vector<float>(dk.size())),
-      gdv(std::vector<float>(dv.size())),
-      gdbias(std::vector<float>(dbias.size(), 5.f));
-  Operands g = operands(qkv.d(), v.d(), bias.d(), mask.d(), gout.d(), gdq.d(),
-                        gdk.d(), gdv.d(), dout.d(), gdbias.d());
+  DeviceBuffer<float> gout(out.size()), gdq(dq.size()), gdk(dk.size()),
+      gdv(dv.size()), gdbias(std::vector<float>(dbias.size(), 5.f));
+  Operands g =
+      operands(qkv.get(), v.get(), bias.get(), mask.get(), gout.get(),
+               gdq.get(), gdk.get(), gdv.get(), dout.get(), gdbias.get());
   _mlir_ciface_mgrt_cuda_attention_f32(&g.out, &g.q, &g.k, &g.v, &g.bias,
                                        &g.mask, H, scale, flags & 3);
   _mlir_ciface_mgrt_cuda_attention_bwd_f32(&g.dq, &g.dk, &g.dv, &g.dbias,
                                            &g.dout, &g.q, &g.k, &g.v, &g.bias,
                                            &g.mask, H, scale, flags);
-  EXPECT_LE(maxAbsDiff(gout.fetch(), out), 1e-3f) << "out";
-  EXPECT_LE(maxAbsDiff(gdq.fetch(), dq), 1e-3f) << "dq";
-  EXPECT_LE(maxAbsDiff(gdk.fetch(), dk), 1e-3f) << "dk";
-  EXPECT_LE(maxAbsDiff(gdv.fetch(), dv), 1e-3f) << "dv";
-  EXPECT_LE(maxAbsDiff(gdbias.fetch(), dbias), 1e-3f) << "dbias";
+  EXPECT_LE(maxAbsDiff(gout.host(), out), 1e-3f) << "out";
+  EXPECT_LE(maxAbsDiff(gdq.host(), dq), 1e-3f) << "dq";
+  EXPECT_LE(maxAbsDiff(gdk.host(), dk), 1e-3f) << "dk";
+  EXPECT_LE(maxAbsDiff(gdv.host(), dv), 1e-3f) << "dv";
+  EXPECT_LE(maxAbsDiff(gdbias.host(), dbias), 1e-3f) << "dbias";
 }
 
 TEST(CudaProgram, GlobalsAreCopiedOnceAndKept) {

@@ -1,4 +1,4 @@
-//===- Program.cpp - What a --target cuda executable calls ---------------===//
+//===- Program.cu - What a --target cuda executable calls ----------------===//
 //
 // The host side of a compiled CUDA program:
 //  * the `mgpu*` launch interface that MLIR's gpu-to-llvm lowering and the
@@ -14,14 +14,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaCommon.cuh"
+
 #include "megagraph/Runtime.h"
-#include "megagraph/RuntimeCuda.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,18 +33,7 @@
 
 namespace {
 
-[[noreturn]] void die(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-void die(const char *fmt, ...) {
-  std::fprintf(stderr, "megagraph runtime: cuda: ");
-  va_list args;
-  va_start(args, fmt);
-  std::vfprintf(stderr, fmt, args);
-  va_end(args);
-  std::fputc('\n', stderr);
-  std::fflush(stderr);
-  std::abort();
-}
+using mgrt::cuda::fail;
 
 /// The few driver API entry points a program needs, from libcuda.so.1.
 struct Driver {
@@ -80,7 +69,7 @@ void requireDevice() {
     // one the driver API calls below use.
     cudaError_t e = cudaFree(nullptr);
     if (e != cudaSuccess)
-      die("cannot create a CUDA context: %s", cudaGetErrorString(e));
+      fail("cuda", "cannot create a CUDA context: %s", cudaGetErrorString(e));
   });
 }
 
@@ -103,12 +92,13 @@ const Driver &driver() {
     requireDevice();
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
-      die("cannot load the CUDA driver library libcuda.so.1: %s", dlerror());
+      fail("cuda", "cannot load the CUDA driver library libcuda.so.1: %s",
+           dlerror());
     auto get = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
           dlsym(lib, name));
       if (!fn)
-        die("the CUDA driver has no %s", name);
+        fail("cuda", "the CUDA driver has no %s", name);
     };
     get(d.moduleLoadDataEx, "cuModuleLoadDataEx");
     get(d.moduleGetFunction, "cuModuleGetFunction");
@@ -147,13 +137,13 @@ CUfunction functionOf(Module *m, const char *name) {
                                             : m->optLevel))};
     CUresult r = d.moduleLoadDataEx(&m->module, m->image, 3, options, values);
     if (r != CUDA_SUCCESS)
-      die("loading the program's kernels failed: %s%s%s", d.error(r),
-          log[0] ? "\n" : "", log);
+      fail("cuda", "loading the program's kernels failed: %s%s%s", d.error(r),
+           log[0] ? "\n" : "", log);
   }
   CUfunction f = nullptr;
   CUresult r = d.moduleGetFunction(&f, m->module, name);
   if (r != CUDA_SUCCESS)
-    die("no kernel %s in the program: %s", name, d.error(r));
+    fail("cuda", "no kernel %s in the program: %s", name, d.error(r));
   m->functions.emplace(name, f);
   return f;
 }
@@ -211,21 +201,23 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  intptr_t blockY, intptr_t blockZ, int32_t smem,
                                  void *stream, void **params, void **extra,
                                  size_t /*paramsCount*/) {
-  bindContext();
+  // mgpuModuleGetFunction, called right before on this thread, bound the
+  // context.
   const Driver &d = driver();
   CUresult r = d.launchKernel(
       static_cast<CUfunction>(function), (unsigned)gridX, (unsigned)gridY,
       (unsigned)gridZ, (unsigned)blockX, (unsigned)blockY, (unsigned)blockZ,
       (unsigned)smem, static_cast<CUstream>(stream), params, extra);
   if (r != CUDA_SUCCESS)
-    die("kernel launch (grid %ld x %ld x %ld, block %ld x %ld x %ld) "
-        "failed: %s",
-        (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY,
-        (long)blockZ, d.error(r));
+    fail("cuda",
+         "kernel launch (grid %ld x %ld x %ld, block %ld x %ld x %ld) "
+         "failed: %s",
+         (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY,
+         (long)blockZ, d.error(r));
   if (syncEveryKernel()) {
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess)
-      die("kernel failed: %s", cudaGetErrorString(e));
+      fail("cuda", "kernel failed: %s", cudaGetErrorString(e));
   }
 }
 
@@ -235,9 +227,10 @@ extern "C" void *mgrt_cuda_memref_alloc(size_t bytes) {
   requireDevice();
   void *p = mgrt_cuda_alloc(bytes ? bytes : 1);
   if (!p)
-    die("out of device memory allocating %zu bytes (device peak so far "
-        "%zu bytes)",
-        bytes, mgrt_cuda_peak_bytes());
+    fail("cuda",
+         "out of device memory allocating %zu bytes (device peak so far "
+         "%zu bytes)",
+         bytes, mgrt_cuda_peak_bytes());
   return p;
 }
 
@@ -328,5 +321,5 @@ extern "C" void mgrt_cuda_run_entry(void (*fn)(void **), void **hostDescs,
     mgrt_cuda_copy_to_host(hostData(i), buffers.data[i], bytesOf(i));
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    die("the step failed on the GPU: %s", cudaGetErrorString(e));
+    fail("cuda", "the step failed on the GPU: %s", cudaGetErrorString(e));
 }
