@@ -25,13 +25,15 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_dp_check import mpirun  # noqa: E402,F401  (also for plan_search_train_check)
 
 RANKS = 4
 F, C, MAX_DEGREE, MAX_DIST = 16, 8, 64, 8
@@ -102,14 +104,6 @@ PLANS = [
     (2, 64, 4, 192, 8, "dp=2,cp=2"),
     (2, 96, 4, 256, 8, "dp=1,cp=4,cp_mode=ring"),
 ]
-
-
-def mpirun():
-    exe = shutil.which("mpirun") or shutil.which("mpiexec")
-    cmd = [exe, "--oversubscribe", "--mca", "btl", "self,vader"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    return cmd
 
 
 def global_bytes(mlir, want):

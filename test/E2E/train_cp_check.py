@@ -112,23 +112,6 @@ class MhaGT(nn.Module):
         return self.head(h)
 
 
-def export(model, kind, batch, path):
-    if kind == "mha":
-        inputs = (torch.randn(batch, tg.S, tg.F),
-                  torch.zeros(batch, tg.S, tg.S, dtype=torch.long))
-        names = ["x", "spd"]
-    elif kind == "plain":
-        inputs, names = (torch.randn(batch, tg.S, tg.F),), ["x"]
-    else:
-        inputs = (torch.randn(batch, tg.S, tg.F),
-                  torch.zeros(batch, tg.S, dtype=torch.long),
-                  torch.zeros(batch, tg.S, dtype=torch.long),
-                  torch.zeros(batch, tg.S, tg.S, dtype=torch.long))
-        names = ["x", "in_degree", "out_degree", "spd"]
-    torch.onnx.export(model, inputs, path, input_names=names,
-                      output_names=["logits"], opset_version=17)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("compiler")
@@ -156,7 +139,7 @@ def main():
     for name, batch, extra in (("single", B, []),
                                ("cp", B // P, ["--plan", plan])):
         onnx_path = os.path.join(args.work, f"{name}.onnx")
-        export(model, args.model, batch, onnx_path)
+        tdp.export(model, args.model, batch, onnx_path)
         exes[name] = os.path.join(args.work, name)
         subprocess.run([args.compiler, onnx_path, *train, *extra,
                         "--emit=exe", "-o", exes[name]], check=True)
@@ -192,12 +175,7 @@ def main():
     randomCut = 100.0 * (1 - 1 / C)
     single = [json.loads(l) for l in open(logs["single"])]
     cp = [json.loads(l) for l in open(logs["cp"])]
-    ok = True
-
-    def check(name, good, detail):
-        nonlocal ok
-        ok = ok and good
-        print(f"check: {name}: {detail} {'OK' if good else 'FAIL'}")
+    check = tdp.Checks()
 
     # The per-rank program: S / C rows, all S key columns of the distances.
     R = tg.S // C
@@ -219,7 +197,7 @@ def main():
           f"the edges inside the sequences cut (random split: "
           f"{randomCut:.0f}%)")
     tdp.compare_runs(check, single, cp, P * C, STEPS)
-    return 0 if ok else 1
+    return 0 if check.ok else 1
 
 
 if __name__ == "__main__":

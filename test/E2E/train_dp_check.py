@@ -37,10 +37,31 @@ def mpirun():
     return cmd
 
 
+class Checks:
+    """check(name, good, detail) prints one line ending in OK or FAIL;
+    `ok` stays True while every check passed."""
+
+    def __init__(self):
+        self.ok = True
+
+    def __call__(self, name, good, detail):
+        self.ok = self.ok and good
+        print(f"check: {name}: {detail} {'OK' if good else 'FAIL'}")
+
+
 def export(model, kind, batch, path):
+    """The checkers' models as ONNX: `mlp` (train_check's classifier),
+    `mha` / `plain` (train_cp_check's nn.MultiheadAttention and bias-free
+    models) or the Graphormer-style model (any other kind)."""
     if kind == "mlp":
         inputs = (torch.randn(batch, 64, train_check.F),)
         names = ["x"]
+    elif kind == "mha":
+        inputs = (torch.randn(batch, tg.S, tg.F),
+                  torch.zeros(batch, tg.S, tg.S, dtype=torch.long))
+        names = ["x", "spd"]
+    elif kind == "plain":
+        inputs, names = (torch.randn(batch, tg.S, tg.F),), ["x"]
     else:
         inputs = (torch.randn(batch, tg.S, tg.F),
                   torch.zeros(batch, tg.S, dtype=torch.long),
@@ -157,12 +178,7 @@ def main():
                        check=True, stdout=subprocess.DEVNULL, timeout=600)
     single = [json.loads(l) for l in open(logs["single"])]
     dp = [json.loads(l) for l in open(logs[f"dp{P}"])]
-    ok = True
-
-    def check(name, good, detail):
-        nonlocal ok
-        ok = ok and good
-        print(f"check: {name}: {detail} {'OK' if good else 'FAIL'}")
+    check = Checks()
 
     compare_runs(check, single, dp, P, STEPS)
     s1, sp = state["single"], state[f"dp{P}"]
@@ -187,7 +203,7 @@ def main():
     want = f"launch it with mpirun -np {P}"
     check("launch", r.returncode != 0 and want in r.stderr,
           f"exit {r.returncode}, '{want}' in the message")
-    return 0 if ok else 1
+    return 0 if check.ok else 1
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_graphormer_check as tg  # noqa: E402  (Graphormer)
-from train_dp_check import compare_runs, export, mpirun  # noqa: E402
+from train_dp_check import Checks, compare_runs, export, mpirun  # noqa: E402
 
 STEPS = 20
 MICRO = 2  # sequences per micro-batch
@@ -93,12 +93,7 @@ def main():
                        check=True, stdout=subprocess.DEVNULL, timeout=600)
     single = [json.loads(l) for l in open(logs["single"])]
     pp = [json.loads(l) for l in open(logs["pp"])]
-    ok = True
-
-    def check(name, good, detail):
-        nonlocal ok
-        ok = ok and good
-        print(f"check: {name}: {detail} {'OK' if good else 'FAIL'}")
+    check = Checks()
 
     entries = [f"s{k}.{kind}" for k in range(args.pp)
                for kind in ("fwd", "bwd", "update")
@@ -113,7 +108,7 @@ def main():
     want = f"launch it with mpirun -np {ranks}"
     check("launch", r.returncode != 0 and want in r.stderr,
           f"exit {r.returncode}, '{want}' in the message")
-    return 0 if ok else 1
+    return 0 if check.ok else 1
 
 
 if __name__ == "__main__":
