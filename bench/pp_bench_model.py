@@ -11,43 +11,17 @@ usage: pp_bench_model.py OUT.onnx --batch B [--layers L] [--seq S]
            [--features F] [--hidden HID] [--enc-depth E] [--dim D] [--heads H]
 """
 import argparse
-import math
+import os
+import sys
 
 import torch
 from torch import nn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "E2E"))
+from train_graphormer_check import Layer  # noqa: E402  (the same layer)
+
 MAX_DEGREE, MAX_DIST, CLASSES = 64, 8, 8
-
-
-class Attention(nn.Module):
-    def __init__(self, d, h):
-        super().__init__()
-        self.h = h
-        self.q, self.k = nn.Linear(d, d), nn.Linear(d, d)
-        self.v, self.o = nn.Linear(d, d), nn.Linear(d, d)
-
-    def forward(self, x, bias):
-        b, s, d = x.shape
-        h = self.h
-        q = self.q(x).view(b, s, h, d // h).transpose(1, 2)
-        k = self.k(x).view(b, s, h, d // h).transpose(1, 2)
-        v = self.v(x).view(b, s, h, d // h).transpose(1, 2)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d // h) + bias
-        out = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d)
-        return self.o(out)
-
-
-class Layer(nn.Module):
-    def __init__(self, d, h):
-        super().__init__()
-        self.n1, self.att = nn.LayerNorm(d), Attention(d, h)
-        self.n2 = nn.LayerNorm(d)
-        self.ffn = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(),
-                                 nn.Linear(2 * d, d))
-
-    def forward(self, x, bias):
-        x = x + self.att(self.n1(x), bias)
-        return x + self.ffn(self.n2(x))
 
 
 class Model(nn.Module):

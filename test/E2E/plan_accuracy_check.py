@@ -22,7 +22,6 @@ on FAIL.
 """
 import argparse
 import json
-import math
 import os
 import re
 import statistics
@@ -34,40 +33,10 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_dp_check import mpirun  # noqa: E402,F401  (also for plan_search_train_check)
+from train_graphormer_check import Layer  # noqa: E402
 
 RANKS = 4
 F, C, MAX_DEGREE, MAX_DIST = 16, 8, 64, 8
-
-
-class Attention(nn.Module):
-    def __init__(self, d, h):
-        super().__init__()
-        self.h = h
-        self.q, self.k = nn.Linear(d, d), nn.Linear(d, d)
-        self.v, self.o = nn.Linear(d, d), nn.Linear(d, d)
-
-    def forward(self, x, bias):
-        b, s, d = x.shape
-        h = self.h
-        q = self.q(x).view(b, s, h, d // h).transpose(1, 2)
-        k = self.k(x).view(b, s, h, d // h).transpose(1, 2)
-        v = self.v(x).view(b, s, h, d // h).transpose(1, 2)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d // h) + bias
-        out = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d)
-        return self.o(out)
-
-
-class Layer(nn.Module):
-    def __init__(self, d, h):
-        super().__init__()
-        self.n1, self.att = nn.LayerNorm(d), Attention(d, h)
-        self.n2 = nn.LayerNorm(d)
-        self.ffn = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(),
-                                 nn.Linear(2 * d, d))
-
-    def forward(self, x, bias):
-        x = x + self.att(self.n1(x), bias)
-        return x + self.ffn(self.n2(x))
 
 
 class Graphormer(nn.Module):

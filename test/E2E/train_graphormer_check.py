@@ -29,27 +29,36 @@ MAX_DEGREE, MAX_DIST = 64, 8
 
 
 class Attention(nn.Module):
-    def __init__(self):
+    """Multi-head attention with an additive [B,H,S,S] bias, written out
+    (q, k, v, o projections); also the layer of plan_accuracy_check.py and
+    bench/pp_bench_model.py."""
+
+    def __init__(self, d=D, h=H):
         super().__init__()
-        self.q, self.k = nn.Linear(D, D), nn.Linear(D, D)
-        self.v, self.o = nn.Linear(D, D), nn.Linear(D, D)
+        self.h = h
+        self.q, self.k = nn.Linear(d, d), nn.Linear(d, d)
+        self.v, self.o = nn.Linear(d, d), nn.Linear(d, d)
 
     def forward(self, x, bias):
         b, s, d = x.shape
-        q = self.q(x).view(b, s, H, d // H).transpose(1, 2)
-        k = self.k(x).view(b, s, H, d // H).transpose(1, 2)
-        v = self.v(x).view(b, s, H, d // H).transpose(1, 2)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d // H) + bias
+        h = self.h
+        q = self.q(x).view(b, s, h, d // h).transpose(1, 2)
+        k = self.k(x).view(b, s, h, d // h).transpose(1, 2)
+        v = self.v(x).view(b, s, h, d // h).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d // h) + bias
         out = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d)
         return self.o(out)
 
 
 class Layer(nn.Module):
-    def __init__(self):
+    """Pre-LN transformer layer: attention with the bias, GELU FFN (2d)."""
+
+    def __init__(self, d=D, h=H):
         super().__init__()
-        self.n1, self.att = nn.LayerNorm(D), Attention()
-        self.n2 = nn.LayerNorm(D)
-        self.ffn = nn.Sequential(nn.Linear(D, 2 * D), nn.GELU(), nn.Linear(2 * D, D))
+        self.n1, self.att = nn.LayerNorm(d), Attention(d, h)
+        self.n2 = nn.LayerNorm(d)
+        self.ffn = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(),
+                                 nn.Linear(2 * d, d))
 
     def forward(self, x, bias):
         x = x + self.att(self.n1(x), bias)
