@@ -176,10 +176,6 @@ extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
   return m;
 }
 
-extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
-  return mgpuModuleLoadJIT(data, 3);
-}
-
 /// Modules live as long as the process (the context is gone by the time
 /// the program's destructors run).
 extern "C" void mgpuModuleUnload(void * /*module*/) {}

@@ -158,8 +158,9 @@ cl::opt<std::string> deviceMemory(
     cl::value_desc("BYTES"), cl::cat(category));
 cl::opt<std::string> profileName(
     "profile",
-    cl::desc("Hardware profile of the plan search: cpu-here, a100, h100, "
-             "h200, or a JSON file from megagraph-profile"),
+    cl::desc("Hardware profile of the plan search and of the pipeline "
+             "stage split's unit costs: cpu-here, a100, h100, h200, or a "
+             "JSON file from megagraph-profile"),
     cl::value_desc("NAME|FILE"), cl::init("cpu-here"), cl::cat(category));
 cl::opt<bool> explainPlan(
     "explain",
