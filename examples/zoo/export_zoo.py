@@ -8,7 +8,8 @@ Usage (from anywhere):
 Styles (each written to examples/zoo/<entry>/<style>/):
   torch2         torch 2.x (PyPI, /opt/torch-venv) with the default
                  torch.onnx.export(model, args, path) arguments (dynamo exporter;
-                 weights may go to model.onnx.data)
+                 weights may go to model.onnx.data); afterwards only the per-node
+                 stack-trace metadata (absolute paths) is removed
   torch2-legacy  torch 2.x, torch.onnx.export(..., dynamo=False, opset_version=17)
   torch113       Debian's torch 1.13 (/usr/bin/python3), opset_version=17
 
@@ -101,6 +102,24 @@ def _onnx_summary(path):
             "outputs": [vi(v) for v in proto.graph.output]}
 
 
+def _strip_stack_traces(path):
+    """The one change made to a default torch 2 export: drop the per-node
+    `pkg.torch.onnx.stack_trace` metadata. It holds absolute source paths (so a
+    re-export elsewhere would differ) and is about a third of the file; the other
+    metadata (namespace, class_hierarchy, fx_node, name_scopes) is kept."""
+    import onnx
+    proto = onnx.load(path, load_external_data=False)
+    changed = False
+    for node in proto.graph.node:
+        keep = [p for p in node.metadata_props if p.key != "pkg.torch.onnx.stack_trace"]
+        if len(keep) != len(node.metadata_props):
+            changed = True
+            del node.metadata_props[:]
+            node.metadata_props.extend(keep)
+    if changed:
+        onnx.save(proto, path)
+
+
 def export_one(mod, entry, kw, style, out_dir):
     import numpy as np
     import torch
@@ -123,15 +142,21 @@ def export_one(mod, entry, kw, style, out_dir):
         ref = (ref,) if isinstance(ref, torch.Tensor) else tuple(ref)
         for r in ref:
             assert torch.isfinite(r).all(), f"{entry}: non-finite PyTorch output"
-        if style == "torch2":
-            # the default arguments, as a user would call it
-            torch.onnx.export(model, args, onnx_path)
-        elif style == "torch2-legacy":
-            torch.onnx.export(model, args, onnx_path, dynamo=False, opset_version=17,
-                              input_names=names, output_names=list(mod.OUTPUT_NAMES))
-        else:
-            torch.onnx.export(model, args, onnx_path, opset_version=17,
-                              input_names=names, output_names=list(mod.OUTPUT_NAMES))
+    # export outside no_grad, as users call it: with grad enabled and parameters that
+    # require grad, nn.MultiheadAttention / nn.TransformerEncoderLayer do not take their
+    # eval-mode fast path (torch._native_multi_head_attention /
+    # torch._transformer_encoder_layer_fwd), which the TorchScript exporter cannot export
+    if style == "torch2":
+        # the default arguments, as a user would call it
+        torch.onnx.export(model, args, onnx_path)
+        _strip_stack_traces(onnx_path)
+    elif style == "torch2-legacy":
+        torch.onnx.export(model, args, onnx_path, dynamo=False, opset_version=17,
+                          input_names=names, output_names=list(mod.OUTPUT_NAMES))
+    else:
+        torch.onnx.export(model, args, onnx_path, opset_version=17,
+                          input_names=names, output_names=list(mod.OUTPUT_NAMES))
+    with torch.no_grad():
         ref2 = model(*args)
         ref2 = (ref2,) if isinstance(ref2, torch.Tensor) else tuple(ref2)
         for a, b in zip(ref, ref2):
@@ -240,10 +265,18 @@ def ort_check(names):
                 print(f"[ort] {entry}/{style}: {rec['ort']} "
                       f"{rec.get('ort_max_abs_err', rec.get('ort_error', ''))}", flush=True)
             # PyTorch 1.13 vs 2.x reference outputs on identical weights and inputs
-            if "torch113" in refs and "torch2-legacy" in refs:
-                a, b = refs["torch113"], refs["torch2-legacy"]
-                print(f"[ref] {entry}: torch 1.13 vs 2.x max abs diff "
-                      f"{float(np.max(np.abs(a.astype(np.float64) - b))):.3g}")
+            for style in ("torch2-legacy", "torch2"):
+                if "torch113" in refs and style in refs:
+                    diff = float(np.max(np.abs(refs["torch113"].astype(np.float64) - refs[style])))
+                    rec_path = os.path.join(HERE, entry, style, "export.json")
+                    with open(rec_path) as f:
+                        rec = json.load(f)
+                    rec["ref_diff_vs_torch113"] = diff
+                    with open(rec_path, "w") as f:
+                        json.dump(rec, f, indent=1, sort_keys=True)
+                        f.write("\n")
+                    print(f"[ref] {entry}: PyTorch output, torch 1.13 vs {style} "
+                          f"({rec['torch']}): max abs diff {diff:.3g}")
     return 0
 
 
@@ -264,6 +297,7 @@ def write_manifest():
                     styles[style] = {k: rec.get(k) for k in (
                         "status", "error", "opset", "torch", "external_data", "bytes",
                         "ort", "ort_max_abs_err", "ort_error", "state_digest",
+                        "ref_diff_vs_torch113",
                         "dropped_inputs", "num_nodes", "num_functions", "ops",
                         "inputs", "outputs") if k in rec}
             manifest["models"][entry] = {

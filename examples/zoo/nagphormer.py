@@ -26,7 +26,7 @@ NAME = "nagphormer"
 SOURCE = "JHL-HUST/NAGphormer (model.py, utils.py re_features)"
 LEVEL = "node"
 
-NODES, HOPS, FEAT, PE, D, H, LAYERS, C = 16, 3, 8, 3, 32, 2, 2, 4
+NODES, HOPS, FEAT, PE, D, H, LAYERS, C = 16, 3, 8, 3, 16, 2, 2, 4
 
 
 class FeedForwardNetwork(nn.Module):

@@ -25,7 +25,7 @@ NAME = "sgformer"
 SOURCE = "qitianwu/SGFormer (large/ours.py)"
 LEVEL = "node"
 
-NODES, FEAT, D, H, C = 16, 8, 32, 2, 4
+NODES, FEAT, D, H, C = 16, 8, 16, 2, 4
 
 
 class GraphConvLayer(nn.Module):

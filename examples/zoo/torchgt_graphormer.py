@@ -28,7 +28,7 @@ NAME = "torchgt_graphormer"
 SOURCE = "zxmeng98/torchgt (models/graphormer_graph_level.py)"
 LEVEL = "graph"
 
-N, D, H, LAYERS, FFN, C = 12, 32, 2, 2, 32, 2
+N, D, H, LAYERS, FFN, C = 12, 16, 2, 2, 32, 2
 F_ATOM, ATOM_VALS = 2, 8
 F_EDGE, EDGE_VALS = 1, 4
 NUM_ATOMS = 1 + F_ATOM * ATOM_VALS
