@@ -139,7 +139,7 @@ def make_inputs(batch=2, seed=19):
 VARIANTS = {"graphgps_dense": dict(batch=2), "graphgps_dense_b1": dict(batch=1)}
 OUTPUT_NAMES = ["logits"]
 EXPECT = {
-    "attention": {"count": 2, "bias": 0, "mask": 2},
+    "attention": {"count": 2, "masked": 2},
     "ops": {"gt.linear": ">=8"},
     "desired": {"gt.spmm": 2},
 }

@@ -24,7 +24,7 @@ Expectation format (manifest.json, models.<entry>.expect):
       bias(...) / mask(...) operand; masked: at least that many carry either (a key
       padding or sparsity mask may be raised as a mask or folded into an additive bias)
   "ops": {"gt.layer_norm": 5, "gt.linear": ">=8", "gt.gelu": "<=3"}
-      int = exact, ">=k" = at least, "<=k" = at most
+      int = exact, ">=k" = at least, "<=k" = at most; "gt.a|gt.b" counts either op
   "desired": same form as "ops", reported only
 """
 
@@ -91,23 +91,37 @@ def compare_counts(ops, att, expect):
             rel = "" if key == "count" else ">="
             bad.append(f"{label}: {got} (want {rel}{want})")
     for name, want in (expect.get("ops") or {}).items():
-        got = ops.get(name, 0)
+        got = sum(ops.get(n, 0) for n in name.split("|"))
         if not check_count(got, want):
             bad.append(f"{name}: {got} (want {want})")
     missing = []
     for name, want in (expect.get("desired") or {}).items():
-        got = ops.get(name, 0)
+        got = sum(ops.get(n, 0) for n in name.split("|"))
         if not check_count(got, want):
             missing.append(f"{name}: {got} (want {want})")
     return bad, missing
 
 
 def first_error(text):
+    """The first diagnostic line, without its `FILE:LINE:COL: ` location prefix."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
-        if re.search(r"\berror\b", line, re.IGNORECASE):
-            return line[:300]
-    return (lines[0][:300] if lines else "no output")
+    pick = next((line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)),
+                lines[0] if lines else "no output")
+    pick = re.sub(r"^\S+?:\d+:\d+:\s*", "", pick)
+    return pick[:300]
+
+
+def supported_onnx_ops(compiler):
+    """The importer's op list (`--list-onnx-ops`), or None if it cannot be listed."""
+    try:
+        p = subprocess.run([compiler, "--list-onnx-ops"], capture_output=True, text=True,
+                           timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0:
+        return None
+    ops = {line.split()[0] for line in p.stdout.splitlines() if line.strip()}
+    return ops or None
 
 
 def run(cmd, timeout):
@@ -119,10 +133,10 @@ def run(cmd, timeout):
         return 124, "", f"error: timed out after {timeout}s: {' '.join(cmd[:2])}", time.time() - t0
 
 
-def check_one(compiler, entry, model, style, sdir, work, tol, timeout, do_exe):
+def check_one(compiler, entry, model, style, sdir, work, tol, timeout, do_exe, supported=None):
     res = {"entry": entry, "style": style, "raise": "-", "exe": "-", "err": None,
            "counts": {}, "attention": {}, "mismatch": [], "desired_missing": [],
-           "first_error": None, "stage": None, "status": "FAIL"}
+           "first_error": None, "stage": None, "status": "FAIL", "unsupported_ops": []}
     info = model["styles"].get(style)
     if info is None or info.get("status") != "exported" or \
             not os.path.exists(os.path.join(sdir, "model.onnx")):
@@ -131,6 +145,10 @@ def check_one(compiler, entry, model, style, sdir, work, tol, timeout, do_exe):
         return res
     onnx_path = os.path.join(sdir, "model.onnx")
     os.makedirs(work, exist_ok=True)
+    if supported is not None:
+        res["unsupported_ops"] = sorted(op for op in (info.get("ops") or {})
+                                        if "::" not in op and op not in supported)
+    res["opset"] = info.get("opset")
     shape_args = []
     for name, path in sorted((os.path.splitext(os.path.basename(p))[0], p)
                              for p in glob.glob(os.path.join(sdir, "inputs", "*.npy"))):
@@ -221,6 +239,30 @@ def fmt_att(att):
     return f"{att.get('count', 0)} (b{att.get('bias', 0)} m{att.get('mask', 0)})"
 
 
+def _md(text):
+    return str(text).replace("|", "\\|")
+
+
+def write_markdown(path, results):
+    """One row per entry and style: raise result, gt.attention (bias / mask operands),
+    executable, max abs error, status and the first error (or raise mismatch)."""
+    lines = ["| model | style | opset | raise | gt.attention (bias, mask) | exe | max abs err | "
+             "status | first error / mismatch |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        att = r["attention"]
+        att_s = (f"{att.get('count', 0)} ({att.get('bias', 0)}, {att.get('mask', 0)})"
+                 if att else "-")
+        err = "-" if r["err"] is None else f"{r['err']:.2g}"
+        first = r["first_error"] or ""
+        if r.get("exe_error") and r["stage"] == "raise-count":
+            first += f"; exe: {r['exe_error']}"
+        lines.append(f"| {r['entry']} | {r['style']} | {r.get('opset', '-')} | {r['raise']} | "
+                     f"{att_s} | {r['exe']} | {err} | {r['status']} | {_md(first)} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--compiler", required=True, help="path to megagraph-compile")
@@ -233,6 +275,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--json", default="", help="write the per-entry results here")
     ap.add_argument("--no-exe", action="store_true", help="only check the raise")
+    ap.add_argument("--markdown", default="", help="also write the table as Markdown here")
     args = ap.parse_args()
 
     if not os.path.exists(args.compiler):
@@ -247,6 +290,7 @@ def main():
         print(f"error: not in the zoo manifest: {', '.join(unknown)}")
         return 2
     work_root = args.work_dir or tempfile.mkdtemp(prefix="zoo-check-")
+    supported = supported_onnx_ops(os.path.abspath(args.compiler))
     results = []
     for entry in entries:
         model = manifest["models"][entry]
@@ -254,7 +298,7 @@ def main():
             sdir = os.path.join(args.zoo, entry, style)
             work = os.path.join(work_root, entry, style)
             r = check_one(os.path.abspath(args.compiler), entry, model, style, sdir, work,
-                          args.tol, args.timeout, not args.no_exe)
+                          args.tol, args.timeout, not args.no_exe, supported)
             results.append(r)
             detail = r["first_error"] or ""
             if not detail and r["err"] is not None:
@@ -277,6 +321,12 @@ def main():
         print("\nfirst error per failure:")
         for r in failures:
             print(f"  {r['entry']} [{r['style']}] ({r['stage']}): {r['first_error']}")
+    unsup = [r for r in results if r["unsupported_ops"]]
+    if unsup:
+        print("\nONNX ops in the export that --list-onnx-ops does not list:")
+        for r in unsup:
+            print(f"  {r['entry']} [{r['style']}] (opset {r.get('opset')}): "
+                  f"{', '.join(r['unsupported_ops'])}")
     missing = [r for r in results if r["desired_missing"]]
     if missing:
         print("\ndesired ops not raised (not a failure):")
@@ -284,6 +334,8 @@ def main():
             print(f"  {r['entry']} [{r['style']}]: {'; '.join(r['desired_missing'])}")
     passed = len(results) - len(failures)
     print(f"\n{passed} passed, {len(failures)} failed")
+    if args.markdown:
+        write_markdown(args.markdown, results)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
