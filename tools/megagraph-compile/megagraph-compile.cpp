@@ -25,10 +25,12 @@
 #include "megagraph/InitAllMegaGraph.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Plan/ParallelPlan.h"
+#include "megagraph/Plan/Profile.h"
 #include "megagraph/Target/CpuCompiler.h"
 
 #include "PlanChoice.h"
 
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -79,6 +81,17 @@ cl::list<std::string>
                 cl::desc("Static shape of a graph input with dynamic dims, "
                          "NAME=D0xD1x... (repeatable)"),
                 cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
+cl::list<std::string> freezeInitializers(
+    "freeze",
+    cl::desc("Import float initializers whose whole name matches REGEX as "
+             "constants, not trainable parameters (repeatable)"),
+    cl::value_desc("REGEX"), cl::cat(category));
+cl::list<std::string> trainableInitializers(
+    "trainable",
+    cl::desc("Train float initializers whose whole name matches REGEX even "
+             "where the importer takes them for constants (repeatable; "
+             "wins over --freeze)"),
+    cl::value_desc("REGEX"), cl::cat(category));
 cl::opt<bool> referenceAttention(
     "reference-attention",
     cl::desc("Lower gt.attention to explicit scores and softmax instead of "
@@ -314,6 +327,36 @@ int compileForCpu(ModuleOp module) {
   return 0;
 }
 
+/// Prints what training will update: the parameter count and bytes, and
+/// the float initializers imported as constants.
+void reportParameters(ModuleOp module) {
+  int64_t tensors = 0, values = 0, bytes = 0;
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    if (!global->hasAttr("gt.param"))
+      continue;
+    auto type = cast<ShapedType>(global.getType());
+    ++tensors;
+    values += type.getNumElements();
+    bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  }
+  llvm::errs() << "megagraph-compile: training " << tensors
+               << " parameter tensors, " << values << " values ("
+               << megagraph::formatBytes(static_cast<double>(bytes)) << ")";
+  if (auto constants = module->getAttrOfType<ArrayAttr>("gt.onnx_constants")) {
+    llvm::errs() << "; " << constants.size()
+                 << " float initializers are constants (";
+    for (auto [i, name] : llvm::enumerate(constants.getAsRange<StringAttr>())) {
+      if (i == 4) {
+        llvm::errs() << ", ...";
+        break;
+      }
+      llvm::errs() << (i ? ", " : "") << name.getValue();
+    }
+    llvm::errs() << "; --trainable REGEX trains them)";
+  }
+  llvm::errs() << "\n";
+}
+
 int run(MLIRContext &context) {
   StringRef path = inputFile;
   std::string displayName = path == "-" ? "<stdin>" : path.str();
@@ -329,6 +372,20 @@ int run(MLIRContext &context) {
     std::string error;
     if (failed(megagraph::parseInputShape(spec, options, error)))
       return toolError(error);
+  }
+  for (auto [flag, patterns, into] :
+       {std::tuple{"freeze", &freezeInitializers, &options.freezePatterns},
+        std::tuple{"trainable", &trainableInitializers,
+                   &options.trainablePatterns}}) {
+    if (isMlir && !patterns->empty())
+      return toolError("--" + Twine(flag) +
+                       " applies to ONNX models only, not to '" + path + "'");
+    for (const std::string &pattern : *patterns) {
+      std::string error;
+      if (failed(megagraph::checkInitializerPattern(flag, pattern, error)))
+        return toolError(error);
+      into->push_back(pattern);
+    }
   }
 
   std::string error;
@@ -357,6 +414,8 @@ int run(MLIRContext &context) {
   }
   if (!module)
     return 1;
+  if (train || gradients)
+    reportParameters(*module);
 
   // --devices / --explain / --emit=plan: the plan search (PlanChoice.cpp).
   if (train || emit == Emit::Plan) {

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir {
 class MLIRContext;
@@ -30,9 +31,22 @@ namespace megagraph {
 struct OnnxImportOptions {
   /// Static shapes for graph inputs, overriding symbolic (dynamic) dims.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
-  /// Name used for the source file in locations and diagnostics.
+  /// Name used for the source file in locations and diagnostics; its
+  /// directory is where external tensor data is looked up.
   std::string fileName = "<onnx>";
+  /// Directory of external tensor data, when not the model file's.
+  std::string externalDataDir;
+  /// Float initializers to import as constants / as trainable parameters,
+  /// whatever the importer would decide (whole-name regular expressions;
+  /// --trainable wins).
+  std::vector<std::string> freezePatterns, trainablePatterns;
 };
+
+/// Checks a --freeze / --trainable regular expression; returns an error
+/// message when it is malformed.
+llvm::LogicalResult checkInitializerPattern(llvm::StringRef flag,
+                                            llvm::StringRef pattern,
+                                            std::string &error);
 
 /// Parses `--input-shape` values of the form `NAME=D0xD1x...` into `options`.
 /// Returns an error message on malformed input.

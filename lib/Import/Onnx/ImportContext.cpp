@@ -15,8 +15,12 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 using namespace mlir;
 
@@ -133,15 +137,87 @@ Type convertElementType(MLIRContext *ctx, int32_t onnxType) {
 
 /// Reads little-endian raw bytes of `count` elements of type T.
 template <typename T>
-static std::vector<T> readRaw(const std::string &raw, int64_t count) {
+static std::vector<T> readRaw(StringRef raw, int64_t count) {
   std::vector<T> out(count);
   std::memcpy(out.data(), raw.data(), count * sizeof(T));
   return out;
 }
 
+FailureOr<StringRef> ExternalData::read(const onnx::TensorProto &proto,
+                                        std::string &error) {
+  std::string location;
+  std::optional<uint64_t> offset, length;
+  std::string what = "tensor '" + proto.name() +
+                     "' stores its data outside "
+                     "the model file";
+  for (const onnx::StringStringEntryProto &entry : proto.external_data()) {
+    uint64_t n;
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      if (StringRef(entry.value()).getAsInteger(10, n)) {
+        error = what + ", with a malformed " + entry.key() + " '" +
+                entry.value() + "' (file corrupt?)";
+        return failure();
+      }
+      (entry.key() == "offset" ? offset : length) = n;
+    }
+  }
+  if (location.empty()) {
+    error = what + " but names no location (file corrupt?)";
+    return failure();
+  }
+  // The ONNX checker's rule: a location is a file inside the model's
+  // directory, never an absolute path or one that climbs out of it.
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         "..")) {
+    error = what + ", at '" + location +
+            "', which is not a path inside the model's directory; keep the "
+            "data file beside the .onnx file";
+    return failure();
+  }
+  if (baseDir.empty()) {
+    error = what + " ('" + location +
+            "'), which cannot be found for a model read from standard "
+            "input; pass the .onnx file's path instead";
+    return failure();
+  }
+  SmallString<256> path(baseDir);
+  llvm::sys::path::append(path, location);
+  auto it = files.find(path);
+  if (it == files.end()) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+        llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!file) {
+      error = what + ", in '" + path.str().str() + "', which cannot be read (" +
+              file.getError().message() +
+              "); copy the data file beside the .onnx file, or re-export "
+              "with torch.onnx.export(..., external_data=False)";
+      return failure();
+    }
+    it = files.try_emplace(path, std::move(*file)).first;
+  }
+  StringRef bytes = it->second->getBuffer();
+  uint64_t begin = offset.value_or(0);
+  uint64_t size =
+      length.value_or(begin <= bytes.size() ? bytes.size() - begin : 0);
+  if (begin > bytes.size() || size > bytes.size() - begin) {
+    error = what + ", at bytes " + std::to_string(begin) + ".." +
+            std::to_string(begin + size) + " of '" + path.str().str() +
+            "', which has only " + std::to_string(bytes.size()) +
+            " (data file truncated, or from another export?)";
+    return failure();
+  }
+  return bytes.substr(begin, size);
+}
+
 FailureOr<ConstTensor> readTensorProto(MLIRContext *ctx,
                                        const onnx::TensorProto &proto,
-                                       std::string &error) {
+                                       std::string &error,
+                                       ExternalData *external) {
   ConstTensor c;
   c.elementType = convertElementType(ctx, proto.data_type());
   if (!c.elementType) {
@@ -149,17 +225,25 @@ FailureOr<ConstTensor> readTensorProto(MLIRContext *ctx,
             std::to_string(proto.data_type());
     return failure();
   }
+  StringRef raw = proto.raw_data();
+  bool hasRaw = proto.has_raw_data();
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    error = "tensor '" + proto.name() +
-            "' stores its data externally; re-export with the weights "
-            "inside the .onnx file (save_as_external_data=False)";
-    return failure();
+    if (!external) {
+      error = "tensor '" + proto.name() +
+              "' stores its data outside the model file, which is not "
+              "supported here; re-export with "
+              "torch.onnx.export(..., external_data=False)";
+      return failure();
+    }
+    FailureOr<StringRef> bytes = external->read(proto, error);
+    if (failed(bytes))
+      return failure();
+    raw = *bytes;
+    hasRaw = true;
   }
   for (int64_t d : proto.dims())
     c.shape.push_back(d);
   int64_t n = c.numElements();
-  const std::string &raw = proto.raw_data();
-  bool hasRaw = proto.has_raw_data();
   auto sizeError = [&](int64_t got) {
     error = "tensor '" + proto.name() + "' holds " + std::to_string(got) +
             " values but its shape needs " + std::to_string(n) +

@@ -20,8 +20,10 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,10 +81,32 @@ void registerReductionOps(llvm::StringMap<OpHandler> &handlers);
 
 /// Converts an ONNX element type code to an MLIR type (null if unsupported).
 mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t onnxType);
-/// Reads an initializer / Constant value into a ConstTensor.
+
+/// The files that hold tensors stored outside the model (ONNX external data,
+/// as `torch.onnx.export` writes `model.onnx.data` beside `model.onnx`).
+/// Locations are relative to the model's directory; each file is mapped once.
+class ExternalData {
+public:
+  /// `baseDir` is the model's directory; empty when the model has no file
+  /// (read from stdin), where external data cannot be found.
+  explicit ExternalData(std::string baseDir) : baseDir(std::move(baseDir)) {}
+
+  /// The bytes of `proto`'s data (its `location`, `offset` and `length`
+  /// entries), or failure with `error` naming the tensor and what to do.
+  mlir::FailureOr<llvm::StringRef> read(const onnx::TensorProto &proto,
+                                        std::string &error);
+
+private:
+  std::string baseDir;
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> files;
+};
+
+/// Reads an initializer / Constant value into a ConstTensor. Tensors stored
+/// externally are read through `external` (an error without one).
 mlir::FailureOr<ConstTensor> readTensorProto(mlir::MLIRContext *ctx,
                                              const onnx::TensorProto &proto,
-                                             std::string &error);
+                                             std::string &error,
+                                             ExternalData *external = nullptr);
 
 class ImportContext {
 public:
@@ -91,6 +115,8 @@ public:
 
   mlir::OpBuilder &b;
   int64_t opset;
+  /// Where tensors stored outside the model file are read from.
+  ExternalData *external = nullptr;
   /// The node being imported (for diagnostics and locations).
   const onnx::NodeProto *node = nullptr;
   mlir::Location loc() const;

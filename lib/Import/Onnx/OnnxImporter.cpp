@@ -25,7 +25,10 @@
 #include "mlir/IR/Verifier.h"
 #include "onnx/defs/parser.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
+#include <google/protobuf/unknown_field_set.h>
 
 #include <cstdlib>
 #include <exception>
@@ -39,7 +42,7 @@ namespace {
 
 /// Lowest and highest default-domain opsets the importer implements.
 constexpr int64_t kMinOpset = 13;
-constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kMaxOpset = 20;
 
 std::string shapeToString(ArrayRef<int64_t> shape) {
   std::string s;
@@ -98,6 +101,38 @@ std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
   return n;
 }
 
+/// The value_info metadata key under which the dynamo exporter records each
+/// initializer's torch.export graph-signature kind (PARAMETER, BUFFER,
+/// CONSTANT_TENSOR).
+constexpr llvm::StringLiteral kTorchInputKindKey =
+    "pkg.torch.export.graph_signature.InputSpec.kind";
+
+/// The metadata_props of a ValueInfoProto. The field (number 4) is newer than
+/// the ONNX release the importer is built with, so protobuf keeps it as an
+/// unknown field; it is parsed here by hand.
+llvm::StringMap<std::string> valueInfoMetadata(const onnx::ValueInfoProto &vi) {
+  llvm::StringMap<std::string> props;
+  const google::protobuf::UnknownFieldSet &unknown = vi.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = unknown.field(i);
+    if (field.number() != 4 ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited()))
+      props[entry.key()] = entry.value();
+  }
+  return props;
+}
+
+/// True if `name` matches one of `patterns` as a whole (POSIX extended
+/// regular expressions, validated by the caller).
+bool matchesAny(llvm::StringRef name, llvm::ArrayRef<std::string> patterns) {
+  return llvm::any_of(patterns, [&](const std::string &p) {
+    return llvm::Regex("^(" + p + ")$").match(name);
+  });
+}
+
 class ModelImporter {
 public:
   ModelImporter(MLIRContext &ctx, const OnnxImportOptions &options)
@@ -119,6 +154,9 @@ private:
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
   LogicalResult checkInputShapeOptions(const onnx::GraphProto &graph,
                                        const llvm::StringSet<> &initNames);
+  /// Decides which float initializers are trainable parameters (the rest
+  /// become compile-time constants); see the definition.
+  void classifyInitializers(const onnx::GraphProto &graph);
   LogicalResult importInitializer(const onnx::TensorProto &init,
                                   ImportContext &ic, ModuleOp module,
                                   OpBuilder &moduleBuilder);
@@ -130,6 +168,10 @@ private:
   OpBuilder builder;
   /// Graph inputs with dynamic dims and no --input-shape, for diagnostics.
   std::vector<std::string> needShapes;
+  /// Float initializers imported as constants rather than parameters.
+  llvm::StringSet<> constantInitializers;
+  /// Reads the tensors stored beside the model file.
+  std::unique_ptr<ExternalData> externalData;
 };
 
 FailureOr<int64_t> ModelImporter::checkOpset(const onnx::ModelProto &model) {
@@ -246,6 +288,50 @@ ModelImporter::checkInputShapeOptions(const onnx::GraphProto &graph,
   return success();
 }
 
+/// A float initializer is a trainable parameter when it is one of the
+/// model's weights. Exporters also store constants as initializers (the
+/// dynamo exporter lifts every scalar: 1/sqrt(d), GELU's sqrt(2), 0.5);
+/// those must fold and raise like Constant nodes, not be trained:
+/// * the dynamo exporter records torch.export's kind of each initializer in
+///   its value_info: PARAMETER is trained, BUFFER and CONSTANT_TENSOR are not;
+/// * in such a model, an initializer without a kind was made by the
+///   exporter: a single value is a constant it lifted, anything larger a
+///   folded form of a parameter (a transposed weight), which is trained;
+/// * models without kinds (the TorchScript exporter) train every float
+///   initializer, as before;
+/// * --freeze and --trainable (regular expressions over initializer names)
+///   override the above, --trainable winning.
+void ModelImporter::classifyInitializers(const onnx::GraphProto &graph) {
+  llvm::StringMap<std::string> kinds;
+  for (const onnx::ValueInfoProto &vi : graph.value_info()) {
+    llvm::StringMap<std::string> props = valueInfoMetadata(vi);
+    auto it = props.find(kTorchInputKindKey);
+    if (it != props.end())
+      kinds[vi.name()] = it->second;
+  }
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    Type elem = convertElementType(&ctx, init.data_type());
+    if (!elem || !isa<FloatType>(elem))
+      continue;
+    bool trainable = true;
+    auto kind = kinds.find(init.name());
+    if (kind != kinds.end()) {
+      trainable = kind->second == "PARAMETER";
+    } else if (!kinds.empty()) {
+      int64_t n = 1;
+      for (int64_t d : init.dims())
+        n *= d;
+      trainable = n != 1;
+    }
+    if (matchesAny(init.name(), options.freezePatterns))
+      trainable = false;
+    if (matchesAny(init.name(), options.trainablePatterns))
+      trainable = true;
+    if (!trainable)
+      constantInitializers.insert(init.name());
+  }
+}
+
 LogicalResult ModelImporter::importInitializer(const onnx::TensorProto &init,
                                                ImportContext &ic,
                                                ModuleOp module,
@@ -260,12 +346,14 @@ LogicalResult ModelImporter::importInitializer(const onnx::TensorProto &init,
                  "] (negative or too large dimensions; file corrupt?)");
   }
   std::string err;
-  FailureOr<ConstTensor> c = readTensorProto(&ctx, init, err);
+  FailureOr<ConstTensor> c =
+      readTensorProto(&ctx, init, err, externalData.get());
   if (failed(c))
     return error("initializer " + err);
-  if (!c->isFloat()) {
-    // Integer initializers are shapes, indices and axes: keep them as
-    // compile-time constants so shape arithmetic folds.
+  if (!c->isFloat() || constantInitializers.contains(init.name())) {
+    // Integer initializers are shapes, indices and axes, and float ones
+    // that are not weights are constants: keep both as compile-time
+    // constants so that shape arithmetic folds and patterns see them.
     ic.tensors[init.name()] = TensorInfo{Value(), std::move(*c)};
     return success();
   }
@@ -373,7 +461,27 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
     ic.tensors[name] = TensorInfo{body->getArgument(i), std::nullopt};
   }
 
-  // 2. Initializers. Globals go before @main.
+  // 2. Initializers. Globals go before @main. Data stored outside the
+  //    model file is read relative to the model's directory.
+  std::string dataDir = options.externalDataDir;
+  if (dataDir.empty() && !StringRef(options.fileName).starts_with("<")) {
+    dataDir = llvm::sys::path::parent_path(options.fileName).str();
+    if (dataDir.empty())
+      dataDir = ".";
+  }
+  externalData = std::make_unique<ExternalData>(dataDir);
+  ic.external = externalData.get();
+  classifyInitializers(graph);
+  if (!constantInitializers.empty()) {
+    SmallVector<StringRef> names;
+    for (const auto &entry : constantInitializers)
+      names.push_back(entry.getKey());
+    llvm::sort(names);
+    SmallVector<Attribute> attrs;
+    for (StringRef name : names)
+      attrs.push_back(builder.getStringAttr(name));
+    (*module)->setAttr("gt.onnx_constants", builder.getArrayAttr(attrs));
+  }
   moduleBuilder.setInsertionPoint(func);
   for (const onnx::TensorProto &init : graph.initializer())
     if (failed(importInitializer(init, ic, *module, moduleBuilder)))
@@ -513,6 +621,22 @@ LogicalResult megagraph::parseInputShape(StringRef spec,
   }
   if (!options.inputShapes.try_emplace(name, shape).second) {
     error = "--input-shape is given twice for '" + name.str() + "'";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult megagraph::checkInitializerPattern(StringRef flag,
+                                                 StringRef pattern,
+                                                 std::string &error) {
+  std::string why;
+  if (pattern.empty() ||
+      !llvm::Regex("^(" + pattern.str() + ")$").isValid(why)) {
+    error = "--" + flag.str() + " '" + pattern.str() +
+            "' is not a valid regular expression" +
+            (why.empty() ? std::string(" (it is empty)") : " (" + why + ")") +
+            "; it is matched against whole initializer names, e.g. "
+            "'layers\\.0\\..*'";
     return failure();
   }
   return success();

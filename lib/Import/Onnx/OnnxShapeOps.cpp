@@ -74,7 +74,7 @@ LogicalResult importConstant(ImportContext &ic, const onnx::NodeProto &node) {
   ConstTensor c;
   if (const onnx::AttributeProto *a = ic.attr("value")) {
     std::string err;
-    FailureOr<ConstTensor> t = readTensorProto(ctx, a->t(), err);
+    FailureOr<ConstTensor> t = readTensorProto(ctx, a->t(), err, ic.external);
     if (failed(t))
       return ic.fail(err);
     c = std::move(*t);
@@ -589,7 +589,7 @@ LogicalResult importConstantOfShape(ImportContext &ic,
   double value = 0;
   if (const onnx::AttributeProto *a = ic.attr("value")) {
     std::string err;
-    FailureOr<ConstTensor> t = readTensorProto(ctx, a->t(), err);
+    FailureOr<ConstTensor> t = readTensorProto(ctx, a->t(), err, ic.external);
     if (failed(t))
       return ic.fail(err);
     elem = t->elementType;

@@ -63,15 +63,30 @@ def main():
         [helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
         [helper.make_tensor_value_info("y", TensorProto.STRING, [2])])
 
-    # Weights stored in a side file (save_as_external_data=True).
-    ext = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [0.0] * 6)
-    ext.ClearField("float_data")
-    ext.data_location = TensorProto.EXTERNAL
-    for key, value in (("location", "weights.bin"), ("offset", "0"),
-                       ("length", "24")):
-        entry = ext.external_data.add()
-        entry.key, entry.value = key, value
-    models["external_data"] = relu_plus_weight(ext)
+    # Weights stored in a side file, as torch.onnx.export writes
+    # model.onnx.data: the file is missing, present (w = 0..5 after 8 bytes
+    # of padding), too short, or named by a path outside the model's
+    # directory.
+    def external(location, offset=8, length=24):
+        t = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [0.0] * 6)
+        t.ClearField("float_data")
+        t.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", str(offset)),
+                           ("length", str(length))):
+            entry = t.external_data.add()
+            entry.key, entry.value = key, value
+        return relu_plus_weight(t)
+    models["external_data"] = external("weights.bin")
+    models["external_ok"] = external("external_ok.onnx.data")
+    with open(os.path.join(out, "external_ok.onnx.data"), "wb") as f:
+        f.write(b"\0" * 8 + struct.pack("<6f", *range(6)))
+    models["external_short"] = external("external_short.onnx.data")
+    with open(os.path.join(out, "external_short.onnx.data"), "wb") as f:
+        f.write(b"\0" * 8 + struct.pack("<3f", *range(3)))
+    models["external_escape"] = external("../weights.bin")
+    models["external_absolute"] = external("/weights.bin")
+    models["external_bad_offset"] = external("external_ok.onnx.data",
+                                             offset="x8")
 
     # Float weights with 5 values for a 2x3 shape, as raw bytes and as
     # float_data.
