@@ -199,6 +199,9 @@ def worker(style, names):
             out_dir = os.path.join(HERE, entry, style)
             os.makedirs(out_dir, exist_ok=True)
             rec_path = os.path.join(out_dir, "export.json")
+            log_path = os.path.join(out_dir, "export.log")
+            if os.path.exists(log_path):
+                os.remove(log_path)
             try:
                 info = export_one(mod, entry, kw, style, out_dir)
                 print(f"[{style}] {entry}: opset {info['opset']}, {info['num_nodes']} nodes, "
@@ -210,7 +213,7 @@ def worker(style, names):
                 first = next((line for line in msg if line.strip()), "error")
                 info = dict(style=style, torch=torch.__version__, status="export-failed",
                             error=first[:400])
-                with open(os.path.join(out_dir, "export.log"), "w") as f:
+                with open(log_path, "w") as f:
                     traceback.print_exc(file=f)
                 print(f"[{style}] {entry}: EXPORT FAILED: {first[:300]}", flush=True)
             with open(rec_path, "w") as f:

@@ -350,7 +350,7 @@ OUTPUT_NAMES = ["logits"]
 EXPECT = {
     "attention": {"count": 2, "bias": 2},
     "ops": {"gt.spatial_bias": 1, "gt.node_embedding": ">=1", "gt.layer_norm": 6,
-            "gt.linear": ">=9", "gt.gelu": 3},
+            "gt.linear": ">=14", "gt.gelu": 3},
     "desired": {"gt.degree_embedding": 2, "gt.edge_bias": 1},
 }
 INPUT_DOC = {

@@ -182,7 +182,7 @@ VARIANTS = {"gt_lappe": dict(batch=2)}
 OUTPUT_NAMES = ["logits"]
 EXPECT = {
     "attention": {"count": 0, "bias": 0},
-    "ops": {"gt.linear": ">=12", "gt.node_embedding|gt.degree_embedding": ">=1"},
+    "ops": {"gt.linear": ">=16", "gt.node_embedding|gt.degree_embedding": ">=1"},
     "desired": {"gt.sparse_attention": 2},
 }
 INPUT_DOC = {"h": "int64 [B,12] node labels (SBM-style categorical input)",

@@ -248,7 +248,7 @@ OUTPUT_NAMES = ["logits"]
 EXPECT = {
     "attention": {"count": 2, "bias": 2},
     "ops": {"gt.spatial_bias": 1, "gt.node_embedding": ">=1", "gt.layer_norm": 5,
-            "gt.linear": ">=8", "gt.gelu": 2},
+            "gt.linear": ">=13", "gt.gelu": 2},
     "desired": {"gt.degree_embedding": 2, "gt.edge_bias": 1},
 }
 INPUT_DOC = {
