@@ -39,6 +39,7 @@ sys.path.insert(0, HERE)
 MODEL_MODULES = [
     "graphormer_ms",
     "torchgt_graphormer",
+    "torchgt_node",
     "nagphormer",
     "sgformer",
     "graphgps_dense",
