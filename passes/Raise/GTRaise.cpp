@@ -305,23 +305,53 @@ Value getParameter(Value v) {
   return Value();
 }
 
-struct RaiseLinear : OpRewritePattern<tosa::ReshapeOp> {
+/// x [.., K] times a [K, N] parameter. The importer flattens x to the
+/// [1, M, K] operand of tosa.matmul and restores the leading dims after it;
+/// where x is already [1, M, K] (batch 1: full-graph training, or a
+/// flattened node set) there is no reshape on either side, and the
+/// matmul itself is the linear layer.
+/// The [K, N] weight of a linear layer: a parameter, or the transpose of an
+/// [N, K] one (torch.nn.Linear's layout, which Gemm with transB = 1 and
+/// unfolded exports keep), looking through reshapes that add unit dims.
+Value getLinearWeight(Value v) {
+  while (auto r = v.getDefiningOp<tosa::ReshapeOp>())
+    v = r.getInput1();
+  if (getParameter(v))
+    return v;
+  auto t = v.getDefiningOp<tosa::TransposeOp>();
+  if (t && t.getPerms() == ArrayRef<int32_t>{1, 0} &&
+      getParameter(t.getInput1()))
+    return v;
+  return Value();
+}
+
+struct RaiseLinear : OpRewritePattern<tosa::MatMulOp> {
   RaiseLinear(MLIRContext *ctx, llvm::Statistic &count)
       : OpRewritePattern(ctx), count(count) {}
 
-  LogicalResult matchAndRewrite(tosa::ReshapeOp root,
+  LogicalResult matchAndRewrite(tosa::MatMulOp mm,
                                 PatternRewriter &rewriter) const override {
-    auto mm = root.getInput1().getDefiningOp<tosa::MatMulOp>();
-    if (!mm || mm.getType().getDimSize(0) != 1 || !mm->hasOneUse())
+    if (mm.getType().getDimSize(0) != 1)
       return failure();
-    Value w = getParameter(mm.getB());
-    auto xr = mm.getA().getDefiningOp<tosa::ReshapeOp>();
-    if (!w || !xr || shapeOf(w).size() != 2)
+    Value w = getLinearWeight(mm.getB());
+    if (!w || shapeOf(w).size() != 2)
       return failure();
-    Value x = xr.getInput1();
-    ArrayRef<int64_t> xs = shapeOf(x), out = root.getType().getShape();
-    if (xs.empty() || xs.back() != shapeOf(w)[0] || out.size() != xs.size() ||
-        out.drop_back() != xs.drop_back() || out.back() != shapeOf(w)[1])
+    int64_t k = shapeOf(w)[0], n = shapeOf(w)[1];
+    // The result the linear layer replaces, and its input.
+    Operation *root = mm;
+    Value x = mm.getA();
+    if (auto xr = x.getDefiningOp<tosa::ReshapeOp>())
+      if (mm->hasOneUse())
+        if (auto out = dyn_cast<tosa::ReshapeOp>(*mm->getUsers().begin())) {
+          ArrayRef<int64_t> xs = shapeOf(xr.getInput1());
+          ArrayRef<int64_t> os = out.getType().getShape();
+          if (!xs.empty() && xs.back() == k && os.size() == xs.size() &&
+              os.drop_back() == xs.drop_back() && os.back() == n) {
+            x = xr.getInput1();
+            root = out;
+          }
+        }
+    if (shapeOf(x).back() != k)
       return failure();
     rewriter.replaceOpWithNewOp<gt::LinearOp>(root, x, w, Value());
     ++count;
@@ -365,18 +395,26 @@ struct FoldLinearBias : OpRewritePattern<tosa::AddOp> {
 //===----------------------------------------------------------------------===//
 
 /// Matches `reshape(gather(reshape(table), reshape(cast(ids))))` with a
-/// [V, D] parameter table; returns (ids, table) and the reshape result.
+/// [V, D] parameter table; returns (ids, table) and the op whose result is
+/// the embedding `[ids.shape, D]`: the final reshape, or the gather itself
+/// where no reshape is needed (ids of shape [1, S], as at batch 1). With
+/// `unitFeature`, also a result of shape `[ids.shape[:-1], D]` when the last
+/// ids dim is 1: the sum over a single feature, which the importer folds to
+/// a reshape.
 struct EmbeddingMatch {
   Value ids, table;
-  tosa::ReshapeOp out;
+  Operation *out;
+  /// The result drops the unit feature dim of `ids`.
+  bool droppedUnitFeature = false;
 };
 
-std::optional<EmbeddingMatch> matchEmbedding(Value v) {
-  auto out = v.getDefiningOp<tosa::ReshapeOp>();
-  if (!out)
-    return std::nullopt;
-  auto gather = out.getInput1().getDefiningOp<tosa::GatherOp>();
-  if (!gather || !gather->hasOneUse())
+std::optional<EmbeddingMatch> matchEmbedding(Value v,
+                                             bool unitFeature = false) {
+  Operation *out = v.getDefiningOp();
+  auto gather = dyn_cast_or_null<tosa::GatherOp>(out);
+  if (auto r = dyn_cast_or_null<tosa::ReshapeOp>(out))
+    gather = r.getInput1().getDefiningOp<tosa::GatherOp>();
+  if (!gather || (gather != out && !gather->hasOneUse()))
     return std::nullopt;
   Value table = getParameter(gather.getValues());
   if (!table || shapeOf(table).size() != 2)
@@ -396,11 +434,16 @@ std::optional<EmbeddingMatch> matchEmbedding(Value v) {
   }
   if (auto c = ids.getDefiningOp<tosa::CastOp>())
     ids = c.getInput();
-  SmallVector<int64_t> expect(shapeOf(ids));
-  expect.push_back(shapeOf(table)[1]);
-  if (out.getType().getShape() != ArrayRef<int64_t>(expect))
-    return std::nullopt;
-  return EmbeddingMatch{ids, table, out};
+  int64_t d = shapeOf(table)[1];
+  ArrayRef<int64_t> is = shapeOf(ids), os = shapeOf(v);
+  SmallVector<int64_t> expect(is);
+  expect.push_back(d);
+  if (os == ArrayRef<int64_t>(expect))
+    return EmbeddingMatch{ids, table, out};
+  if (unitFeature && !is.empty() && is.back() == 1 && os.size() == is.size() &&
+      os.drop_back() == is.drop_back() && os.back() == d)
+    return EmbeddingMatch{ids, table, out, /*droppedUnitFeature=*/true};
+  return std::nullopt;
 }
 
 /// transpose(embedding(ids [.., Sq, Sk])) moving the head dim before the
@@ -431,19 +474,32 @@ struct RaiseSpatialBias : OpRewritePattern<tosa::TransposeOp> {
 };
 
 /// Embedding lookups (optionally summed over a feature dim) ->
-/// gt.node_embedding.
-struct RaiseNodeEmbedding : OpRewritePattern<tosa::ReshapeOp> {
+/// gt.node_embedding. Rooted at the gather, whose result is the embedding
+/// itself or is reshaped to it.
+struct RaiseNodeEmbedding : OpRewritePattern<tosa::GatherOp> {
   RaiseNodeEmbedding(MLIRContext *ctx, llvm::Statistic &count)
       : OpRewritePattern(ctx), count(count) {}
-  LogicalResult matchAndRewrite(tosa::ReshapeOp root,
+  LogicalResult matchAndRewrite(tosa::GatherOp gather,
                                 PatternRewriter &rewriter) const override {
-    std::optional<EmbeddingMatch> m = matchEmbedding(root.getResult());
+    std::optional<EmbeddingMatch> m;
+    if (gather->hasOneUse())
+      if (auto r = dyn_cast<tosa::ReshapeOp>(*gather->getUsers().begin()))
+        m = matchEmbedding(r.getResult(), /*unitFeature=*/true);
+    if (!m)
+      m = matchEmbedding(gather.getResult(), /*unitFeature=*/true);
     if (!m)
       return failure();
+    Operation *root = m->out;
     // Leave transposed gathers to the spatial-bias pattern.
     if (llvm::any_of(root->getUsers(),
                      [](Operation *u) { return isa<tosa::TransposeOp>(u); }))
       return failure();
+    if (m->droppedUnitFeature) {
+      rewriter.replaceOpWithNewOp<gt::NodeEmbeddingOp>(root, m->ids, m->table,
+                                                       /*sum_features=*/true);
+      ++count;
+      return success();
+    }
     int64_t rank = shapeOf(m->ids).size();
     // reduce_sum over the feature axis + reshape dropping it.
     if (root->hasOneUse() && rank >= 1) {
@@ -453,7 +509,7 @@ struct RaiseNodeEmbedding : OpRewritePattern<tosa::ReshapeOp> {
           SmallVector<int64_t> expect(shapeOf(m->ids).drop_back());
           expect.push_back(shapeOf(m->table)[1]);
           if (drop.getType().getShape() == ArrayRef<int64_t>(expect)) {
-            auto emb = gt::NodeEmbeddingOp::create(rewriter, root.getLoc(),
+            auto emb = gt::NodeEmbeddingOp::create(rewriter, root->getLoc(),
                                                    m->ids, m->table,
                                                    /*sum_features=*/true);
             rewriter.replaceOp(drop, emb.getResult());
@@ -589,6 +645,144 @@ std::optional<OperandRoles> classify(const Layout &l, ArrayRef<int> group,
   return r;
 }
 
+/// True if `v` is a splat that removes a score from a softmax: -inf, or a
+/// finite stand-in of -1e9 or below (torch.finfo(float).min, -1e9), whose
+/// exponential is zero next to any real score.
+bool isMaskFill(Value v) {
+  std::optional<double> s = getSplatValue(v);
+  return s && *s <= -1e9;
+}
+
+/// A key mask applied to the attention scores: `masked_fill(pred, -inf)`
+/// (select(pred, fill, s): true removes) or `where(pred, s, -inf)` (true
+/// keeps), in a view of the scores of shape `view`. For an additive mask,
+/// `moves` are the reshapes, tiles and transposes that carried the select's
+/// result to the scores; they carry `pred` the same way.
+struct ScoreMask {
+  Value pred;
+  bool keepIfTrue;
+  SmallVector<int64_t> view;
+  SmallVector<Operation *> moves;
+};
+
+/// If `t` is select(pred, x, fill) or select(pred, fill, x) with `x` of t's
+/// shape, records the mask and returns x.
+Value peelMask(Value t, SmallVectorImpl<ScoreMask> &masks) {
+  auto sel = t.getDefiningOp<tosa::SelectOp>();
+  if (!sel)
+    return Value();
+  ArrayRef<int64_t> view = shapeOf(t);
+  if (isMaskFill(sel.getInput3()) && shapeOf(sel.getInput2()) == view) {
+    masks.push_back({sel.getInput1(), true, SmallVector<int64_t>(view)});
+    return sel.getInput2();
+  }
+  if (isMaskFill(sel.getInput2()) && shapeOf(sel.getInput3()) == view) {
+    masks.push_back({sel.getInput1(), false, SmallVector<int64_t>(view)});
+    return sel.getInput3();
+  }
+  return Value();
+}
+
+/// If `t` is an additive mask, select(pred, fill, 0) or select(pred, 0,
+/// fill) (nn.MultiheadAttention turns key_padding_mask into one), possibly
+/// reshaped, tiled or transposed on its way to the scores, records it:
+/// adding it removes the same scores as masking them.
+bool peelAdditiveMask(Value t, SmallVectorImpl<ScoreMask> &masks) {
+  SmallVector<Operation *> moves;
+  Value v = t;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tosa::ReshapeOp, tosa::TileOp, tosa::TransposeOp>(def))
+      break;
+    moves.push_back(def);
+    v = def->getOperand(0);
+  }
+  auto sel = v.getDefiningOp<tosa::SelectOp>();
+  if (!sel || shapeOf(sel.getInput1()) != shapeOf(v))
+    return false;
+  SmallVector<int64_t> view(shapeOf(t));
+  std::reverse(moves.begin(), moves.end());
+  if (isMaskFill(sel.getInput2()) && isSplat(sel.getInput3(), 0.0)) {
+    masks.push_back({sel.getInput1(), false, view, moves});
+    return true;
+  }
+  if (isMaskFill(sel.getInput3()) && isSplat(sel.getInput2(), 0.0)) {
+    masks.push_back({sel.getInput1(), true, view, moves});
+    return true;
+  }
+  return false;
+}
+
+/// The mask's predicate in the view of the scores it was applied to: the
+/// recorded moves replayed on the i1 predicate.
+Value replayMoves(PatternRewriter &rewriter, Location loc, const ScoreMask &m) {
+  Value v = m.pred;
+  for (Operation *op : m.moves) {
+    auto type = RankedTensorType::get(
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape(),
+        elemOf(v));
+    if (auto r = dyn_cast<tosa::ReshapeOp>(op))
+      v = buildReshape(rewriter, loc, v, type.getShape());
+    else if (auto t = dyn_cast<tosa::TileOp>(op))
+      v = tosa::TileOp::create(rewriter, loc, type, v, t.getMultiples());
+    else
+      v = tosa::TransposeOp::create(rewriter, loc, type, v,
+                                    cast<tosa::TransposeOp>(op).getPerms());
+  }
+  return v;
+}
+
+/// Each of `shape`'s dims is 1 or equal to `full`'s.
+bool broadcastsTo(ArrayRef<int64_t> shape, ArrayRef<int64_t> full) {
+  if (shape.size() != full.size())
+    return false;
+  for (auto [d, f] : llvm::zip(shape, full))
+    if (d != 1 && d != f)
+      return false;
+  return true;
+}
+
+/// The shape of `m.pred` over the atoms of the scores: one dim per group
+/// atom (`groupSizes`, 1 where the mask broadcasts) then [Sq|1, Sk|1]. The
+/// mask must be given in the scores' own layout (`zs`) or in the view that
+/// splits their group dim into its atoms.
+std::optional<SmallVector<int64_t>> maskAtomShape(const ScoreMask &m,
+                                                  ArrayRef<int64_t> zs,
+                                                  ArrayRef<int64_t> groupSizes,
+                                                  int64_t sq, int64_t sk) {
+  // The predicate's shape once moved into the view (moves keep shapes
+  // aligned with the view).
+  ArrayRef<int64_t> ps = m.view;
+  if (m.moves.empty())
+    ps = shapeOf(m.pred);
+  if (ps.size() != m.view.size() || ps.size() < 2 || !broadcastsTo(ps, m.view))
+    return std::nullopt;
+  int64_t a = ps[ps.size() - 2], b = ps.back();
+  SmallVector<int64_t> atoms(groupSizes);
+  atoms.append({sq, sk});
+  // A view over the atoms of the scores (batch-first scores, or fairseq's
+  // view(B, H, T, S)).
+  if (broadcastsTo(m.view, atoms))
+    return SmallVector<int64_t>(ps);
+  // A view that broadcasts to the scores' own [G.., Sq, Sk].
+  if (!broadcastsTo(m.view, zs))
+    return std::nullopt;
+  int64_t group = 1;
+  for (int64_t g : zs.drop_back(2))
+    group *= g;
+  int64_t predGroup = 1;
+  for (int64_t g : ps.drop_back(2))
+    predGroup *= g;
+  SmallVector<int64_t> shape;
+  if (predGroup == 1)
+    shape.assign(groupSizes.size(), 1);
+  else if (predGroup == group) // every group dim full: the scores' atoms
+    shape.assign(groupSizes.begin(), groupSizes.end());
+  else
+    return std::nullopt;
+  shape.append({a, b});
+  return shape;
+}
+
 struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
   RaiseAttention(MLIRContext *ctx, llvm::Statistic &count)
       : OpRewritePattern(ctx), count(count) {}
@@ -605,16 +799,45 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
 
     // 1. Additive terms of the softmax input: one is the Q K^T product
     //    (possibly scaled), the others form the bias.
+    //    Masks that remove scores (masked_fill(-inf), where) are peeled off
+    //    on the way, on the scores or on a view that splits their leading
+    //    dim (fairseq's view(B, H, T, S).masked_fill(...).view(B*H, T, S)):
+    //    softmax(select(m, -inf, s) + b) = softmax(select(m, -inf, s + b)).
     SmallVector<Value> terms, worklist = {z};
+    SmallVector<ScoreMask> masks;
     while (!worklist.empty()) {
       Value t = worklist.pop_back_val();
-      auto add = t.getDefiningOp<tosa::AddOp>();
-      if (add && (t == z || t.hasOneUse())) {
+      bool owned = t == z || t.hasOneUse();
+      if (auto add = t.getDefiningOp<tosa::AddOp>(); add && owned) {
         worklist.push_back(add.getInput1());
         worklist.push_back(add.getInput2());
-      } else {
-        terms.push_back(t);
+        continue;
       }
+      // Additive masks are only read (they may be shared between layers).
+      if (peelAdditiveMask(t, masks))
+        continue;
+      if (Value x = owned ? peelMask(t, masks) : Value()) {
+        worklist.push_back(x);
+        continue;
+      }
+      // reshape(select(m, fill, ... reshape(x))) with x of t's shape.
+      if (auto view = t.getDefiningOp<tosa::ReshapeOp>(); view && owned) {
+        SmallVector<ScoreMask> viewMasks;
+        Value inner = view.getInput1();
+        while (inner.hasOneUse())
+          if (Value x = peelMask(inner, viewMasks))
+            inner = x;
+          else
+            break;
+        auto back = inner.getDefiningOp<tosa::ReshapeOp>();
+        if (!viewMasks.empty() && back &&
+            shapeOf(back.getInput1()) == shapeOf(t)) {
+          masks.append(viewMasks.begin(), viewMasks.end());
+          worklist.push_back(back.getInput1());
+          continue;
+        }
+      }
+      terms.push_back(t);
     }
     tosa::MatMulOp scores;
     double scale = 1.0;
@@ -725,6 +948,28 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
         return rewriter.notifyMatchFailure(softmax, "bias of unknown layout");
     }
 
+    // Masks over the atoms of the scores (checked here, built in 7).
+    SmallVector<SmallVector<int64_t>> maskShapes;
+    for (const ScoreMask &m : masks) {
+      std::optional<SmallVector<int64_t>> shape =
+          maskAtomShape(m, zs, groupSizes, sq, sk);
+      // Batch atoms must all broadcast or all be full, likewise head atoms,
+      // so that the mask is [B|1, H|1, Sq|1, Sk|1].
+      bool ok = shape.has_value();
+      for (bool wantHead : {false, true}) {
+        bool anyFull = false, anyUnit = false;
+        for (auto [i, isHead] : llvm::enumerate(rq->groupIsHead))
+          if (ok && isHead == wantHead && groupSizes[i] != 1) {
+            anyFull |= (*shape)[i] != 1;
+            anyUnit |= (*shape)[i] == 1;
+          }
+        ok = ok && !(anyFull && anyUnit);
+      }
+      if (!ok)
+        return rewriter.notifyMatchFailure(softmax, "mask of unknown layout");
+      maskShapes.push_back(*shape);
+    }
+
     // 5. The output view: follow single-use reshapes/transposes after P V.
     Layout lo;
     lo.base = pv.getResult();
@@ -814,6 +1059,37 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
       bias = tosa::AddOp::create(
           rewriter, loc, RankedTensorType::get(shape, elemOf(bias)), bias, b);
     }
+    // The masks as one [B|1, H|1, Sq|1, Sk|1] operand that is true where a
+    // score is kept.
+    Value mask;
+    for (auto [m, atomShape] : llvm::zip(masks, maskShapes)) {
+      Value v =
+          buildReshape(rewriter, loc, replayMoves(rewriter, loc, m), atomShape);
+      SmallVector<int32_t> perm;
+      int64_t predBatch = 1, predHeads = 1;
+      for (bool wantHead : {false, true})
+        for (auto [i, isHead] : llvm::enumerate(rq->groupIsHead))
+          if (isHead == wantHead) {
+            perm.push_back(i);
+            (isHead ? predHeads : predBatch) *= atomShape[i];
+          }
+      int64_t g = groupSizes.size();
+      perm.append({static_cast<int32_t>(g), static_cast<int32_t>(g + 1)});
+      v = buildTranspose(rewriter, loc, v, perm);
+      v = buildReshape(rewriter, loc, v,
+                       {predBatch, predHeads, atomShape[g], atomShape[g + 1]});
+      if (!m.keepIfTrue)
+        v = tosa::LogicalNotOp::create(rewriter, loc, v.getType(), v);
+      if (!mask) {
+        mask = v;
+        continue;
+      }
+      SmallVector<int64_t> shape;
+      for (auto [x, y] : llvm::zip(shapeOf(mask), shapeOf(v)))
+        shape.push_back(std::max(x, y));
+      mask = tosa::LogicalAndOp::create(
+          rewriter, loc, RankedTensorType::get(shape, elemOf(mask)), mask, v);
+    }
     Value q =
         rearrange(rewriter, loc, *lq, stdOrder(*rq), {batch, sq, heads * dh});
     Value k =
@@ -821,7 +1097,7 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
     Value v =
         rearrange(rewriter, loc, *lv, stdOrder(*rv), {batch, sk, heads * dv});
     auto attn = gt::AttentionOp::create(
-        rewriter, loc, q, k, v, bias, Value(), static_cast<uint64_t>(heads),
+        rewriter, loc, q, k, v, bias, mask, static_cast<uint64_t>(heads),
         rewriter.getF32FloatAttr(static_cast<float>(scale)));
     la.base = attn.getResult();
     Value replacement =

@@ -133,6 +133,16 @@ bool matchesAny(llvm::StringRef name, llvm::ArrayRef<std::string> patterns) {
   });
 }
 
+/// What a float initializer is to training.
+enum class InitializerRole {
+  /// A weight: an ml_program global that the optimizer updates.
+  Parameter,
+  /// A compile-time constant.
+  Constant,
+  /// A constant when all its elements are equal, else a parameter.
+  ConstantIfSplat,
+};
+
 class ModelImporter {
 public:
   ModelImporter(MLIRContext &ctx, const OnnxImportOptions &options)
@@ -168,8 +178,10 @@ private:
   OpBuilder builder;
   /// Graph inputs with dynamic dims and no --input-shape, for diagnostics.
   std::vector<std::string> needShapes;
+  /// What each float initializer is to training (classifyInitializers).
+  llvm::StringMap<InitializerRole> roles;
   /// Float initializers imported as constants rather than parameters.
-  llvm::StringSet<> constantInitializers;
+  std::vector<std::string> constantInitializers;
   /// Reads the tensors stored beside the model file.
   std::unique_ptr<ExternalData> externalData;
 };
@@ -290,15 +302,17 @@ ModelImporter::checkInputShapeOptions(const onnx::GraphProto &graph,
 
 /// A float initializer is a trainable parameter when it is one of the
 /// model's weights. Exporters also store constants as initializers (the
-/// dynamo exporter lifts every scalar: 1/sqrt(d), GELU's sqrt(2), 0.5);
-/// those must fold and raise like Constant nodes, not be trained:
+/// dynamo exporter lifts every scalar, 1/sqrt(d), GELU's sqrt(2), 0.5, and
+/// folds `full_like(scores, -inf)` into a tensor); those must fold and raise
+/// like Constant nodes, not be trained:
 /// * the dynamo exporter records torch.export's kind of each initializer in
 ///   its value_info: PARAMETER is trained, BUFFER and CONSTANT_TENSOR are not;
 /// * in such a model, an initializer without a kind was made by the
-///   exporter: a single value is a constant it lifted, anything larger a
-///   folded form of a parameter (a transposed weight), which is trained;
+///   exporter's folding: one whose elements are all equal is a constant it
+///   lifted or filled, any other a folded form of a parameter (a transposed
+///   weight), which is trained;
 /// * models without kinds (the TorchScript exporter) train every float
-///   initializer, as before;
+///   initializer;
 /// * --freeze and --trainable (regular expressions over initializer names)
 ///   override the above, --trainable winning.
 void ModelImporter::classifyInitializers(const onnx::GraphProto &graph) {
@@ -313,23 +327,27 @@ void ModelImporter::classifyInitializers(const onnx::GraphProto &graph) {
     Type elem = convertElementType(&ctx, init.data_type());
     if (!elem || !isa<FloatType>(elem))
       continue;
-    bool trainable = true;
+    InitializerRole role = InitializerRole::Parameter;
     auto kind = kinds.find(init.name());
-    if (kind != kinds.end()) {
-      trainable = kind->second == "PARAMETER";
-    } else if (!kinds.empty()) {
-      int64_t n = 1;
-      for (int64_t d : init.dims())
-        n *= d;
-      trainable = n != 1;
-    }
+    if (kind != kinds.end())
+      role = kind->second == "PARAMETER" ? InitializerRole::Parameter
+                                         : InitializerRole::Constant;
+    else if (!kinds.empty())
+      role = InitializerRole::ConstantIfSplat;
     if (matchesAny(init.name(), options.freezePatterns))
-      trainable = false;
+      role = InitializerRole::Constant;
     if (matchesAny(init.name(), options.trainablePatterns))
-      trainable = true;
-    if (!trainable)
-      constantInitializers.insert(init.name());
+      role = InitializerRole::Parameter;
+    roles[init.name()] = role;
   }
+}
+
+/// True if every element of `c` has the same value.
+static bool isSplatTensor(const ConstTensor &c) {
+  for (int64_t i = 1, n = c.numElements(); i < n; ++i)
+    if (c.getDouble(i) != c.getDouble(0))
+      return false;
+  return true;
 }
 
 LogicalResult ModelImporter::importInitializer(const onnx::TensorProto &init,
@@ -350,7 +368,14 @@ LogicalResult ModelImporter::importInitializer(const onnx::TensorProto &init,
       readTensorProto(&ctx, init, err, externalData.get());
   if (failed(c))
     return error("initializer " + err);
-  if (!c->isFloat() || constantInitializers.contains(init.name())) {
+  InitializerRole role = roles.lookup(init.name());
+  if (c->isFloat() && (role == InitializerRole::Constant ||
+                       (role == InitializerRole::ConstantIfSplat &&
+                        isSplatTensor(*c))))
+    constantInitializers.push_back(init.name());
+  else if (c->isFloat())
+    role = InitializerRole::Parameter;
+  if (!c->isFloat() || role != InitializerRole::Parameter) {
     // Integer initializers are shapes, indices and axes, and float ones
     // that are not weights are constants: keep both as compile-time
     // constants so that shape arithmetic folds and patterns see them.
@@ -472,20 +497,18 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
   externalData = std::make_unique<ExternalData>(dataDir);
   ic.external = externalData.get();
   classifyInitializers(graph);
-  if (!constantInitializers.empty()) {
-    SmallVector<StringRef> names;
-    for (const auto &entry : constantInitializers)
-      names.push_back(entry.getKey());
-    llvm::sort(names);
-    SmallVector<Attribute> attrs;
-    for (StringRef name : names)
-      attrs.push_back(builder.getStringAttr(name));
-    (*module)->setAttr("gt.onnx_constants", builder.getArrayAttr(attrs));
-  }
   moduleBuilder.setInsertionPoint(func);
   for (const onnx::TensorProto &init : graph.initializer())
     if (failed(importInitializer(init, ic, *module, moduleBuilder)))
       return nullptr;
+  // The float initializers taken for constants, for the compile report.
+  if (!constantInitializers.empty()) {
+    llvm::sort(constantInitializers);
+    SmallVector<Attribute> attrs;
+    for (const std::string &name : constantInitializers)
+      attrs.push_back(builder.getStringAttr(name));
+    (*module)->setAttr("gt.onnx_constants", builder.getArrayAttr(attrs));
+  }
 
   // 3. Nodes, in graph order. A handler reports its own failure; keep only
   //    its first error (a failing input lookup followed by the handler's own
