@@ -107,22 +107,63 @@ std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
 constexpr llvm::StringLiteral kTorchInputKindKey =
     "pkg.torch.export.graph_signature.InputSpec.kind";
 
-/// The metadata_props of a ValueInfoProto. The field (number 4) is newer than
-/// the ONNX release the importer is built with, so protobuf keeps it as an
-/// unknown field; it is parsed here by hand.
-llvm::StringMap<std::string> valueInfoMetadata(const onnx::ValueInfoProto &vi) {
+/// The metadata_props of a message whose metadata field (`field`: 4 in a
+/// ValueInfoProto, 9 in a NodeProto) is newer than the ONNX release the
+/// importer is built with: protobuf keeps it as an unknown field, parsed here
+/// by hand.
+llvm::StringMap<std::string>
+unknownMetadata(const google::protobuf::UnknownFieldSet &unknown, int field) {
   llvm::StringMap<std::string> props;
-  const google::protobuf::UnknownFieldSet &unknown = vi.unknown_fields();
   for (int i = 0; i < unknown.field_count(); ++i) {
-    const google::protobuf::UnknownField &field = unknown.field(i);
-    if (field.number() != 4 ||
-        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+    const google::protobuf::UnknownField &f = unknown.field(i);
+    if (f.number() != field ||
+        f.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
       continue;
     onnx::StringStringEntryProto entry;
-    if (entry.ParseFromString(field.length_delimited()))
+    if (entry.ParseFromString(f.length_delimited()))
       props[entry.key()] = entry.value();
   }
   return props;
+}
+
+llvm::StringMap<std::string> valueInfoMetadata(const onnx::ValueInfoProto &vi) {
+  return unknownMetadata(vi.unknown_fields(), /*field=*/4);
+}
+
+/// Where in the user's PyTorch code a node comes from, as the dynamo
+/// exporter records it (the torch op and the last frame of the stack
+/// trace): " (from aten.index_put.default at model.py:100: `x[m] = 1`)", or
+/// "" when the node carries no such metadata.
+std::string torchOrigin(const onnx::NodeProto &node) {
+  llvm::StringMap<std::string> props =
+      unknownMetadata(node.unknown_fields(), /*field=*/9);
+  std::string op;
+  if (auto it = props.find("namespace"); it != props.end())
+    op = StringRef(it->second).rsplit(": ").second.trim().str();
+  std::string where;
+  if (auto it = props.find("pkg.torch.onnx.stack_trace"); it != props.end()) {
+    // Frames are `File "PATH", line N, in FUNC` followed by the code line;
+    // the last frame is the model's own line.
+    StringRef trace = it->second;
+    size_t at = trace.rfind("File \"");
+    if (at != StringRef::npos) {
+      StringRef frame = trace.substr(at + 6);
+      auto [path, rest] = frame.split('"');
+      StringRef line = rest.drop_until([](char c) { return llvm::isDigit(c); })
+                           .take_while([](char c) { return llvm::isDigit(c); });
+      StringRef code = rest.split('\n').second.trim();
+      where = llvm::sys::path::filename(path).str() + ":" + line.str();
+      if (!code.empty())
+        where += ": `" + code.str() + "`";
+    }
+  }
+  if (op.empty() && where.empty())
+    return "";
+  std::string origin = " (from ";
+  origin += op.empty() ? std::string("torch") : op;
+  if (!where.empty())
+    origin += " at " + where;
+  return origin + ")";
 }
 
 /// True if `name` matches one of `patterns` as a whole (POSIX extended
@@ -369,9 +410,9 @@ LogicalResult ModelImporter::importInitializer(const onnx::TensorProto &init,
   if (failed(c))
     return error("initializer " + err);
   InitializerRole role = roles.lookup(init.name());
-  if (c->isFloat() && (role == InitializerRole::Constant ||
-                       (role == InitializerRole::ConstantIfSplat &&
-                        isSplatTensor(*c))))
+  if (c->isFloat() &&
+      (role == InitializerRole::Constant ||
+       (role == InitializerRole::ConstantIfSplat && isSplatTensor(*c))))
     constantInitializers.push_back(init.name());
   else if (c->isFloat())
     role = InitializerRole::Parameter;
@@ -533,9 +574,13 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
     }
     auto it = handlers.find(node.op_type());
     if (it == handlers.end()) {
-      (void)ic.fail("this op is not supported (megagraph-compile "
-                    "--list-onnx-ops lists the supported ones); rewrite that "
-                    "part of the model with supported ops");
+      (void)ic.fail(
+          "this op is not supported" + torchOrigin(node) +
+          ". On the torch side, write that computation with ops that "
+          "megagraph-compile --list-onnx-ops lists, or re-export with the "
+          "other exporter (torch.onnx.export(..., dynamo=False, "
+          "opset_version=17), or dynamo=True), which may map it to "
+          "supported ops");
       return nullptr;
     }
     if (failed(it->second(ic, node))) {

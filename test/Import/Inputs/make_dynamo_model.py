@@ -6,7 +6,8 @@ initializer (PARAMETER / BUFFER) in the value_info metadata.
 
 Usage (torch 2.x, onnxscript; not needed by the tests, which use the
 committed files): python make_dynamo_model.py OUTDIR
-also writes OUTDIR/inputs/x.npy and OUTDIR/outputs/y.npy (PyTorch's output).
+also writes OUTDIR/topk.onnx (an unsupported op with the exporter's
+source metadata), OUTDIR/inputs/x.npy and OUTDIR/outputs/y.npy (PyTorch's output).
 """
 
 import math
@@ -31,6 +32,14 @@ class Model(torch.nn.Module):
         return self.head(h * 0.5)
 
 
+class TopK(torch.nn.Module):
+    """An op MegaGraph does not import (TopK), for the refusal message that
+    points at this line."""
+
+    def forward(self, x):
+        return torch.topk(x, 2, dim=-1).values
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -40,6 +49,8 @@ def main():
     torch.onnx.export(model, (x,), os.path.join(out, "model.onnx"),
                       input_names=["x"], output_names=["y"],
                       external_data=True)
+    torch.onnx.export(TopK(), (x,), os.path.join(out, "topk.onnx"),
+                      input_names=["x"], output_names=["y"])
     import numpy
     with torch.no_grad():
         y = model(x)
