@@ -325,6 +325,28 @@ def write_manifest():
     print(f"manifest: {len(manifest['models'])} entries, zoo is {total / 1e6:.2f} MB")
 
 
+def ort_table():
+    """The README's export table (Markdown) from manifest.json."""
+    with open(os.path.join(HERE, "manifest.json")) as f:
+        manifest = json.load(f)
+    print("| model | torch113 | torch2-legacy | torch2 (dynamo) | PyTorch 1.13 vs 2.x |")
+    print("|---|---|---|---|---|")
+    for entry, m in sorted(manifest["models"].items()):
+        cells, diff = [], 0.0
+        for style in STYLES:
+            i = m["styles"].get(style, {})
+            if i.get("status") != "exported":
+                cells.append("export failed: " + str(i.get("error", "-"))[:80])
+                continue
+            err = i.get("ort_max_abs_err")
+            cells.append(f"{i['opset']}, {i['num_nodes']} nodes, "
+                         + (f"{err:.1e}" if err is not None else str(i.get("ort", "-")))
+                         + (", +data" if i.get("external_data") else ""))
+            diff = max(diff, i.get("ref_diff_vs_torch113") or 0.0)
+        print(f"| {entry} | " + " | ".join(cells) + f" | {diff:.1e} |")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--styles", default=",".join(STYLES))
@@ -332,9 +354,13 @@ def main():
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ort", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-ort", action="store_true", help="skip the onnxruntime check")
+    ap.add_argument("--ort-table", action="store_true",
+                    help="print the README's export table from manifest.json and exit")
     args = ap.parse_args()
     names = [n for n in args.models.split(",") if n]
     styles = [s for s in args.styles.split(",") if s]
+    if args.ort_table:
+        return ort_table()
     if args.worker:
         return worker(styles[0], names)
     if args.ort:

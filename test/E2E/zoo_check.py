@@ -131,6 +131,8 @@ def run(cmd, timeout):
         return p.returncode, p.stdout, p.stderr, time.time() - t0
     except subprocess.TimeoutExpired:
         return 124, "", f"error: timed out after {timeout}s: {' '.join(cmd[:2])}", time.time() - t0
+    except OSError as e:
+        return 126, "", f"error: cannot run {cmd[0]}: {e}", time.time() - t0
 
 
 def check_one(compiler, entry, model, style, sdir, work, tol, timeout, do_exe, supported=None):
