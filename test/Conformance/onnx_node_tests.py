@@ -2,7 +2,12 @@
 """ONNX node-test conformance runner for the MegaGraph importer.
 
 Walks Debian's libonnx-testdata node tests
-(/usr/share/libonnx-testdata/data/node/test_*/model.onnx). Every test whose
+(/usr/share/libonnx-testdata/data/node/test_*/model.onnx; ONNX 1.12, opsets
+<= 17) or, with --data, another node-test directory such as the one in
+PyPI's onnx 1.18 wheel (<site-packages>/onnx/backend/test/data/node, opsets
+<= 23, which scripts/setup.sh installs in /opt/megagraph/onnx-venv); with
+--dedup-against DEBIAN_DIR only its tests that Debian's data lacks, or has
+at another opset, are run. Every test whose
 ops are all supported by `megagraph-compile --list-onnx-ops` is imported with
 `megagraph-compile model.onnx --emit=mlir`; a test passes when the import
 succeeds (the tool verifies the module) AND the result types of @main match
@@ -42,8 +47,8 @@ A skipped test is still run, and counts as failed unless the compiler
 rejects it with a diagnostic (exit 1, "error:"): a crash, or silently
 accepting a variant the importer does not implement, is a failure.
 
-Prints a per-op table and `N passed, M failed, K skipped`; exits 1 if any
-test failed. The per-test log goes to --log.
+Prints a per-op and a per-opset table and `N passed, M failed, K
+skipped`; exits 1 if any test failed. The per-test log goes to --log.
 """
 
 import argparse
@@ -66,7 +71,7 @@ except ImportError as e:  # pragma: no cover
     sys.exit("error: %s (apt-get install python3-onnx)" % e)
 
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
-MIN_OPSET, MAX_OPSET = 13, 17
+MIN_OPSET, MAX_OPSET = 13, 23
 
 # ONNX element type -> MLIR element type the importer produces. uint8 is a
 # signless i8 in MLIR (TOSA has no unsigned integer tensors).
@@ -127,12 +132,18 @@ def const_from_inputs(test_dir, model, name):
     return numpy_helper.to_array(t)
 
 
-def skip_reason(test_dir, model):
-    """A documented reason to skip, or None."""
+def model_opset(model):
+    """The model's ai.onnx opset, or None."""
     opset = None
     for o in model.opset_import:
         if o.domain in ("", "ai.onnx"):
             opset = o.version
+    return opset
+
+
+def skip_reason(test_dir, model):
+    """A documented reason to skip, or None."""
+    opset = model_opset(model)
     if opset is None or not MIN_OPSET <= opset <= MAX_OPSET:
         return SKIP_OPSET + " [opset %s]" % opset
     for _, t in graph_value_types(model.graph):
@@ -264,7 +275,8 @@ SHAPE_OPERANDS = {
     "Range": (0, 1, 2), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,),
     "ReduceMin": (1,), "ReduceProd": (1,), "ReduceSumSquare": (1,),
     "ReduceL2": (1,), "ReduceL1": (1,), "ReduceLogSum": (1,),
-    "ReduceLogSumExp": (1,),
+    "ReduceLogSumExp": (1,), "Pad": (1, 3), "CumSum": (1,), "OneHot": (1,),
+    "Trilu": (1,),
 }
 # Ops whose result depends only on the input's type, not its values.
 TYPE_ONLY = {"Shape", "Size"}
@@ -792,6 +804,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compiler", required=True, help="path to megagraph-compile")
     ap.add_argument("--data", default=DEFAULT_DATA, help="node test directory")
+    ap.add_argument("--dedup-against", metavar="DIR",
+                    help="leave out the tests that node-test directory DIR holds too, "
+                         "at the same opset (to run only what a newer data set adds)")
     ap.add_argument("--log", help="write the per-test log here")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--filter", default="", help="regex on test names")
@@ -818,16 +833,31 @@ def main():
         print("error: %s --list-onnx-ops printed nothing" % opts.compiler)
         return 2
     if not os.path.isdir(opts.data):
-        print("error: no ONNX node tests at %s (apt-get install libonnx-testdata)" % opts.data)
+        print("error: no ONNX node tests at %s (apt-get install libonnx-testdata; the "
+              "opset 18-23 tests come with PyPI's onnx==1.18.0, which scripts/setup.sh "
+              "installs in /opt/megagraph/onnx-venv)" % opts.data)
+        return 2
+    if opts.dedup_against and not os.path.isdir(opts.dedup_against):
+        print("error: --dedup-against %s is not a directory" % opts.dedup_against)
         return 2
     tests = []
     not_applicable = []
+    opset_of = {}
+    n_duplicates = 0
     for d in sorted(glob.glob(os.path.join(opts.data, "test_*"))):
         if opts.filter and not re.search(opts.filter, os.path.basename(d)):
             continue
         if not os.path.exists(os.path.join(d, "model.onnx")):
             continue
         model = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
+        opset = model_opset(model)
+        if opts.dedup_against:
+            other = os.path.join(opts.dedup_against, os.path.basename(d), "model.onnx")
+            if os.path.exists(other) and model_opset(
+                    onnx.load(other, load_external_data=False)) == opset:
+                n_duplicates += 1
+                continue
+        opset_of[os.path.basename(d)] = opset
         ops = {n.op_type for n in model.graph.node}
         if ops and ops <= supported:
             tests.append(d)
@@ -871,6 +901,14 @@ def main():
         why = "; ".join("%d %s" % (n, r) for r, n in sorted(per_op_skips[op].items(),
                                                              key=lambda x: -x[1]))
         table.append(("%-22s %6d %6d %6d  %s" % (op, c["pass"], c["fail"], c["skip"], why)).rstrip())
+    per_opset = collections.defaultdict(lambda: collections.Counter())
+    for name, _, status, _, _, _ in results:
+        per_opset[opset_of[name]][status] += 1
+    table.append("per-opset results (ai.onnx opset of the test model):")
+    table.append("%-8s %6s %6s %6s" % ("opset", "pass", "fail", "skip"))
+    for opset in sorted(per_opset, key=lambda o: (o is None, o or 0)):
+        c = per_opset[opset]
+        table.append("%-8s %6d %6d %6d" % (opset, c["pass"], c["fail"], c["skip"]))
     untested = sorted(supported - set(per_op))
     summary = []
     summary.append("skip reasons:")
@@ -879,6 +917,9 @@ def main():
     if untested:
         summary.append("supported ops with no node test: " + " ".join(untested))
     summary.append("%d tests use unsupported ops (not run)" % len(not_applicable))
+    if opts.dedup_against:
+        summary.append("%d tests left out: %s has them at the same opset"
+                       % (n_duplicates, opts.dedup_against))
     if opts.execute:
         summary.append("%d passing tests also checked by execution" % n_executed)
     if opts.compile:
