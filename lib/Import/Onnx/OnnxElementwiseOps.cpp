@@ -277,6 +277,22 @@ LogicalResult importIdentity(ImportContext &ic, const onnx::NodeProto &node) {
 OpHandler variadicOp(StringRef kind) {
   std::string k = kind.str();
   return [k](ImportContext &ic, const onnx::NodeProto &node) -> LogicalResult {
+    SmallVector<const ConstTensor *> cs;
+    if (allConst(ic, cs) && static_cast<int>(cs.size()) == node.input_size() &&
+        (k != "mean" || cs[0]->isFloat())) {
+      if (auto r = foldBroadcast(ic, cs, cs[0]->elementType,
+                                 [&](ArrayRef<double> a) {
+                                   double acc = a[0];
+                                   for (double x : a.drop_front())
+                                     acc = k == "max"   ? std::max(acc, x)
+                                           : k == "min" ? std::min(acc, x)
+                                                        : acc + x;
+                                   return k == "mean" ? acc / a.size() : acc;
+                                 })) {
+        ic.setOutputConst(0, std::move(*r));
+        return success();
+      }
+    }
     Value acc = ic.input(0);
     if (!acc)
       return failure();
@@ -519,6 +535,24 @@ LogicalResult importMod(ImportContext &ic, const onnx::NodeProto &) {
   if (isFloat && !fmod)
     return ic.fail("fmod=0 is defined for integers only; floating-point "
                    "inputs need fmod=1");
+  SmallVector<const ConstTensor *> cs;
+  if (allConst(ic, cs) && cs.size() == 2) {
+    if (auto r = foldBroadcast(ic, cs, elem, [&](ArrayRef<double> v) {
+          if (isFloat)
+            return std::fmod(v[0], v[1]);
+          int64_t x = static_cast<int64_t>(v[0]),
+                  y = static_cast<int64_t>(v[1]);
+          if (y == 0)
+            return 0.0;
+          int64_t m = x % y;
+          if (!fmod && m != 0 && (m < 0) != (y < 0))
+            m += y;
+          return static_cast<double>(m);
+        })) {
+      ic.setOutputConst(0, std::move(*r));
+      return success();
+    }
+  }
   Value out = ic.elementwise(
       {a, c}, elem, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
         Value x = args[0], y = args[1];
