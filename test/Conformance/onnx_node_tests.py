@@ -2,7 +2,12 @@
 """ONNX node-test conformance runner for the MegaGraph importer.
 
 Walks Debian's libonnx-testdata node tests
-(/usr/share/libonnx-testdata/data/node/test_*/model.onnx). Every test whose
+(/usr/share/libonnx-testdata/data/node/test_*/model.onnx; ONNX 1.12, opsets
+<= 17) or, with --data, another node-test directory such as the one in
+PyPI's onnx 1.18 wheel (<site-packages>/onnx/backend/test/data/node, opsets
+<= 23, which scripts/setup.sh installs in /opt/megagraph/onnx-venv); with
+--dedup-against DEBIAN_DIR only its tests that Debian's data lacks, or has
+at another opset, are run. Every test whose
 ops are all supported by `megagraph-compile --list-onnx-ops` is imported with
 `megagraph-compile model.onnx --emit=mlir`; a test passes when the import
 succeeds (the tool verifies the module) AND the result types of @main match
@@ -42,8 +47,8 @@ A skipped test is still run, and counts as failed unless the compiler
 rejects it with a diagnostic (exit 1, "error:"): a crash, or silently
 accepting a variant the importer does not implement, is a failure.
 
-Prints a per-op table and `N passed, M failed, K skipped`; exits 1 if any
-test failed. The per-test log goes to --log.
+Prints a per-op and a per-opset table and `N passed, M failed, K
+skipped`; exits 1 if any test failed. The per-test log goes to --log.
 """
 
 import argparse
@@ -66,7 +71,7 @@ except ImportError as e:  # pragma: no cover
     sys.exit("error: %s (apt-get install python3-onnx)" % e)
 
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
-MIN_OPSET, MAX_OPSET = 13, 17
+MIN_OPSET, MAX_OPSET = 13, 23
 
 # ONNX element type -> MLIR element type the importer produces. uint8 is a
 # signless i8 in MLIR (TOSA has no unsigned integer tensors).
@@ -84,11 +89,16 @@ SUPPORTED_ELEM = {
 }
 
 
+# Element types newer than the onnx Python package Debian ships (1.12).
+NEWER_ELEM_NAMES = {17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2",
+                    20: "float8e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4e2m1"}
+
+
 def elem_name(code):
     try:
         return TensorProto.DataType.Name(code).lower()
     except ValueError:
-        return "type%d" % code
+        return NEWER_ELEM_NAMES.get(code, "type%d" % code)
 
 
 # Principled skip reasons (the key is what the log and summary print).
@@ -127,12 +137,18 @@ def const_from_inputs(test_dir, model, name):
     return numpy_helper.to_array(t)
 
 
-def skip_reason(test_dir, model):
-    """A documented reason to skip, or None."""
+def model_opset(model):
+    """The model's ai.onnx opset, or None."""
     opset = None
     for o in model.opset_import:
         if o.domain in ("", "ai.onnx"):
             opset = o.version
+    return opset
+
+
+def skip_reason(test_dir, model):
+    """A documented reason to skip, or None."""
+    opset = model_opset(model)
     if opset is None or not MIN_OPSET <= opset <= MAX_OPSET:
         return SKIP_OPSET + " [opset %s]" % opset
     for _, t in graph_value_types(model.graph):
@@ -232,6 +248,84 @@ def bf16_rne_outputs(model):
     return found
 
 
+# --compile: ONNX 1.18's Attention reference (and function body) splits 3D
+# inputs into heads by a plain reshape [B, S, H*D] -> [B, H, S, D] and
+# repeats GQA key/value heads by tiling (h0 h1 h0 h1); the operator's
+# definition, and ONNX from 1.19 on, reshape to [B, S, H, D] and transpose,
+# and repeat each head in place (h0 h0 h1 h1), as PyTorch's
+# scaled_dot_product_attention(enable_gqa=True) does. Those tests are checked
+# against attention_reference (the corrected definition) instead, and
+# reported as skipped with this reason.
+SKIP_ATTENTION_REFERENCE = ("ONNX 1.18's Attention reference splits 3D heads without the "
+                            "transpose and tiles GQA heads; values checked against the "
+                            "corrected definition (ONNX >= 1.19) instead")
+
+
+def attention_node(model):
+    """The Attention node of a one-node model whose 1.18 reference is wrong
+    (3D inputs, or fewer key/value than query heads), or None."""
+    nodes = list(model.graph.node)
+    if len(nodes) != 1 or nodes[0].op_type != "Attention":
+        return None
+    attrs = {a.name: helper.get_attribute_value(a) for a in nodes[0].attribute}
+    if "q_num_heads" in attrs:
+        return nodes[0]
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
+              for vi in model.graph.input}
+    q, k = shapes.get(nodes[0].input[0]), shapes.get(nodes[0].input[1])
+    return nodes[0] if q and k and len(q) == 4 and q[1] != k[1] else None
+
+
+def attention_reference(node, values):
+    """Attention-23 (softcap after the mask) on numpy inputs `values` (by
+    input position, None when absent): [Y, present_key, present_value,
+    qk_matmul_output]."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    q, k, v = values[0], values[1], values[2]
+    mask, past_k, past_v = (values + [None] * 6)[3:6]
+    dtype = q.dtype
+    rank3 = q.ndim == 3
+
+    def split(x, heads):
+        b, s, d = x.shape
+        return x.reshape(b, s, heads, d // heads).transpose(0, 2, 1, 3)
+
+    if rank3:
+        q, k, v = split(q, attrs["q_num_heads"]), split(k, attrs["kv_num_heads"]), \
+            split(v, attrs["kv_num_heads"])
+    if past_k is not None:
+        k, v = numpy.concatenate([past_k, k], 2), numpy.concatenate([past_v, v], 2)
+    present_k, present_v = k, v
+    sq, sk = q.shape[2], k.shape[2]
+    scale = attrs.get("scale", 1.0 / numpy.sqrt(q.shape[3]))
+    bias = numpy.zeros((sq, sk), dtype=dtype)
+    if attrs.get("is_causal", 0):
+        bias = numpy.where(numpy.tril(numpy.ones((sq, sk), dtype=bool)), bias, -numpy.inf)
+    if mask is not None:
+        bias = bias + (numpy.where(mask, 0, -numpy.inf) if mask.dtype == bool else mask)
+    rep = q.shape[1] // k.shape[1]
+    k, v = numpy.repeat(k, rep, axis=1), numpy.repeat(v, rep, axis=1)
+    mode = attrs.get("qk_matmul_output_mode", 0)
+    qk = numpy.matmul(q, k.transpose(0, 1, 3, 2)) * scale
+    out3 = qk
+    scores = qk + bias
+    if mode == 1:
+        out3 = scores
+    cap = attrs.get("softcap", 0.0)
+    if cap > 0:
+        scores = cap * numpy.tanh(scores / cap)
+        if mode == 2:
+            out3 = scores
+    e = numpy.exp(scores - scores.max(axis=-1, keepdims=True))
+    probs = e / e.sum(axis=-1, keepdims=True)
+    if mode == 3:
+        out3 = probs
+    y = numpy.matmul(probs, v)
+    if rank3:
+        y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], sq, -1)
+    return [a.astype(dtype) for a in (y, present_k, present_v, out3)]
+
+
 def f32_to_bf16_rne(a):
     """float32 array -> its bfloat16 values (round to nearest even) as float32."""
     bits = numpy.ascontiguousarray(a, dtype=numpy.float32).view(numpy.uint32).astype(numpy.uint64)
@@ -264,7 +358,8 @@ SHAPE_OPERANDS = {
     "Range": (0, 1, 2), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,),
     "ReduceMin": (1,), "ReduceProd": (1,), "ReduceSumSquare": (1,),
     "ReduceL2": (1,), "ReduceL1": (1,), "ReduceLogSum": (1,),
-    "ReduceLogSumExp": (1,),
+    "ReduceLogSumExp": (1,), "Pad": (1, 3), "CumSum": (1,), "OneHot": (1,),
+    "Trilu": (1,),
 }
 # Ops whose result depends only on the input's type, not its values.
 TYPE_ONLY = {"Shape", "Size"}
@@ -527,6 +622,8 @@ def compare_numeric(got, expected_tensor, declared):
 
 def run_executable(exe, model, real_inputs, consts, widened, ds, work, log, rne=None):
     """Runs the compiled `exe` on data set `ds`; returns None or an error."""
+    attention = attention_node(model)
+    expected_att = None
     name = os.path.basename(ds)
     in_dir = os.path.join(work, name + "_in")
     out_dir = os.path.join(work, name + "_out")
@@ -563,7 +660,18 @@ def run_executable(exe, model, real_inputs, consts, widened, ds, work, log, rne=
         if not os.path.exists(out):
             bad.append("output #%d: %s was not written" % (j, os.path.basename(out)))
             continue
-        if rne and vi.name in rne:
+        if attention is not None:
+            if expected_att is None:
+                values = [None] * len(attention.input)
+                for k, (pos, ivi) in enumerate(real_inputs):
+                    if ivi.name in attention.input:
+                        values[list(attention.input).index(ivi.name)] = numpy_helper.to_array(
+                            read_tensor(os.path.join(ds, "input_%d.pb" % pos)))
+                expected_att = attention_reference(attention, values)
+            log.append("    output '%s': compared with the corrected Attention definition" % vi.name)
+            msg = compare_numeric(numpy.load(out), numpy_helper.from_array(expected_att[j]),
+                                  declared_elem(vi))
+        elif rne and vi.name in rne:
             x = numpy_helper.to_array(read_tensor(os.path.join(ds, "input_%d.pb" % rne[vi.name])))
             log.append("    output '%s': compared with round-to-nearest-even of the input" % vi.name)
             msg = compare_numeric(numpy.load(out), numpy_helper.from_array(f32_to_bf16_rne(x)),
@@ -752,6 +860,8 @@ def run_test(args):
         status, reason = "skip", skip
     if do_compile and status == "pass" and bf16_rne_outputs(model):
         status, reason = "skip", SKIP_BF16_REFERENCE
+    if do_compile and status == "pass" and attention_node(model) is not None:
+        status, reason = "skip", SKIP_ATTENTION_REFERENCE
     return name, ops, status, reason, log, executed
 
 
@@ -792,6 +902,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compiler", required=True, help="path to megagraph-compile")
     ap.add_argument("--data", default=DEFAULT_DATA, help="node test directory")
+    ap.add_argument("--dedup-against", metavar="DIR",
+                    help="leave out the tests that node-test directory DIR holds too, "
+                         "at the same opset (to run only what a newer data set adds)")
     ap.add_argument("--log", help="write the per-test log here")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--filter", default="", help="regex on test names")
@@ -818,16 +931,31 @@ def main():
         print("error: %s --list-onnx-ops printed nothing" % opts.compiler)
         return 2
     if not os.path.isdir(opts.data):
-        print("error: no ONNX node tests at %s (apt-get install libonnx-testdata)" % opts.data)
+        print("error: no ONNX node tests at %s (apt-get install libonnx-testdata; the "
+              "opset 18-23 tests come with PyPI's onnx==1.18.0, which scripts/setup.sh "
+              "installs in /opt/megagraph/onnx-venv)" % opts.data)
+        return 2
+    if opts.dedup_against and not os.path.isdir(opts.dedup_against):
+        print("error: --dedup-against %s is not a directory" % opts.dedup_against)
         return 2
     tests = []
     not_applicable = []
+    opset_of = {}
+    n_duplicates = 0
     for d in sorted(glob.glob(os.path.join(opts.data, "test_*"))):
         if opts.filter and not re.search(opts.filter, os.path.basename(d)):
             continue
         if not os.path.exists(os.path.join(d, "model.onnx")):
             continue
         model = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
+        opset = model_opset(model)
+        if opts.dedup_against:
+            other = os.path.join(opts.dedup_against, os.path.basename(d), "model.onnx")
+            if os.path.exists(other) and model_opset(
+                    onnx.load(other, load_external_data=False)) == opset:
+                n_duplicates += 1
+                continue
+        opset_of[os.path.basename(d)] = opset
         ops = {n.op_type for n in model.graph.node}
         if ops and ops <= supported:
             tests.append(d)
@@ -871,6 +999,14 @@ def main():
         why = "; ".join("%d %s" % (n, r) for r, n in sorted(per_op_skips[op].items(),
                                                              key=lambda x: -x[1]))
         table.append(("%-22s %6d %6d %6d  %s" % (op, c["pass"], c["fail"], c["skip"], why)).rstrip())
+    per_opset = collections.defaultdict(lambda: collections.Counter())
+    for name, _, status, _, _, _ in results:
+        per_opset[opset_of[name]][status] += 1
+    table.append("per-opset results (ai.onnx opset of the test model):")
+    table.append("%-8s %6s %6s %6s" % ("opset", "pass", "fail", "skip"))
+    for opset in sorted(per_opset, key=lambda o: (o is None, o or 0)):
+        c = per_opset[opset]
+        table.append("%-8s %6d %6d %6d" % (opset, c["pass"], c["fail"], c["skip"]))
     untested = sorted(supported - set(per_op))
     summary = []
     summary.append("skip reasons:")
@@ -879,6 +1015,9 @@ def main():
     if untested:
         summary.append("supported ops with no node test: " + " ".join(untested))
     summary.append("%d tests use unsupported ops (not run)" % len(not_applicable))
+    if opts.dedup_against:
+        summary.append("%d tests left out: %s has them at the same opset"
+                       % (n_duplicates, opts.dedup_against))
     if opts.execute:
         summary.append("%d passing tests also checked by execution" % n_executed)
     if opts.compile:

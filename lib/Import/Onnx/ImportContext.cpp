@@ -9,6 +9,7 @@
 
 #include "ImportContext.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -935,6 +936,49 @@ Value ImportContext::select(Value pred, Value onTrue, Value onFalse) {
   return tosa::SelectOp::create(
       b, loc(), tensorType(*shape, elemOf(onTrue)), expandRank(pred, rank),
       expandRank(onTrue, rank), expandRank(onFalse, rank));
+}
+
+Value ImportContext::scalarLike(Value v, double value) {
+  return splat(elemOf(v), value, SmallVector<int64_t>(shapeOf(v).size(), 1));
+}
+
+Value ImportContext::elementwise(
+    ValueRange ins, Type resultElem,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<int64_t> shape;
+  for (Value v : ins) {
+    FailureOr<SmallVector<int64_t>> s = broadcastShape(shape, shapeOf(v));
+    if (failed(s))
+      return Value();
+    shape = *s;
+  }
+  if (hasNoElements(shape))
+    return emptyTensor(shape, resultElem);
+  int64_t rank = shape.size();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> operands;
+  for (Value v : ins) {
+    v = expandRank(v, rank);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(shapeOf(v)[d] == 1 && shape[d] != 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(d, ctx));
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+    operands.push_back(v);
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  Value init = tensor::EmptyOp::create(b, loc(), shape, resultElem);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto op = linalg::GenericOp::create(
+      b, loc(), TypeRange{tensorType(shape, resultElem)}, operands,
+      ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l, body(nb, l, args.drop_back()));
+      });
+  return op.getResult(0);
 }
 
 } // namespace megagraph::onnx_import

@@ -78,6 +78,8 @@ void registerElementwiseOps(llvm::StringMap<OpHandler> &handlers);
 void registerShapeOps(llvm::StringMap<OpHandler> &handlers);
 void registerNNOps(llvm::StringMap<OpHandler> &handlers);
 void registerReductionOps(llvm::StringMap<OpHandler> &handlers);
+void registerIndexingOps(llvm::StringMap<OpHandler> &handlers);
+void registerAttentionOps(llvm::StringMap<OpHandler> &handlers);
 
 /// Converts an ONNX element type code to an MLIR type (null if unsupported).
 mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t onnxType);
@@ -219,6 +221,18 @@ public:
   mlir::Value gather(mlir::Value v, int64_t axis,
                      llvm::ArrayRef<int64_t> indices);
   mlir::Value select(mlir::Value pred, mlir::Value onTrue, mlir::Value onFalse);
+  /// An elementwise `linalg.generic` over the numpy-broadcast shape of
+  /// `ins`, for scalar arithmetic TOSA lacks (exact remainders): `body` maps
+  /// the scalar operands to the result element. Null after a diagnostic
+  /// when the shapes do not broadcast.
+  mlir::Value
+  elementwise(mlir::ValueRange ins, mlir::Type resultElem,
+              llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                             mlir::ValueRange)>
+                  body);
+  /// A [1 x ... x 1] splat of `value` of `v`'s element type and rank, the
+  /// scalar operand of a broadcasting binary op.
+  mlir::Value scalarLike(mlir::Value v, double value);
 };
 
 /// Shape of a ranked tensor value.

@@ -1,13 +1,16 @@
 //===- OnnxElementwiseOps.cpp - Elementwise ONNX ops ------------*- C++ -*-===//
 //
-// Part of MegaGraph. Arithmetic, math, logic, comparison, Where and Cast.
-// Each is evaluated at import time when all inputs are compile-time constants
-// (shape arithmetic), and otherwise maps to one broadcasting TOSA op.
+// Part of MegaGraph. Arithmetic, math, logic, comparison, Where, Cast and
+// the activation functions. Each is evaluated at import time when all
+// inputs are compile-time constants (shape arithmetic), and otherwise maps
+// to broadcasting TOSA ops; Mod, whose exact remainder TOSA cannot express,
+// is an elementwise linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ImportContext.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
 #include <cmath>
@@ -274,6 +277,22 @@ LogicalResult importIdentity(ImportContext &ic, const onnx::NodeProto &node) {
 OpHandler variadicOp(StringRef kind) {
   std::string k = kind.str();
   return [k](ImportContext &ic, const onnx::NodeProto &node) -> LogicalResult {
+    SmallVector<const ConstTensor *> cs;
+    if (allConst(ic, cs) && static_cast<int>(cs.size()) == node.input_size() &&
+        (k != "mean" || cs[0]->isFloat())) {
+      if (auto r = foldBroadcast(ic, cs, cs[0]->elementType,
+                                 [&](ArrayRef<double> a) {
+                                   double acc = a[0];
+                                   for (double x : a.drop_front())
+                                     acc = k == "max"   ? std::max(acc, x)
+                                           : k == "min" ? std::min(acc, x)
+                                                        : acc + x;
+                                   return k == "mean" ? acc / a.size() : acc;
+                                 })) {
+        ic.setOutputConst(0, std::move(*r));
+        return success();
+      }
+    }
     Value acc = ic.input(0);
     if (!acc)
       return failure();
@@ -318,6 +337,252 @@ LogicalResult importClip(ImportContext &ic, const onnx::NodeProto &) {
   }
   (void)elem;
   ic.setOutput(0, v);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Activations and other composite elementwise ops
+//===----------------------------------------------------------------------===//
+
+/// A float-only elementwise op built by `build(ic, x)` from TOSA ops.
+OpHandler floatOp(Value (*build)(ImportContext &, Value)) {
+  return [build](ImportContext &ic, const onnx::NodeProto &) -> LogicalResult {
+    Value x = ic.input(0);
+    if (!x)
+      return failure();
+    if (!isa<FloatType>(elemOf(x)))
+      return ic.fail("expects a floating-point input");
+    Value y = build(ic, x);
+    if (!y)
+      return failure();
+    ic.setOutput(0, y);
+    return success();
+  };
+}
+
+Value add(ImportContext &ic, Value a, Value b) {
+  return *ic.binary("add", a, b);
+}
+Value mul(ImportContext &ic, Value a, Value b) {
+  return *ic.binary("mul", a, b);
+}
+Value mulBy(ImportContext &ic, Value a, double k) {
+  return mul(ic, a, ic.scalarLike(a, k));
+}
+Value addConst(ImportContext &ic, Value a, double k) {
+  return add(ic, a, ic.scalarLike(a, k));
+}
+Value lessThanZero(ImportContext &ic, Value x) {
+  return *ic.binary("less", x, ic.scalarLike(x, 0));
+}
+/// clamp(x, lo, hi) as max/min (NaN-propagating like the ONNX ops).
+Value clampTo(ImportContext &ic, Value x, double lo, double hi) {
+  Value y = *ic.binary("max", x, ic.scalarLike(x, lo));
+  return *ic.binary("min", y, ic.scalarLike(x, hi));
+}
+/// log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|)).
+Value softplus(ImportContext &ic, Value x) {
+  Value pos = *ic.binary("max", x, ic.scalarLike(x, 0));
+  Value e = ic.unary("exp", ic.unary("neg", ic.unary("abs", x)));
+  return add(ic, pos, ic.unary("log", addConst(ic, e, 1.0)));
+}
+
+Value buildLeakyRelu(ImportContext &ic, Value x) {
+  double alpha = ic.attrFloat("alpha", 0.01f);
+  return ic.select(lessThanZero(ic, x), mulBy(ic, x, alpha), x);
+}
+Value buildElu(ImportContext &ic, Value x) {
+  double alpha = ic.attrFloat("alpha", 1.0f);
+  Value neg = mulBy(ic, addConst(ic, ic.unary("exp", x), -1.0), alpha);
+  return ic.select(lessThanZero(ic, x), neg, x);
+}
+Value buildSelu(ImportContext &ic, Value x) {
+  double alpha = ic.attrFloat("alpha", 1.67326319217681884765625f);
+  double gamma = ic.attrFloat("gamma", 1.05070102214813232421875f);
+  Value neg = mulBy(ic, addConst(ic, ic.unary("exp", x), -1.0), alpha);
+  Value nonPos = *ic.binary("less_equal", x, ic.scalarLike(x, 0));
+  return mulBy(ic, ic.select(nonPos, neg, x), gamma);
+}
+Value buildCelu(ImportContext &ic, Value x) {
+  double alpha = ic.attrFloat("alpha", 1.0f);
+  // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+  Value e =
+      mulBy(ic, addConst(ic, ic.unary("exp", mulBy(ic, x, 1.0 / alpha)), -1.0),
+            alpha);
+  return add(ic, *ic.binary("max", x, ic.scalarLike(x, 0)),
+             *ic.binary("min", e, ic.scalarLike(x, 0)));
+}
+Value buildThresholdedRelu(ImportContext &ic, Value x) {
+  double alpha = ic.attrFloat("alpha", 1.0f);
+  Value above = *ic.binary("greater", x, ic.scalarLike(x, alpha));
+  return ic.select(above, x, ic.scalarLike(x, 0));
+}
+Value buildSoftplus(ImportContext &ic, Value x) { return softplus(ic, x); }
+Value buildSoftsign(ImportContext &ic, Value x) {
+  Value d = addConst(ic, ic.unary("abs", x), 1.0);
+  return mul(ic, x, ic.unary("reciprocal", d));
+}
+Value buildHardSigmoid(ImportContext &ic, Value x) {
+  double alpha = ic.attrFloat("alpha", 0.2f), beta = ic.attrFloat("beta", 0.5f);
+  return clampTo(ic, addConst(ic, mulBy(ic, x, alpha), beta), 0.0, 1.0);
+}
+Value buildHardSwish(ImportContext &ic, Value x) {
+  return mul(ic, x,
+             clampTo(ic, addConst(ic, mulBy(ic, x, 1.0 / 6.0), 0.5), 0.0, 1.0));
+}
+Value buildMish(ImportContext &ic, Value x) {
+  return mul(ic, x, ic.unary("tanh", softplus(ic, x)));
+}
+/// Gelu (opset 20): x/2 * (1 + erf(x / sqrt(2))), or with approximate =
+/// "tanh" x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))). The exact form
+/// is the Div/Erf/Add/Mul pattern PyTorch exports before opset 20, which
+/// gt-raise recognizes.
+Value buildGelu(ImportContext &ic, Value x) {
+  std::string approx = ic.attrString("approximate", "none");
+  Value inner;
+  if (approx == "none") {
+    inner = ic.unary("erf", mulBy(ic, x, M_SQRT1_2));
+  } else if (approx == "tanh") {
+    Value cube = mul(ic, mul(ic, x, x), x);
+    Value arg = add(ic, x, mulBy(ic, cube, 0.044715));
+    inner = ic.unary("tanh", mulBy(ic, arg, std::sqrt(2.0 / M_PI)));
+  } else {
+    (void)ic.fail("unknown approximate '" + approx +
+                  "' (expected none or tanh)");
+    return Value();
+  }
+  return mulBy(ic, mul(ic, x, addConst(ic, inner, 1.0)), 0.5);
+}
+
+/// PRelu(x, slope): x < 0 ? slope * x : x, slope broadcasting to x.
+LogicalResult importPRelu(ImportContext &ic, const onnx::NodeProto &) {
+  Value x = ic.input(0), slope = ic.input(1);
+  if (!x || !slope)
+    return failure();
+  if (elemOf(x) != elemOf(slope))
+    return ic.fail("slope must have the input's element type");
+  FailureOr<Value> scaled = ic.binary("mul", x, slope);
+  if (failed(scaled))
+    return failure();
+  ic.setOutput(0, ic.select(lessThanZero(ic, x), *scaled, x));
+  return success();
+}
+
+/// Sign: -1, 0 or 1 (NaN stays NaN).
+LogicalResult importSign(ImportContext &ic, const onnx::NodeProto &) {
+  Value x = ic.input(0);
+  if (!x)
+    return failure();
+  if (elemOf(x).isInteger(1))
+    return ic.fail("does not take bool tensors");
+  Value pos = *ic.binary("greater", x, ic.scalarLike(x, 0));
+  Value y =
+      ic.select(lessThanZero(ic, x), ic.scalarLike(x, -1), ic.scalarLike(x, 0));
+  y = ic.select(pos, ic.scalarLike(x, 1), y);
+  if (isa<FloatType>(elemOf(x)))
+    y = ic.select(*ic.binary("equal", x, x), y, x);
+  ic.setOutput(0, y);
+  return success();
+}
+
+/// IsNaN: x != x.
+LogicalResult importIsNaN(ImportContext &ic, const onnx::NodeProto &) {
+  Value x = ic.input(0);
+  if (!x)
+    return failure();
+  if (!isa<FloatType>(elemOf(x)))
+    return ic.fail("expects a floating-point input");
+  ic.setOutput(0, ic.unary("not", *ic.binary("equal", x, x)));
+  return success();
+}
+
+/// IsInf: x == +inf (detect_positive) or x == -inf (detect_negative).
+LogicalResult importIsInf(ImportContext &ic, const onnx::NodeProto &) {
+  Value x = ic.input(0);
+  if (!x)
+    return failure();
+  if (!isa<FloatType>(elemOf(x)))
+    return ic.fail("expects a floating-point input");
+  bool pos = ic.attrInt("detect_positive", 1) != 0;
+  bool neg = ic.attrInt("detect_negative", 1) != 0;
+  Value y;
+  if (pos)
+    y = *ic.binary("equal", x, ic.scalarLike(x, INFINITY));
+  if (neg) {
+    Value n = *ic.binary("equal", x, ic.scalarLike(x, -INFINITY));
+    y = y ? *ic.binary("or", y, n) : n;
+  }
+  if (!y)
+    y = ic.splat(ic.b.getI1Type(), 0, shapeOf(x));
+  ic.setOutput(0, y);
+  return success();
+}
+
+/// Mod: with fmod = 1 the truncated remainder (C fmod, sign of the
+/// dividend), with fmod = 0 (integers only) the floored one (Python %,
+/// sign of the divisor). An integer remainder by zero is 0 (numpy).
+LogicalResult importMod(ImportContext &ic, const onnx::NodeProto &) {
+  Value a = ic.input(0), c = ic.input(1);
+  if (!a || !c)
+    return failure();
+  Type elem = elemOf(a);
+  if (elemOf(c) != elem)
+    return ic.fail("operand element types differ");
+  if (elem.isInteger(1))
+    return ic.fail("does not take bool tensors");
+  bool fmod = ic.attrInt("fmod", 0) != 0;
+  bool isFloat = isa<FloatType>(elem);
+  if (isFloat && !fmod)
+    return ic.fail("fmod=0 is defined for integers only; floating-point "
+                   "inputs need fmod=1");
+  SmallVector<const ConstTensor *> cs;
+  if (allConst(ic, cs) && cs.size() == 2) {
+    if (auto r = foldBroadcast(ic, cs, elem, [&](ArrayRef<double> v) {
+          if (isFloat)
+            return std::fmod(v[0], v[1]);
+          int64_t x = static_cast<int64_t>(v[0]),
+                  y = static_cast<int64_t>(v[1]);
+          if (y == 0)
+            return 0.0;
+          int64_t m = x % y;
+          if (!fmod && m != 0 && (m < 0) != (y < 0))
+            m += y;
+          return static_cast<double>(m);
+        })) {
+      ic.setOutputConst(0, std::move(*r));
+      return success();
+    }
+  }
+  Value out = ic.elementwise(
+      {a, c}, elem, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Value x = args[0], y = args[1];
+        if (isFloat)
+          return arith::RemFOp::create(b, l, x, y);
+        Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(elem, 0));
+        Value one = arith::ConstantOp::create(b, l, b.getIntegerAttr(elem, 1));
+        Value byZero =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, y, zero);
+        Value safe = arith::SelectOp::create(b, l, byZero, one, y);
+        Value r = arith::RemSIOp::create(b, l, x, safe);
+        r = arith::SelectOp::create(b, l, byZero, zero, r);
+        if (fmod)
+          return r;
+        // Floored: add the divisor when the remainder is non-zero and its
+        // sign differs from the divisor's.
+        Value rNeg =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
+        Value yNeg =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, y, zero);
+        Value nonZero =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, r, zero);
+        Value differ = arith::XOrIOp::create(b, l, rNeg, yNeg);
+        Value fix = arith::AndIOp::create(b, l, nonZero, differ);
+        return arith::SelectOp::create(b, l, fix,
+                                       arith::AddIOp::create(b, l, r, y), r);
+      });
+  if (!out)
+    return failure();
+  ic.setOutput(0, out);
   return success();
 }
 
@@ -376,6 +641,22 @@ void registerElementwiseOps(llvm::StringMap<OpHandler> &h) {
   h["Sum"] = variadicOp("sum");
   h["Mean"] = variadicOp("mean");
   h["Clip"] = importClip;
+  h["LeakyRelu"] = floatOp(buildLeakyRelu);
+  h["Elu"] = floatOp(buildElu);
+  h["Selu"] = floatOp(buildSelu);
+  h["Celu"] = floatOp(buildCelu);
+  h["ThresholdedRelu"] = floatOp(buildThresholdedRelu);
+  h["Softplus"] = floatOp(buildSoftplus);
+  h["Softsign"] = floatOp(buildSoftsign);
+  h["HardSigmoid"] = floatOp(buildHardSigmoid);
+  h["HardSwish"] = floatOp(buildHardSwish);
+  h["Mish"] = floatOp(buildMish);
+  h["Gelu"] = floatOp(buildGelu);
+  h["PRelu"] = importPRelu;
+  h["Sign"] = importSign;
+  h["IsNaN"] = importIsNaN;
+  h["IsInf"] = importIsInf;
+  h["Mod"] = importMod;
 }
 
 } // namespace megagraph::onnx_import

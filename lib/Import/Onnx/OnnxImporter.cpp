@@ -25,6 +25,7 @@
 #include "mlir/IR/Verifier.h"
 #include "onnx/defs/parser.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,9 +41,29 @@ using namespace megagraph::onnx_import;
 
 namespace {
 
-/// Lowest and highest default-domain opsets the importer implements.
+/// Lowest and highest default-domain opsets the importer implements: every
+/// handler follows the semantics of each version in this range.
 constexpr int64_t kMinOpset = 13;
-constexpr int64_t kMaxOpset = 20;
+constexpr int64_t kMaxOpset = 23;
+
+/// How to re-export a PyTorch model at a supported opset: the TorchScript
+/// exporter for opsets <= 17, the dynamo (torch.export) one for newer ones.
+constexpr const char *kTorchReexport =
+    "re-export from PyTorch with torch.onnx.export(..., dynamo=False, "
+    "opset_version=17) or torch.onnx.export(..., dynamo=True, "
+    "opset_version=23)";
+
+/// The opset that added `op` to ai.onnx, for the supported ops added after
+/// kMinOpset (0 for the others): a model importing an older opset cannot
+/// use them.
+int64_t introducedIn(StringRef op) {
+  return llvm::StringSwitch<int64_t>(op)
+      .Cases("Trilu", "HardSwish", 14)
+      .Case("Mish", 18)
+      .Case("Gelu", 20)
+      .Cases("Attention", "RMSNormalization", 23)
+      .Default(0);
+}
 
 std::string shapeToString(ArrayRef<int64_t> shape) {
   std::string s;
@@ -234,13 +255,18 @@ FailureOr<int64_t> ModelImporter::checkOpset(const onnx::ModelProto &model) {
       opset = id.version();
   }
   if (!opset)
-    return error("the model imports no default-domain (ai.onnx) opset; "
-                 "re-export it with torch.onnx.export(..., opset_version=17)");
+    return error(Twine("the model imports no default-domain (ai.onnx) "
+                       "opset; ") +
+                 kTorchReexport);
   if (*opset < kMinOpset || *opset > kMaxOpset)
-    return error("opset " + Twine(*opset) +
-                 " is not supported: MegaGraph imports ai.onnx opsets " +
-                 Twine(kMinOpset) + "-" + Twine(kMaxOpset) +
-                 "; re-export with torch.onnx.export(..., opset_version=17)");
+    return error("ai.onnx opset " + Twine(*opset) + " is " +
+                 (*opset < kMinOpset ? "older" : "newer") +
+                 " than MegaGraph supports (opsets " + Twine(kMinOpset) + "-" +
+                 Twine(kMaxOpset) + "); " + kTorchReexport +
+                 (*opset > kMaxOpset
+                      ? ", or convert the model with "
+                        "onnx.version_converter.convert_version(model, 23)"
+                      : ""));
   return *opset;
 }
 
@@ -583,6 +609,14 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
           "supported ops");
       return nullptr;
     }
+    if (int64_t since = introducedIn(node.op_type()); since > *opset) {
+      (void)ic.fail("this op is part of ai.onnx only since opset " +
+                    Twine(since) + ", but the model imports opset " +
+                    Twine(*opset) +
+                    "; re-export with torch.onnx.export(..., opset_version=" +
+                    Twine(std::max<int64_t>(since, 18)) + ")");
+      return nullptr;
+    }
     if (failed(it->second(ic, node))) {
       if (numErrors == 0)
         (void)ic.fail("could not be imported (internal error: no diagnostic "
@@ -878,6 +912,8 @@ llvm::StringMap<OpHandler> &megagraph::onnx_import::getOpHandlers() {
     registerShapeOps(h);
     registerNNOps(h);
     registerReductionOps(h);
+    registerIndexingOps(h);
+    registerAttentionOps(h);
     return h;
   }();
   return handlers;

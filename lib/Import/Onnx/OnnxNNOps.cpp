@@ -1,7 +1,8 @@
 //===- OnnxNNOps.cpp - Neural-network ONNX ops ------------------*- C++ -*-===//
 //
 // Part of MegaGraph. MatMul, Gemm, Einsum, Softmax, LogSoftmax,
-// LayerNormalization and BatchNormalization (inference). Softmax stays one
+// LayerNormalization, RMSNormalization and BatchNormalization (inference).
+// Softmax stays one
 // op (`linalg.softmax`) so gt-raise sees attention's softmax whole;
 // LayerNormalization maps straight to `gt.layer_norm`.
 //
@@ -381,6 +382,44 @@ LogicalResult importLayerNorm(ImportContext &ic, const onnx::NodeProto &node) {
   return success();
 }
 
+/// RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale over
+/// the dimensions from `axis` on, computed in stash_type.
+LogicalResult importRMSNorm(ImportContext &ic, const onnx::NodeProto &) {
+  Value x = ic.input(0), scale = ic.input(1);
+  if (!x || !scale)
+    return failure();
+  Type elem = elemOf(x);
+  if (!isa<FloatType>(elem) || elemOf(scale) != elem)
+    return ic.fail("X and scale must be floating-point tensors of one type");
+  int64_t rank = shapeOf(x).size();
+  FailureOr<int64_t> axis = ic.normAxis(ic.attrInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  int64_t stash = ic.attrInt("stash_type", onnx::TensorProto::FLOAT);
+  Type stashType = convertElementType(ic.b.getContext(), stash);
+  if (!stashType || !isa<FloatType>(stashType))
+    return ic.fail("stash_type " + llvm::Twine(stash) +
+                   " is not a floating-point type");
+  SmallVector<int64_t> axes;
+  for (int64_t d = *axis; d < rank; ++d)
+    axes.push_back(d);
+  Value xs = ic.cast(x, stashType);
+  Value meanSq = ic.reduce("mean", *ic.binary("mul", xs, xs), axes,
+                           /*keepDims=*/true);
+  Value inv = ic.unary(
+      "rsqrt",
+      *ic.binary("add", meanSq,
+                 ic.scalarLike(meanSq, ic.attrFloat("epsilon", 1e-5f))));
+  Value normalized = ic.cast(*ic.binary("mul", xs, inv), elem);
+  FailureOr<Value> y = ic.binary("mul", normalized, scale);
+  if (failed(y))
+    return failure();
+  if (shapeOf(*y) != shapeOf(x))
+    return ic.fail("scale does not broadcast to X");
+  ic.setOutput(0, *y);
+  return success();
+}
+
 LogicalResult importBatchNorm(ImportContext &ic, const onnx::NodeProto &node) {
   if (ic.attrInt("training_mode", 0) != 0)
     return ic.fail("training_mode=1 is not supported; export the model in "
@@ -431,6 +470,7 @@ void registerNNOps(llvm::StringMap<OpHandler> &h) {
   h["Softmax"] = importSoftmax;
   h["LogSoftmax"] = importSoftmax;
   h["LayerNormalization"] = importLayerNorm;
+  h["RMSNormalization"] = importRMSNorm;
   h["BatchNormalization"] = importBatchNorm;
 }
 

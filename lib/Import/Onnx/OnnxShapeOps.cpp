@@ -1,8 +1,8 @@
 //===- OnnxShapeOps.cpp - Shape and data-movement ONNX ops ------*- C++ -*-===//
 //
 // Part of MegaGraph. Constant, Shape, Size, Reshape, Transpose, (Un)Squeeze,
-// Flatten, Concat, Split, Slice, Gather, ConstantOfShape, Expand, Range,
-// Tile. PyTorch exports compute reshape targets with Shape -> Gather ->
+// Flatten, Concat, Split, Slice, Gather, Pad, ConstantOfShape, Expand,
+// Range, Tile. PyTorch exports compute reshape targets with Shape -> Gather ->
 // Concat chains; on static shapes those are evaluated here, so every TOSA op
 // the importer emits has a static type.
 //
@@ -466,19 +466,34 @@ LogicalResult importSplit(ImportContext &ic, const onnx::NodeProto &node) {
   if (failed(axis))
     return failure();
   int64_t dim = t.getDimSize(*axis), parts = node.output_size();
+  // Sizes come from input #1 (since opset 13); without it the dimension is
+  // split into ceil(dim / parts) chunks, the last one smaller, where opset
+  // 18 names the number of parts in num_outputs.
   SmallVector<int64_t> sizes;
+  if (ic.attr("split"))
+    return ic.fail("the 'split' attribute is not part of Split since opset "
+                   "13 (sizes are input #1)");
+  const onnx::AttributeProto *numOutputs = ic.attr("num_outputs");
+  if (numOutputs && ic.opset < 18)
+    return ic.fail("the num_outputs attribute needs opset 18 or newer");
   if (ic.hasInput(1)) {
+    if (numOutputs)
+      return ic.fail("give either the split sizes (input #1) or "
+                     "num_outputs, not both");
     FailureOr<SmallVector<int64_t>> s = ic.inputInts(1, "split sizes");
     if (failed(s))
       return failure();
     sizes = *s;
-  } else if (auto s = ic.attrInts("split")) {
-    sizes = *s;
   } else {
+    if (numOutputs && numOutputs->i() != parts)
+      return ic.fail("num_outputs is " + llvm::Twine(numOutputs->i()) +
+                     " but the node has " + llvm::Twine(parts) + " outputs");
     int64_t chunk = (dim + parts - 1) / parts;
     for (int64_t i = 0; i < parts; ++i)
-      sizes.push_back(std::min(chunk, dim - i * chunk));
+      sizes.push_back(std::clamp<int64_t>(dim - i * chunk, 0, chunk));
   }
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+    return ic.fail("split sizes must not be negative");
   if (static_cast<int64_t>(sizes.size()) != parts)
     return ic.fail("split has " + llvm::Twine(sizes.size()) + " sizes for " +
                    llvm::Twine(parts) + " outputs");
@@ -574,6 +589,124 @@ LogicalResult importGather(ImportContext &ic, const onnx::NodeProto &) {
     indices = ic.select(*isNeg, *wrapped, indices);
   }
   ic.setOutput(0, ic.gather(v, axis, indices));
+  return success();
+}
+
+/// Pad: `pads` = [begin_0, ..., begin_n, end_0, ..., end_n] over `axes`
+/// (input #3 since opset 18; all axes otherwise), negative entries crop.
+/// Modes: constant (constant_value, default 0), edge (repeat the border),
+/// reflect (mirror without the border), wrap (opset 19: the other end).
+LogicalResult importPad(ImportContext &ic, const onnx::NodeProto &) {
+  Value v = ic.input(0);
+  if (!v)
+    return failure();
+  ArrayRef<int64_t> inShape = shapeOf(v);
+  int64_t rank = inShape.size();
+  std::string mode = ic.attrString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
+    return ic.fail("unknown mode '" + mode +
+                   "' (expected constant, reflect, edge or wrap)");
+  if (mode == "wrap" && ic.opset < 19)
+    return ic.fail("mode 'wrap' needs opset 19 or newer");
+  FailureOr<SmallVector<int64_t>> pads = ic.inputInts(1, "pads");
+  if (failed(pads))
+    return failure();
+  SmallVector<int64_t> axes;
+  if (ic.hasInput(3)) {
+    if (ic.opset < 18)
+      return ic.fail("the axes input needs opset 18 or newer");
+    FailureOr<SmallVector<int64_t>> a = ic.inputInts(3, "axes");
+    if (failed(a))
+      return failure();
+    for (int64_t x : *a) {
+      FailureOr<int64_t> axis = ic.normAxis(x, rank);
+      if (failed(axis))
+        return failure();
+      if (llvm::is_contained(axes, *axis))
+        return ic.fail("axis " + llvm::Twine(x) + " is repeated");
+      axes.push_back(*axis);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  int64_t n = axes.size();
+  if (static_cast<int64_t>(pads->size()) != 2 * n)
+    return ic.fail("pads has " + llvm::Twine(pads->size()) +
+                   " entries, expected " + llvm::Twine(2 * n));
+  Value fill;
+  if (mode == "constant") {
+    if (ic.hasInput(2)) {
+      fill = ic.input(2);
+      if (!fill)
+        return failure();
+      if (elemOf(fill) != elemOf(v) || product(shapeOf(fill)) != 1)
+        return ic.fail("constant_value must be one element of the data's "
+                       "type");
+    } else {
+      fill = ic.splat(elemOf(v), 0.0, {});
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t axis = axes[i], before = (*pads)[i], after = (*pads)[i + n];
+    // Crop first, then extend.
+    SmallVector<int64_t> shape(shapeOf(v));
+    int64_t dim = shape[axis];
+    int64_t cropB = std::max<int64_t>(0, -before),
+            cropA = std::max<int64_t>(0, -after);
+    if (cropB + cropA > dim)
+      return ic.fail("negative pads remove more than dimension " +
+                     llvm::Twine(axis) + " holds");
+    if (cropB || cropA) {
+      SmallVector<int64_t> start(rank, 0), size(shape);
+      start[axis] = cropB;
+      size[axis] = dim - cropB - cropA;
+      v = ic.slice(v, start, size);
+      shape[axis] = dim = size[axis];
+    }
+    before = std::max<int64_t>(0, before);
+    after = std::max<int64_t>(0, after);
+    if (!before && !after)
+      continue;
+    auto part = [&](int64_t from, int64_t count) {
+      SmallVector<int64_t> start(rank, 0), size(shape);
+      start[axis] = from;
+      size[axis] = count;
+      return ic.slice(v, start, size);
+    };
+    auto extent = [&](int64_t count) {
+      SmallVector<int64_t> s(shape);
+      s[axis] = count;
+      return s;
+    };
+    if (mode != "constant" && dim == 0)
+      return ic.fail("mode '" + mode + "' cannot pad an empty dimension");
+    if ((mode == "reflect" && (before >= dim || after >= dim)) ||
+        (mode == "wrap" && (before > dim || after > dim)))
+      return ic.fail("mode '" + mode + "' pads of " + llvm::Twine(before) +
+                     "/" + llvm::Twine(after) + " exceed dimension " +
+                     llvm::Twine(axis) + " of size " + llvm::Twine(dim));
+    SmallVector<Value> pieces;
+    auto side = [&](int64_t count, bool isBefore) -> Value {
+      if (mode == "constant")
+        return ic.broadcastTo(ic.reshape(fill, SmallVector<int64_t>(rank, 1)),
+                              extent(count));
+      if (mode == "edge")
+        return ic.broadcastTo(part(isBefore ? 0 : dim - 1, 1), extent(count));
+      if (mode == "reflect")
+        return ic.reverse(
+            isBefore ? part(1, count) : part(dim - 1 - count, count), axis);
+      return isBefore ? part(dim - count, count) : part(0, count);
+    };
+    if (before)
+      pieces.push_back(side(before, true));
+    pieces.push_back(v);
+    if (after)
+      pieces.push_back(side(after, false));
+    v = ic.concat(pieces, axis);
+  }
+  ic.setOutput(0, v);
   return success();
 }
 
@@ -715,6 +848,7 @@ void registerShapeOps(llvm::StringMap<OpHandler> &h) {
   h["Expand"] = importExpand;
   h["Tile"] = importTile;
   h["Range"] = importRange;
+  h["Pad"] = importPad;
 }
 
 } // namespace megagraph::onnx_import
