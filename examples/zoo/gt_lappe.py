@@ -17,7 +17,6 @@ nets/SBMs_node_classification/graph_transformer_net.py, layers/mlp_readout_layer
   * MLPReadout (L=2): Linear(d, d/2), relu, Linear(d/2, d/4), relu, Linear(d/4, C).
 """
 
-import math
 
 import numpy as np
 import torch

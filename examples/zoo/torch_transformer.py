@@ -17,7 +17,6 @@ export_zoo.py does that for every model.
 """
 
 import numpy as np
-import torch
 import torch.nn as nn
 
 import zoo_common as zc

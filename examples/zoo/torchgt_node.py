@@ -65,7 +65,7 @@ class CoreAttention(nn.Module):
     def full_attention(self, k, q, v, attn_bias):
         # [b, np, sq+1, sk+1]
         output_size = (q.size(0), q.size(2), q.size(1), k.size(1))
-        num_heads = self.num_attention_heads_per_partition if self.training else self.num_heads
+        num_heads = self.num_attention_heads_per_partition if self.training else self.num_heads  # noqa: F841 (unused there too)
         # [b, sq+1, np, hn] -> [sq+1, b * np, hn]
         q = q.view(output_size[2], output_size[0] * output_size[1], -1)
         k = k.view(output_size[3], output_size[0] * output_size[1], -1)

@@ -111,15 +111,6 @@ def laplacian_pe(adj, k):
 # Weights
 # ---------------------------------------------------------------------------
 
-def _padding_rows(model):
-    """state_dict names of embedding tables with a padding_idx -> that row."""
-    rows = {}
-    for mname, m in model.named_modules():
-        if isinstance(m, nn.Embedding) and m.padding_idx is not None:
-            rows[(mname + "." if mname else "") + "weight"] = m.padding_idx
-    return rows
-
-
 def _norm_names(model):
     ln, bn = set(), set()
     for mname, m in model.named_modules():
