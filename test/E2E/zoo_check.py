@@ -4,7 +4,8 @@ codebases exported from PyTorch three ways (torch2 dynamo, torch2-legacy, torch1
 
 usage: zoo_check.py --compiler PATH/megagraph-compile [--zoo DIR] [--models a,b]
                     [--styles torch2,...] [--tol 1e-4] [--work-dir DIR] [--keep]
-                    [--json FILE] [--timeout SECONDS] [--no-exe]
+                    [--json FILE] [--markdown FILE] [--timeout SECONDS] [--no-exe]
+                    [--runtime-dir DIR]
 
 For every zoo entry and export style listed in DIR/manifest.json:
   1. `megagraph-compile model.onnx --emit=gt`: counts the raised ops in the output
@@ -135,7 +136,8 @@ def run(cmd, timeout):
         return 126, "", f"error: cannot run {cmd[0]}: {e}", time.time() - t0
 
 
-def check_one(compiler, entry, model, style, sdir, work, tol, timeout, do_exe, supported=None):
+def check_one(compiler, entry, model, style, sdir, work, tol, timeout, do_exe, supported=None,
+              exe_args=()):
     res = {"entry": entry, "style": style, "raise": "-", "exe": "-", "err": None,
            "counts": {}, "attention": {}, "mismatch": [], "desired_missing": [],
            "first_error": None, "stage": None, "status": "FAIL", "unsupported_ops": []}
@@ -182,7 +184,8 @@ def check_one(compiler, entry, model, style, sdir, work, tol, timeout, do_exe, s
     # 2. executable + numerics
     if do_exe:
         exe = os.path.join(work, "model.exe")
-        rc, out, err, _ = run([compiler, onnx_path, "--emit=exe", "-o", exe] + shape_args, timeout)
+        rc, out, err, _ = run([compiler, onnx_path, "--emit=exe", "-o", exe] + shape_args
+                              + list(exe_args), timeout)
         if rc != 0:
             res["exe"] = "compile-error"
             if res["stage"] is None:
@@ -277,6 +280,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--json", default="", help="write the per-entry results here")
     ap.add_argument("--no-exe", action="store_true", help="only check the raise")
+    ap.add_argument("--runtime-dir", default="",
+                    help="passed to megagraph-compile --emit=exe (e.g. for a copied compiler)")
     ap.add_argument("--markdown", default="", help="also write the table as Markdown here")
     args = ap.parse_args()
 
@@ -300,7 +305,8 @@ def main():
             sdir = os.path.join(args.zoo, entry, style)
             work = os.path.join(work_root, entry, style)
             r = check_one(os.path.abspath(args.compiler), entry, model, style, sdir, work,
-                          args.tol, args.timeout, not args.no_exe, supported)
+                          args.tol, args.timeout, not args.no_exe, supported,
+                          ["--runtime-dir", args.runtime_dir] if args.runtime_dir else [])
             results.append(r)
             detail = r["first_error"] or ""
             if not detail and r["err"] is not None:
