@@ -1,6 +1,7 @@
 """GraphGPS (Rampasek et al., NeurIPS 2022), re-created from github.com/rampasek/GraphGPS
-(graphgps/layer/gps_layer.py GPSLayer with local_gnn_type='GCN', global_model_type=
-'Transformer', batch_norm=True; graphgps/network/gps_model.py):
+(graphgps/layer/gps_layer.py GPSLayer with global_model_type='Transformer',
+batch_norm=True and a GCN as the local message-passing model, in the slot where the
+codebase offers GINE / GatedGCN / GAT / PNA; graphgps/network/gps_model.py):
 
   * global branch exactly as GPSLayer._sa_block: `self.self_attn(x, x, x,
     attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False)[0]`
