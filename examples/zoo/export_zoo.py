@@ -182,9 +182,11 @@ def export_one(mod, entry, kw, style, out_dir):
         raise RuntimeError(f"{len(onnx_outputs)} ONNX outputs for {len(ref)} PyTorch outputs")
     for n, r in zip(onnx_outputs, ref):
         np.save(os.path.join(out_dir, "outputs", f"{n}.npy"), r.detach().cpu().numpy())
-    files = sorted(os.listdir(out_dir))
-    size = sum(os.path.getsize(os.path.join(out_dir, f)) for f in files
-               if os.path.isfile(os.path.join(out_dir, f)))
+    # bytes of what the export consists of: model, external data, inputs, outputs
+    paths = [onnx_path, onnx_path + ".data"]
+    for sub in ("inputs", "outputs"):
+        paths += [os.path.join(out_dir, sub, f) for f in os.listdir(os.path.join(out_dir, sub))]
+    size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
     dropped = [n for n in names if n not in onnx_inputs]
     info = dict(summary, style=style, torch=torch.__version__, state_digest=zc.state_digest(model),
                 external_data=os.path.exists(onnx_path + ".data"), bytes=size,
