@@ -783,6 +783,34 @@ std::optional<SmallVector<int64_t>> maskAtomShape(const ScoreMask &m,
   return shape;
 }
 
+/// Matches where(p == p, p, 0) or where(!(p == p), 0, p) (ONNX IsNaN, then
+/// Where) as the only users of `p`: NaN entries replaced by zero.
+tosa::SelectOp matchNanGuard(Value p) {
+  for (Operation *user : p.getUsers()) {
+    auto guard = dyn_cast<tosa::SelectOp>(user);
+    if (!guard)
+      continue;
+    Value pred = guard.getInput1();
+    bool negated = false;
+    if (auto n = pred.getDefiningOp<tosa::LogicalNotOp>();
+        n && n->hasOneUse()) {
+      pred = n.getInput1();
+      negated = true;
+    }
+    auto eq = pred.getDefiningOp<tosa::EqualOp>();
+    Value kept = negated ? guard.getInput3() : guard.getInput2();
+    Value zero = negated ? guard.getInput2() : guard.getInput3();
+    if (!eq || !eq->hasOneUse() || eq.getInput1() != p || eq.getInput2() != p ||
+        kept != p || !isSplat(zero, 0.0))
+      return tosa::SelectOp();
+    bool only = llvm::all_of(p.getUsers(), [&](Operation *u) {
+      return u == guard.getOperation() || u == eq.getOperation();
+    });
+    return only ? guard : tosa::SelectOp();
+  }
+  return tosa::SelectOp();
+}
+
 struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
   RaiseAttention(MLIRContext *ctx, llvm::Statistic &count)
       : OpRewritePattern(ctx), count(count) {}
@@ -882,6 +910,12 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
 
     // 3. P V and the layout of its result.
     Value p = softmax.getResult()[0];
+    // torch's scaled_dot_product_attention zeroes the rows that a mask
+    // removes entirely (softmax gives NaN there): where(p == p, p, 0).
+    // gt.attention yields zeros for such rows too.
+    if (!p.hasOneUse())
+      if (tosa::SelectOp guard = matchNanGuard(p))
+        p = guard.getResult();
     if (!p.hasOneUse())
       return rewriter.notifyMatchFailure(softmax, "softmax has many users");
     Operation *user = *p.getUsers().begin();

@@ -7,7 +7,8 @@ initializer (PARAMETER / BUFFER) in the value_info metadata.
 Usage (torch 2.x, onnxscript; not needed by the tests, which use the
 committed files): python make_dynamo_model.py OUTDIR
 also writes OUTDIR/topk.onnx (an unsupported op with the exporter's
-source metadata), OUTDIR/inputs/x.npy and OUTDIR/outputs/y.npy (PyTorch's output).
+source metadata), OUTDIR/inputs/x.npy and OUTDIR/outputs/y.npy (PyTorch's output), and sdpa20/ and sdpa23/ beside OUTDIR
+(scaled_dot_product_attention at opset 20 and 23, with inputs and outputs).
 """
 
 import math
@@ -15,6 +16,7 @@ import os
 import sys
 
 import torch
+import torch.nn.functional as F
 
 
 class Model(torch.nn.Module):
@@ -40,6 +42,47 @@ class TopK(torch.nn.Module):
         return torch.topk(x, 2, dim=-1).values
 
 
+class Sdpa(torch.nn.Module):
+    """F.scaled_dot_product_attention with an additive bias and with a
+    boolean mask: opset 23 exports it as ONNX Attention, opset 20 decomposed
+    (with a NaN guard that zeroes fully masked rows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(16, 48)
+
+    def forward(self, x, bias, mask):
+        b, s, d = x.shape
+        q, k, v = (t.view(b, s, 2, 8).transpose(1, 2)
+                   for t in self.qkv(x).split(16, dim=-1))
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        o = o + F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return o.transpose(1, 2).reshape(b, s, d)
+
+
+def export_sdpa(out):
+    import numpy
+    model = Sdpa().eval()
+    x = torch.randn(2, 4, 16)
+    bias = torch.randn(2, 2, 4, 4)
+    mask = torch.rand(2, 1, 4, 4) > 0.3
+    mask[1, 0, 2] = False  # a row with every key removed
+    for opset in (20, 23):
+        d = os.path.join(out, "sdpa%d" % opset)
+        os.makedirs(os.path.join(d, "inputs"), exist_ok=True)
+        os.makedirs(os.path.join(d, "outputs"), exist_ok=True)
+        torch.onnx.export(model, (x, bias, mask),
+                          os.path.join(d, "model.onnx"),
+                          opset_version=opset,
+                          input_names=["x", "bias", "mask"],
+                          output_names=["y"])
+        for name, t in (("x", x), ("bias", bias), ("mask", mask)):
+            numpy.save(os.path.join(d, "inputs", name + ".npy"), t.numpy())
+        with torch.no_grad():
+            numpy.save(os.path.join(d, "outputs", "y.npy"),
+                       model(x, bias, mask).numpy())
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -58,6 +101,7 @@ def main():
     os.makedirs(os.path.join(out, "outputs"), exist_ok=True)
     numpy.save(os.path.join(out, "inputs", "x.npy"), x.numpy())
     numpy.save(os.path.join(out, "outputs", "y.npy"), y.numpy())
+    export_sdpa(os.path.dirname(os.path.abspath(out)))
 
 
 if __name__ == "__main__":
