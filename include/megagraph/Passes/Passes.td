@@ -27,16 +27,24 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
       head count and the batch-first or seq-first layout are recovered;
       scale factors on Q or on the scores fold into `scale`; additive terms
       of the scores (spatial bias, float masks) become the `bias` operand.
-      Boolean masks applied with `Where` are not attached yet (the
-      attention then stays unraised);
+      Scores removed by `masked_fill(m, -inf)` or `where(m, s, -inf)` (any
+      fill of -1e9 or below), by an additive `where(m, -inf, 0)` (as
+      `nn.MultiheadAttention` builds from `key_padding_mask`), possibly on a
+      view that splits the batch-head dim (fairseq), become the `mask`
+      operand (several are ANDed). torch's `scaled_dot_product_attention`
+      decomposition, which zeroes fully masked rows with
+      `where(isnan(p), 0, p)`, raises too: gt.attention yields zeros there;
     * an embedding gather indexed by a shortest-path-distance matrix and
       transposed to `[.., H, S, S]` -> `gt.spatial_bias`;
     * an embedding gather added to node features ->
       `gt.degree_embedding`; other embedding gathers (optionally summed over
-      a feature axis) -> `gt.node_embedding`;
+      a feature axis, of any size, one included) -> `gt.node_embedding`, at
+      any batch size;
     * the erf form of GELU -> `gt.gelu`;
-    * `matmul` with a parameter weight (+ a parameter bias over the output
-      features) -> `gt.linear`.
+    * `matmul` with a parameter weight, `[K, N]` or an `[N, K]` one behind
+      a transpose (`Gemm` with `transB = 1`), at any batch size (at batch 1
+      there is no reshape around the matmul), + a parameter bias over the
+      output features -> `gt.linear`.
 
     ONNX `LayerNormalization` (opset 17) is imported as `gt.layer_norm`
     directly; the decomposed form of older opsets is not raised yet.
