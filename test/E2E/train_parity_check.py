@@ -98,15 +98,19 @@ def main():
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--tolerance", type=float, default=1e-3)
+    ap.add_argument("--batch", type=int, default=B,
+                    help="sequences per step the model is exported for "
+                         "(1: one sequence, as in full-graph training)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.set_num_threads(2)
 
     # 1. Export (as train_graphormer_check.py does) and compile.
     torch.manual_seed(0)
-    example = (torch.randn(B, S, F), torch.zeros(B, S, dtype=torch.long),
-               torch.zeros(B, S, dtype=torch.long),
-               torch.zeros(B, S, S, dtype=torch.long))
+    b = args.batch
+    example = (torch.randn(b, S, F), torch.zeros(b, S, dtype=torch.long),
+               torch.zeros(b, S, dtype=torch.long),
+               torch.zeros(b, S, S, dtype=torch.long))
     exported = Graphormer()
     onnx_path = os.path.join(args.work, "model.onnx")
     torch.onnx.export(exported, example, onnx_path,
