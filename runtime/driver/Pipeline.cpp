@@ -8,6 +8,7 @@
 
 #include "megagraph/Comm.h"
 
+#include "driver/PipelineSchedule.h"
 #include "driver/Roles.h"
 
 #include <algorithm>
@@ -71,6 +72,8 @@ struct Pack {
 } // namespace
 
 struct PipelineState {
+  /// This stage's actions of one step (PipelineSchedule.h).
+  std::vector<PipelineAction> schedule;
   Pack in, out; // received act<j> (this stage's inputs), sent act<j>
   std::vector<float> outBuf, cotBuf, dactBuf;
   // Stashed stage inputs (f32) and saved values (bytes) per in-flight
@@ -199,14 +202,15 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   st.outBuf.assign(st.out.total, 0.f);
   st.cotBuf.assign(st.out.total, 0.f);
   st.dactBuf.assign(st.in.total, 0.f);
-  // 1F1B: stage k has at most pp - k micro-batches in flight; GPipe all.
-  const char *schedule = std::getenv("MEGAGRAPH_PP_SCHEDULE");
-  pipe.gpipe = schedule && std::string(schedule) == "gpipe";
-  if (schedule && !pipe.gpipe && std::string(schedule) != "1f1b")
+  // The schedule, and the input slots it needs (1F1B: stage k has at most
+  // pp - k micro-batches in flight; GPipe all).
+  if (const char *schedule = std::getenv("MEGAGRAPH_PP_SCHEDULE");
+      schedule && !parsePipelineSchedule(schedule, pipe.schedule))
     return fail(error, std::string("MEGAGRAPH_PP_SCHEDULE='") + schedule +
                            "' is not a schedule (1f1b or gpipe)");
-  const int slots =
-      pipe.gpipe ? pipe.mb : std::min(pipe.pp - pipe.stage, pipe.mb);
+  st.schedule =
+      buildPipelineSchedule(pipe.schedule, pipe.pp, pipe.stage, pipe.mb);
+  const int slots = pipelineSlots(st.schedule);
   st.slots.assign(slots, mgrt_tensor{});
   st.savedSlots.assign(slots, mgrt_tensor{});
   for (int i = 0; i < slots; ++i) {
@@ -375,84 +379,47 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
         dst[j] += static_cast<float>(w * src[j]);
     }
   };
-  auto recvForward = [&](int m) {
-    if (!first)
-      mgrt_comm_recv(pipe.ppGroup,
-                     static_cast<float *>(st.slots[m % slots].data),
-                     st.in.total, MGRT_F32, s - 1, kTag);
+  // One loop runs the stage's actions.
+  auto slotData = [&](int m) {
+    return static_cast<float *>(st.slots[m % slots].data);
   };
-  auto sendForward = [&]() {
-    mgrt_comm_send(pipe.ppGroup, st.outBuf.data(), st.out.total, MGRT_F32,
-                   s + 1, kTag);
-  };
-  auto recvBackward = [&]() {
-    mgrt_comm_recv(pipe.ppGroup, st.cotBuf.data(), st.out.total, MGRT_F32,
-                   s + 1, kTag);
-  };
-  auto sendBackward = [&]() {
-    if (!first)
-      mgrt_comm_send(pipe.ppGroup, st.dactBuf.data(), st.in.total, MGRT_F32,
-                     s - 1, kTag);
-  };
-
-  if (pipe.gpipe) {
-    // GPipe: every forward (the last stage only receives), then every
-    // backward in the same order.
-    for (int m = 0; m < M; ++m) {
-      recvForward(m);
-      if (!last) {
-        if (!call(pipe.fwd, m, true))
-          return false;
-        sendForward();
-      }
-    }
-    for (int m = 0; m < M; ++m) {
-      if (!last)
-        recvBackward();
+  for (const PipelineAction &a : st.schedule) {
+    const int m = a.microBatch;
+    switch (a.kind) {
+    case PipelineAction::RecvActivations:
+      mgrt_comm_recv(pipe.ppGroup, slotData(m), st.in.total, MGRT_F32, s - 1,
+                     kTag);
+      break;
+    case PipelineAction::Forward:
+      if (!call(pipe.fwd, m, true))
+        return false;
+      break;
+    case PipelineAction::SendActivations:
+      mgrt_comm_send(pipe.ppGroup, st.outBuf.data(), st.out.total, MGRT_F32,
+                     s + 1, kTag);
+      break;
+    case PipelineAction::RecvGradients:
+      mgrt_comm_recv(pipe.ppGroup, st.cotBuf.data(), st.out.total, MGRT_F32,
+                     s + 1, kTag);
+      break;
+    case PipelineAction::Backward:
       if (!call(pipe.bwd, m, false))
         return false;
       collect(m);
-      sendBackward();
-    }
-  }
-  // 1F1B (the non-interleaved schedule of Megatron-LM).
-  const int warmup = pipe.gpipe ? 0 : std::min(K - s - 1, M);
-  const int steady = pipe.gpipe ? 0 : M - warmup;
-  for (int i = 0; i < warmup; ++i) {
-    recvForward(i);
-    if (!call(pipe.fwd, i, true))
-      return false;
-    sendForward();
-  }
-  if (steady > 0)
-    recvForward(warmup);
-  for (int i = 0; i < steady; ++i) {
-    const int mf = warmup + i, mbk = i;
-    if (!last) {
-      if (!call(pipe.fwd, mf, true))
-        return false;
-      // send forward(mf), receive the cotangent of backward(mbk)
+      break;
+    case PipelineAction::SendGradients:
+      mgrt_comm_send(pipe.ppGroup, st.dactBuf.data(), st.in.total, MGRT_F32,
+                     s - 1, kTag);
+      break;
+    case PipelineAction::SendActivationsRecvGradients:
       mgrt_comm_sendrecv(pipe.ppGroup, st.outBuf.data(), st.out.total, s + 1,
                          st.cotBuf.data(), st.out.total, s + 1, MGRT_F32, kTag);
-    }
-    if (!call(pipe.bwd, mbk, false))
-      return false;
-    collect(mbk);
-    if (i + 1 == steady)
-      sendBackward();
-    else if (!first)
-      // send backward(mbk), receive forward(mf + 1)
+      break;
+    case PipelineAction::SendGradientsRecvActivations:
       mgrt_comm_sendrecv(pipe.ppGroup, st.dactBuf.data(), st.in.total, s - 1,
-                         static_cast<float *>(st.slots[(mf + 1) % slots].data),
-                         st.in.total, s - 1, MGRT_F32, kTag);
-  }
-  for (int i = 0; i < warmup; ++i) {
-    const int mbk = steady + i; // cool-down
-    recvBackward();
-    if (!call(pipe.bwd, mbk, false))
-      return false;
-    collect(mbk);
-    sendBackward();
+                         slotData(m), st.in.total, s - 1, MGRT_F32, kTag);
+      break;
+    }
   }
 
   // Gradients of the replicas, then the update.
