@@ -24,6 +24,7 @@
 #include "megagraph/Dialect/GT/GTBufferization.h"
 
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
@@ -42,10 +43,10 @@ using namespace megagraph;
 namespace {
 
 /// Names of the runtime kernels (the C symbol is `_mlir_ciface_` + this).
-constexpr StringLiteral kAttentionKernel = "mgrt_attention_f32";
-constexpr StringLiteral kAttentionBwdKernel = "mgrt_attention_bwd_f32";
-constexpr StringLiteral kSpmmKernel = "mgrt_spmm_f32";
-constexpr StringLiteral kSparseAttentionKernel = "mgrt_sparse_attention_f32";
+constexpr StringLiteral kAttentionKernel = MGRT_KERNEL_ATTENTION;
+constexpr StringLiteral kAttentionBwdKernel = MGRT_KERNEL_ATTENTION_BWD;
+constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
+constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
 /// Context parallel (`gt.cp` of gt-context-parallel): the cp kernel's extra
 /// arguments g0, g1, g2, g3, axes, mode (RuntimeCp.h) appended to `args`,
@@ -61,8 +62,8 @@ StringRef contextParallel(RewriterBase &rewriter, Operation *op, StringRef name,
   for (StringRef key : {"axes", "mode"})
     args.push_back(arith::ConstantIntOp::create(
         rewriter, op->getLoc(), cp.getAs<IntegerAttr>(key).getInt(), 64));
-  return name == kAttentionKernel ? "mgrt_cp_attention_f32"
-                                  : "mgrt_cp_attention_bwd_f32";
+  return name == kAttentionKernel ? MGRT_KERNEL_CP_ATTENTION
+                                  : MGRT_KERNEL_CP_ATTENTION_BWD;
 }
 
 /// Returns `buffer` with an identity layout, copying it if it is strided.

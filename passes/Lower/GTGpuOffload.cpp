@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,9 +35,9 @@ namespace {
 
 /// Runtime kernels with a CUDA version taking the same memref operands.
 constexpr std::pair<StringLiteral, StringLiteral> kCudaKernels[] = {
-    {"mgrt_matmul_f32", "mgrt_cuda_matmul_f32"},
-    {"mgrt_attention_f32", "mgrt_cuda_attention_f32"},
-    {"mgrt_attention_bwd_f32", "mgrt_cuda_attention_bwd_f32"},
+    {MGRT_KERNEL_MATMUL, MGRT_CUDA_KERNEL_MATMUL},
+    {MGRT_KERNEL_ATTENTION, MGRT_CUDA_KERNEL_ATTENTION},
+    {MGRT_KERNEL_ATTENTION_BWD, MGRT_CUDA_KERNEL_ATTENTION_BWD},
 };
 
 /// The gpu.module every kernel is outlined into.

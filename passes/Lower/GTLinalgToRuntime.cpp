@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -29,7 +30,7 @@ using namespace megagraph;
 
 namespace {
 
-constexpr StringLiteral kMatmulKernel = "mgrt_matmul_f32";
+constexpr StringLiteral kMatmulKernel = MGRT_KERNEL_MATMUL;
 
 /// A rank-3 f32 memref of dynamic sizes and strides: what the kernel takes.
 MemRefType stridedDynamic(MLIRContext *ctx) {

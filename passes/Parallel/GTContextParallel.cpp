@@ -21,6 +21,7 @@
 
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -247,9 +248,9 @@ struct GTContextParallelPass
     }
     int64_t modeValue;
     if (mode == "allgather")
-      modeValue = 0;
+      modeValue = MGRT_CP_ALLGATHER;
     else if (mode == "ring")
-      modeValue = 1;
+      modeValue = MGRT_CP_RING;
     else {
       module.emitError() << "gt-context-parallel: mode must be allgather or "
                             "ring, got '"

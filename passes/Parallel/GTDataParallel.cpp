@@ -21,6 +21,7 @@
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -38,7 +39,7 @@ using namespace megagraph;
 namespace {
 
 /// Name of the data-parallel grid.
-constexpr StringLiteral kGrid = "gt_dp";
+constexpr StringLiteral kGrid = abi::kDataParallelGrid;
 
 /// One flattened value to reduce and where its result goes.
 struct Piece {
@@ -156,7 +157,7 @@ struct GTDataParallelPass
     for (BlockArgument arg : grad.getArguments()) {
       auto name =
           grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
-      if (!name || name.getValue() != "label_mask")
+      if (!name || name.getValue() != abi::kLabelMask)
         continue;
       auto t = cast<RankedTensorType>(arg.getType());
       Value m = tosa::CastOp::create(b, loc, h.f32(t.getShape()), arg);
@@ -177,9 +178,9 @@ struct GTDataParallelPass
       if (!name)
         continue;
       StringRef n = name.getValue();
-      bool weighted = n == "loss" || (n.starts_with("grad:") && !presummed);
-      if (!weighted && n != "correct" && n != "eval_correct" &&
-          !n.starts_with("grad:"))
+      const bool isGrad = abi::isGradientName(n);
+      bool weighted = n == abi::kLoss || (isGrad && !presummed);
+      if (!weighted && n != abi::kCorrect && n != abi::kEvalCorrect && !isGrad)
         continue;
       auto t = dyn_cast<RankedTensorType>(value.getType());
       if (!t || !t.hasStaticShape() || !t.getElementType().isF32()) {
@@ -190,8 +191,8 @@ struct GTDataParallelPass
       }
       Value flat = h.flatten(weighted ? h.mulScalar(value, count) : value);
       pieces.push_back({flat, t, static_cast<int>(i), weighted,
-                        n.starts_with("grad:") ? n.drop_front(5) : ""});
-      if (n.starts_with("grad:"))
+                        abi::parameterOfGradient(n)});
+      if (isGrad)
         ++numGradients;
     }
 
@@ -327,8 +328,8 @@ struct GTDataParallelPass
                mb.getNamedAttr("sizes", mb.getArrayAttr(sizes)),
                mb.getNamedAttr("padded", mb.getI64IntegerAttr(zb.padded))}));
       newResults.push_back(h.mulScalar(zb.shard, inv));
-      newAttrs.push_back(mb.getDictionaryAttr(
-          {mb.getNamedAttr("gt.name", mb.getStringAttr("grad:" + name))}));
+      newAttrs.push_back(mb.getDictionaryAttr({mb.getNamedAttr(
+          "gt.name", mb.getStringAttr(abi::gradientName(name)))}));
     }
     SmallVector<Value> kept;
     SmallVector<DictionaryAttr> keptAttrs;

@@ -20,6 +20,7 @@
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Plan/Profile.h"
 #include "megagraph/Plan/StageSplit.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -309,7 +310,8 @@ struct GTPipelineSplitPass
       for (auto [i, v] : llvm::enumerate(ins)) {
         argTypes.push_back(v.getType());
         argAttrs.push_back(mb.getDictionaryAttr(
-            {mb.getNamedAttr("gt.name", mb.getStringAttr("act" + Twine(i))),
+            {mb.getNamedAttr("gt.name",
+                             mb.getStringAttr(abi::activationName(i))),
              mb.getNamedAttr("gt.differentiable", mb.getUnitAttr()),
              mb.getNamedAttr("gt.recv_from", mb.getI64IntegerAttr(k - 1))}));
       }
@@ -374,7 +376,8 @@ struct GTPipelineSplitPass
         for (auto [i, v] : llvm::enumerate(crossing[end])) {
           outs.push_back(map.lookup(v));
           resAttrs.push_back(mb.getDictionaryAttr(
-              {mb.getNamedAttr("gt.name", mb.getStringAttr("act" + Twine(i))),
+              {mb.getNamedAttr("gt.name",
+                               mb.getStringAttr(abi::activationName(i))),
                mb.getNamedAttr("gt.send_to", mb.getI64IntegerAttr(k + 1))}));
         }
       } else {

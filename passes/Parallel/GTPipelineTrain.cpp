@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -90,7 +91,7 @@ void stashActivations(func::FuncOp stage, func::FuncOp fwd, func::FuncOp bwd) {
       result.replaceUsesWithIf(arg, [&](OpOperand &use) {
         return !inForward.contains(bb.findAncestorOpInBlock(*use.getOwner()));
       });
-      auto name = b.getStringAttr("saved" + Twine(saved++));
+      auto name = b.getStringAttr(abi::savedName(saved++));
       bwdArgAttrs.push_back(
           b.getDictionaryAttr(b.getNamedAttr("gt.name", name)));
       fwdResults.push_back(fwdOps[index]->getResult(r));
@@ -166,7 +167,7 @@ struct GTPipelineTrainPass
       if (!last) {
         fwd = cast<func::FuncOp>(b.clone(*stage));
         fwd.setSymName(("pp_s" + Twine(k) + "_fwd").str());
-        markEntry(fwd, "s" + Twine(k) + ".fwd");
+        markEntry(fwd, abi::stageEntryName(k, MGRT_STAGE_FORWARD));
       }
       // Backward: gt-autodiff on a copy as @main.
       auto copy = cast<func::FuncOp>(b.clone(*stage));
@@ -178,7 +179,7 @@ struct GTPipelineTrainPass
           runOn(copy, autodiffPm, "main_grad", "pp_s" + Twine(k) + "_bwd");
       if (!bwd)
         return signalPassFailure();
-      markEntry(bwd, "s" + Twine(k) + ".bwd");
+      markEntry(bwd, abi::stageEntryName(k, MGRT_STAGE_BACKWARD));
       // Without recomputation the forward hands the values the backward
       // needs to the driver, which keeps them per in-flight micro-batch.
       if (!last && !recompute)
@@ -188,7 +189,7 @@ struct GTPipelineTrainPass
       SmallVector<DictionaryAttr> gradAttrs;
       for (unsigned i = 0; i < bwd.getNumResults(); ++i) {
         auto name = bwd.getResultAttrOfType<StringAttr>(i, "gt.name");
-        if (name && name.getValue().starts_with("grad:")) {
+        if (name && abi::isGradientName(name.getValue())) {
           gradTypes.push_back(bwd.getResultTypes()[i]);
           gradAttrs.push_back(bwd.getResultAttrDict(i));
         }
@@ -214,7 +215,7 @@ struct GTPipelineTrainPass
           runOn(update, optimizerPm, "main", "pp_s" + Twine(k) + "_update");
       if (!upd)
         return signalPassFailure();
-      markEntry(upd, "s" + Twine(k) + ".update");
+      markEntry(upd, abi::stageEntryName(k, MGRT_STAGE_UPDATE));
       stage.erase();
     }
 
@@ -244,12 +245,12 @@ struct GTPipelineTrainPass
           b.getNamedAttr("gt.name", b.getStringAttr(name)));
     };
     argTypes.push_back(scaled(RankedTensorType::get(items, b.getI64Type())));
-    argAttrs.push_back(named("labels"));
+    argAttrs.push_back(named(abi::kLabels));
     argTypes.push_back(scaled(RankedTensorType::get(items, b.getI1Type())));
-    argAttrs.push_back(named("label_mask"));
+    argAttrs.push_back(named(abi::kLabelMask));
     argTypes.push_back(
         scaled(RankedTensorType::get(items, logits.getElementType())));
-    argAttrs.push_back(named("eval_mask"));
+    argAttrs.push_back(named(abi::kEvalMask));
     auto scalar = RankedTensorType::get({}, f32);
     SmallVector<Type> resultTypes(3, scalar);
     b.setInsertionPoint(main);
@@ -262,8 +263,8 @@ struct GTPipelineTrainPass
     Value zero = zeros(sb, stub.getLoc(), scalar);
     func::ReturnOp::create(sb, stub.getLoc(), ValueRange{zero, zero, zero});
     stub.setAllArgAttrs(argAttrs);
-    SmallVector<DictionaryAttr> resultAttrs = {named("loss"), named("correct"),
-                                               named("eval_correct")};
+    SmallVector<DictionaryAttr> resultAttrs = {
+        named(abi::kLoss), named(abi::kCorrect), named(abi::kEvalCorrect)};
     stub.setAllResultAttrs(resultAttrs);
     main.erase();
   }

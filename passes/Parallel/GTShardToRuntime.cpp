@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 namespace megagraph {
 #define GEN_PASS_DEF_GTSHARDTORUNTIME
@@ -29,17 +30,17 @@ using namespace megagraph;
 
 namespace {
 
-/// Reduction codes of megagraph/Comm.h (mgrt_comm_op).
+/// The runtime's reduction code (mgrt_comm_op) of `kind`.
 FailureOr<int64_t> reductionCode(shard::ReductionKind kind) {
   switch (kind) {
   case shard::ReductionKind::Sum:
-    return 0;
+    return MGRT_COMM_SUM;
   case shard::ReductionKind::Average:
-    return 1;
+    return MGRT_COMM_AVG;
   case shard::ReductionKind::Max:
-    return 2;
+    return MGRT_COMM_MAX;
   case shard::ReductionKind::Min:
-    return 3;
+    return MGRT_COMM_MIN;
   default:
     return failure();
   }
@@ -226,7 +227,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
       return fail("reduction must be sum, average, max or min");
     auto t = typeOf(ar.getResult());
     Value buf = l.buffer(t.getNumElements(), ar.getInput());
-    l.call("mgrt_comm_all_reduce_f32", {buf}, {*code});
+    l.call(MGRT_SHARD_ALL_REDUCE, {buf}, {*code});
     replacement = l.result(buf, t);
   } else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
     if (failed(prepare(op, ag.getGridAttr(), ag.getGridAxes(), l)))
@@ -237,7 +238,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(ag.getResult());
     Value in = l.buffer(typeOf(ag.getInput()).getNumElements(), ag.getInput());
     Value out = l.buffer(t.getNumElements());
-    l.call("mgrt_comm_all_gather_f32", {out, in}, {});
+    l.call(MGRT_SHARD_ALL_GATHER, {out, in}, {});
     replacement = l.result(out, t);
   } else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
     if (failed(prepare(op, rs.getGridAttr(), rs.getGridAxes(), l)))
@@ -251,7 +252,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(rs.getResult());
     Value in = l.buffer(typeOf(rs.getInput()).getNumElements(), rs.getInput());
     Value out = l.buffer(t.getNumElements());
-    l.call("mgrt_comm_reduce_scatter_f32", {out, in}, {*code});
+    l.call(MGRT_SHARD_REDUCE_SCATTER, {out, in}, {*code});
     replacement = l.result(out, t);
   } else if (auto aa = dyn_cast<shard::AllToAllOp>(op)) {
     if (failed(prepare(op, aa.getGridAttr(), aa.getGridAxes(), l)))
@@ -264,7 +265,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(aa.getResult());
     Value in = l.buffer(t.getNumElements(), aa.getInput());
     Value out = l.buffer(t.getNumElements());
-    l.call("mgrt_comm_all_to_all_f32", {out, in}, {});
+    l.call(MGRT_SHARD_ALL_TO_ALL, {out, in}, {});
     replacement = l.result(out, t);
   } else if (auto sl = dyn_cast<shard::AllSliceOp>(op)) {
     if (failed(prepare(op, sl.getGridAttr(), sl.getGridAxes(), l)))
@@ -275,7 +276,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(sl.getResult());
     Value in = l.buffer(typeOf(sl.getInput()).getNumElements(), sl.getInput());
     Value out = l.buffer(t.getNumElements());
-    l.call("mgrt_comm_all_slice_f32", {out, in}, {});
+    l.call(MGRT_SHARD_ALL_SLICE, {out, in}, {});
     replacement = l.result(out, t);
   } else if (auto bc = dyn_cast<shard::BroadcastOp>(op)) {
     if (failed(prepare(op, bc.getGridAttr(), bc.getGridAxes(), l)))
@@ -287,7 +288,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
       return failure();
     auto t = typeOf(bc.getResult());
     Value buf = l.buffer(t.getNumElements(), bc.getInput());
-    l.call("mgrt_comm_broadcast_f32", {buf}, {*root});
+    l.call(MGRT_SHARD_BROADCAST, {buf}, {*root});
     replacement = l.result(buf, t);
   } else if (auto send = dyn_cast<shard::SendOp>(op)) {
     if (failed(prepare(op, send.getGridAttr(), send.getGridAxes(), l)))
@@ -299,7 +300,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
       return failure();
     Value buf =
         l.buffer(typeOf(send.getInput()).getNumElements(), send.getInput());
-    l.call("mgrt_comm_send_f32", {buf}, {*dest});
+    l.call(MGRT_SHARD_SEND, {buf}, {*dest});
     replacement = send.getInput();
   } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
     if (failed(prepare(op, recv.getGridAttr(), recv.getGridAxes(), l)))
@@ -311,7 +312,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
       return failure();
     auto t = typeOf(recv.getResult());
     Value buf = l.buffer(t.getNumElements());
-    l.call("mgrt_comm_recv_f32", {buf}, {*source});
+    l.call(MGRT_SHARD_RECV, {buf}, {*source});
     replacement = l.result(buf, t);
   } else if (auto shift = dyn_cast<shard::ShiftOp>(op)) {
     if (failed(prepare(op, shift.getGridAttr(), shift.getGridAxes(), l)))
@@ -324,7 +325,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
     Value in = l.buffer(t.getNumElements(), shift.getInput());
     Value out = l.buffer(t.getNumElements());
     l.call(
-        "mgrt_comm_shift_f32", {out, in},
+        MGRT_SHARD_SHIFT, {out, in},
         {static_cast<int64_t>(shift.getOffset()), shift.getRotate() ? 1 : 0});
     replacement = l.result(out, t);
   } else {

@@ -28,6 +28,7 @@
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -44,7 +45,7 @@ using namespace megagraph;
 
 namespace {
 
-constexpr StringLiteral kGrid = "gt_dp";
+constexpr StringLiteral kGrid = abi::kDataParallelGrid;
 
 RankedTensorType f32(OpBuilder &b, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, b.getF32Type());

@@ -18,6 +18,7 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -165,7 +166,8 @@ void collectDifferentiableInputs(func::FuncOp main, Block &body,
     if (main.getArgAttr(i, "gt.differentiable")) {
       inputs.push_back(body.getArgument(i));
       auto name = main.getArgAttrOfType<StringAttr>(i, "gt.name");
-      names.push_back("d" + (name ? name.str() : "arg" + std::to_string(i)));
+      names.push_back(
+          abi::cotangentName(name ? name.str() : "arg" + std::to_string(i)));
     }
 }
 
@@ -188,7 +190,7 @@ void finishGradient(OpBuilder &b, Location loc, func::FuncOp grad,
   for (auto load : body.getOps<ml_program::GlobalLoadOp>())
     if (Value g = grads.lookup(load.getResult())) {
       results.push_back(g);
-      names.push_back("grad:" + load.getGlobal().getLeafReference().str());
+      names.push_back(abi::gradientName(load.getGlobal().getLeafReference()));
     }
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
@@ -236,9 +238,8 @@ LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
     Value cot = body.addArgument(type, loc);
     auto name = main.getResultAttrOfType<StringAttr>(i, "gt.name");
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-        "gt.name",
-        b.getStringAttr("d" +
-                        (name ? name.str() : "result" + std::to_string(i))))));
+        "gt.name", b.getStringAttr(abi::cotangentName(
+                       name ? name.str() : "result" + std::to_string(i))))));
     Value &slot = grads[value];
     slot =
         slot ? tosa::AddOp::create(b, loc, type, slot, cot).getResult() : cot;
@@ -332,12 +333,13 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i + 3 < numArgs; ++i)
       argAttrs.push_back(main.getArgAttrDict(i));
-    for (const char *name : {"labels", "label_mask", "eval_mask"})
+    for (StringRef name : {abi::kLabels, abi::kLabelMask, abi::kEvalMask})
       argAttrs.push_back(b.getDictionaryAttr(
           b.getNamedAttr("gt.name", b.getStringAttr(name))));
-    finishGradient(b, loc, grad, ret, {loss, correct, evalCorrect},
-                   {"loss", "correct", "eval_correct"}, diffInputs, diffNames,
-                   grads, argAttrs);
+    finishGradient(
+        b, loc, grad, ret, {loss, correct, evalCorrect},
+        {abi::kLoss.str(), abi::kCorrect.str(), abi::kEvalCorrect.str()},
+        diffInputs, diffNames, grads, argAttrs);
 
     // 6. Optionally make it the module's entry point.
     if (replaceMain) {

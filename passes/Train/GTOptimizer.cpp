@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -159,7 +160,7 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
     SmallVector<DictionaryAttr> keptAttrs;
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
-      bool isGrad = name && name.getValue().starts_with("grad:");
+      bool isGrad = name && abi::isGradientName(name.getValue());
       if (!isGrad || returnState) {
         kept.push_back(value);
         keptAttrs.push_back(grad.getResultAttrDict(i));

@@ -6,13 +6,12 @@
 
 #include <cstdint>
 
-/// Defined by models compiled with --plan dp=P (gt-data-parallel).
-extern "C" int64_t megagraph_plan_dp(void) __attribute__((weak));
-
 namespace mgrt {
 
-bool setupDataParallel(DataParallel &dp, std::string &error) {
-  const int64_t planned = megagraph_plan_dp ? megagraph_plan_dp() : 1;
+bool setupDataParallel(const mgrt_plan *plan, DataParallel &dp,
+                       std::string &error) {
+  // gt-data-parallel sums the gradients over all dp x cp ranks.
+  const int64_t planned = plan ? plan->dp * plan->cp : 1;
   if (planned <= 1 && !mgrt_comm_launched())
     return true; // one process, MPI untouched
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);

@@ -1,8 +1,8 @@
 //===- DriverComm.h - Data parallelism in the training driver ---*- C++ -*-===//
 //
 // Internal to the runtime. What `--mode train` needs from the communication
-// runtime: the model's plan (the weak symbol megagraph_plan_dp that
-// gt-data-parallel emits; absent = one process), MPI set up when the job
+// runtime: the model's plan (mgrt_model_info::plan; NULL = one process;
+// the job has dp x cp ranks), MPI set up when the job
 // was launched by mpirun/srun or the plan needs it, and small reductions of
 // the driver's own counters. Rank r of a dp = P job trains on sequences
 // [r B, (r + 1) B) of each global batch of P B sequences (B = the compiled
@@ -12,6 +12,8 @@
 
 #ifndef MEGAGRAPH_RUNTIME_COMM_DRIVERCOMM_H
 #define MEGAGRAPH_RUNTIME_COMM_DRIVERCOMM_H
+
+#include "megagraph/ModelABI.h"
 
 #include <cstddef>
 #include <string>
@@ -24,9 +26,11 @@ struct DataParallel {
   int size = 1; ///< dp
 };
 
-/// Reads the plan, initializes MPI if needed and checks that the job has
-/// exactly dp processes; false with `error` set otherwise.
-bool setupDataParallel(DataParallel &dp, std::string &error);
+/// Reads `plan` (NULL: one process), initializes MPI if needed and checks
+/// that the job has exactly dp x cp processes; false with `error` set
+/// otherwise.
+bool setupDataParallel(const mgrt_plan *plan, DataParallel &dp,
+                       std::string &error);
 
 /// Sum of `v` over the dp ranks (v itself for one rank).
 double sumOverRanks(const DataParallel &dp, double v);

@@ -4,14 +4,11 @@
 
 #include <vector>
 
-/// Defined by models compiled with --plan cp=C (gt-context-parallel).
-extern "C" int64_t megagraph_plan_cp(void) __attribute__((weak));
-
 namespace mgrt {
 
-bool setupContextParallel(int worldRank, int worldSize, ContextParallel &cp,
-                          std::string &error) {
-  const int64_t planned = megagraph_plan_cp ? megagraph_plan_cp() : 1;
+bool setupContextParallel(const mgrt_plan *plan, int worldRank, int worldSize,
+                          ContextParallel &cp, std::string &error) {
+  const int64_t planned = plan ? plan->cp : 1;
   if (planned < 1 || worldSize % planned != 0) {
     error = "the model was compiled with --plan cp=" + std::to_string(planned) +
             ", which does not divide the " + std::to_string(worldSize) +

@@ -14,6 +14,7 @@
 #ifndef MEGAGRAPH_RUNTIME_DRIVER_CONTEXTPARALLEL_H
 #define MEGAGRAPH_RUNTIME_DRIVER_CONTEXTPARALLEL_H
 
+#include "megagraph/ModelABI.h"
 #include "megagraph/RuntimeData.h"
 
 #include <cstdint>
@@ -28,12 +29,11 @@ struct ContextParallel {
   int dpRank = 0; ///< this rank's replica
 };
 
-/// Reads the model's cp (the weak symbol megagraph_plan_cp of
-/// gt-context-parallel; absent = 1) and splits the world rank `worldRank`
-/// of `worldSize` into (dpRank, rank). False with `error` if cp does not
-/// divide the world.
-bool setupContextParallel(int worldRank, int worldSize, ContextParallel &cp,
-                          std::string &error);
+/// Reads the model's cp (`plan`; NULL = 1) and splits the world rank
+/// `worldRank` of `worldSize` into (dpRank, rank). False with `error` if cp
+/// does not divide the world.
+bool setupContextParallel(const mgrt_plan *plan, int worldRank, int worldSize,
+                          ContextParallel &cp, std::string &error);
 
 /// Reorders the nodes of each of the `numSeq` sequences of `seqLen` nodes
 /// in `order` (as from mgrt_partition_metis) so that the cp blocks of

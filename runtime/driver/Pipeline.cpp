@@ -8,6 +8,9 @@
 
 #include "megagraph/Comm.h"
 
+#include "driver/PipelineSchedule.h"
+#include "driver/Roles.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -43,45 +46,12 @@ std::vector<int64_t> descriptor(void *data, const mgrt_tensor_info &info) {
   return d;
 }
 
-bool startsWith(const char *s, const char *prefix) {
-  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
-}
-
-/// Index j of "act<j>" / "dact<j>", or -1.
-int indexAfter(const char *name, const char *prefix) {
-  if (!startsWith(name, prefix))
-    return -1;
-  const char *digits = name + std::strlen(prefix);
-  if (!*digits)
-    return -1;
-  for (const char *c = digits; *c; ++c)
-    if (*c < '0' || *c > '9')
-      return -1;
-  return std::atoi(digits);
-}
-
-int64_t planValue(const char *plan, const std::string &key, int64_t dflt) {
-  if (!plan)
-    return dflt;
-  std::string s = plan;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string::npos)
-      end = s.size();
-    std::string item = s.substr(pos, end - pos);
-    size_t eq = item.find('=');
-    if (eq != std::string::npos && item.substr(0, eq) == key)
-      return std::atoll(item.c_str() + eq + 1);
-    pos = end + 1;
-  }
-  return dflt;
-}
-
-const mgrt_entry_info *findEntry(const mgrt_model_info &model,
-                                 const std::string &name) {
+const mgrt_entry_info *findEntry(const mgrt_model_info &model, int stage,
+                                 mgrt_stage_entry_kind kind) {
+  char name[32];
+  mgrt_stage_entry_name(name, sizeof name, stage, kind);
   for (int i = 0; i < model.num_entries; ++i)
-    if (name == model.entries[i].name)
+    if (std::strcmp(name, model.entries[i].name) == 0)
       return &model.entries[i];
   return nullptr;
 }
@@ -102,6 +72,8 @@ struct Pack {
 } // namespace
 
 struct PipelineState {
+  /// This stage's actions of one step (PipelineSchedule.h).
+  std::vector<PipelineAction> schedule;
   Pack in, out; // received act<j> (this stage's inputs), sent act<j>
   std::vector<float> outBuf, cotBuf, dactBuf;
   // Stashed stage inputs (f32) and saved values (bytes) per in-flight
@@ -147,13 +119,14 @@ bool isPipelined(const mgrt_model_info &model) {
 
 bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
                    DataParallel &dp, std::string &error) {
-  pipe.pp = static_cast<int>(planValue(model.plan, "pp", 1));
-  pipe.mb = static_cast<int>(planValue(model.plan, "mb", 1));
-  pipe.dp = static_cast<int>(planValue(model.plan, "dp", 1));
-  const int64_t cp = planValue(model.plan, "cp", 1);
-  if (pipe.pp < 2 || pipe.mb < 1 || pipe.dp < 1 || cp != 1)
-    return fail(error, std::string("the model's plan '") +
-                           (model.plan ? model.plan : "") +
+  const mgrt_plan none = {1, 1, 1, 1, 0, 0, MGRT_CP_ALLGATHER, ""};
+  const mgrt_plan &plan = model.plan ? *model.plan : none;
+  const std::string planText = plan.text ? plan.text : "";
+  pipe.pp = static_cast<int>(plan.pp);
+  pipe.mb = static_cast<int>(plan.micro_batches);
+  pipe.dp = static_cast<int>(plan.dp);
+  if (pipe.pp < 2 || pipe.mb < 1 || pipe.dp < 1 || plan.cp != 1)
+    return fail(error, "the model's plan '" + planText +
                            "' is not a pipeline plan this driver runs "
                            "(pp >= 2, mb >= 1, cp = 1)");
   const int planned = pipe.pp * pipe.dp;
@@ -165,12 +138,12 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
                            mgrt_comm_last_error());
   const int world = mgrt_comm_size(mgrt_comm_world());
   if (world != planned)
-    return fail(error,
-                "the model was compiled with --plan " +
-                    std::string(model.plan) + " (" + std::to_string(planned) +
-                    " processes), but the job has " + std::to_string(world) +
-                    " process(es); launch it with mpirun -np " +
-                    std::to_string(planned));
+    return fail(error, "the model was compiled with --plan " + planText + " (" +
+                           std::to_string(planned) +
+                           " processes), but the job has " +
+                           std::to_string(world) +
+                           " process(es); launch it with mpirun -np " +
+                           std::to_string(planned));
   pipe.worldRank = mgrt_comm_rank(mgrt_comm_world());
   const int64_t shape[3] = {pipe.dp, pipe.pp, 1};
   int64_t coords[3];
@@ -182,11 +155,10 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   dp.rank = pipe.replica;
   dp.size = pipe.dp;
 
-  const std::string k = "s" + std::to_string(pipe.stage);
   const bool last = pipe.stage + 1 == pipe.pp;
-  pipe.fwd = last ? nullptr : findEntry(model, k + ".fwd");
-  pipe.bwd = findEntry(model, k + ".bwd");
-  pipe.update = findEntry(model, k + ".update");
+  pipe.fwd = last ? nullptr : findEntry(model, pipe.stage, MGRT_STAGE_FORWARD);
+  pipe.bwd = findEntry(model, pipe.stage, MGRT_STAGE_BACKWARD);
+  pipe.update = findEntry(model, pipe.stage, MGRT_STAGE_UPDATE);
   if ((!last && !pipe.fwd) || !pipe.bwd || !pipe.update)
     return fail(error, "the model lacks the entries of stage " +
                            std::to_string(pipe.stage));
@@ -196,8 +168,8 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   // Received activations: the bwd inputs act<j>, in j order.
   for (int i = 0; i < pipe.bwd->num_inputs; ++i) {
     const mgrt_tensor_info &in = pipe.bwd->inputs[i];
-    const int j = indexAfter(in.name, "act");
-    if (j < 0)
+    int j;
+    if (roleOf(in, &j) != MGRT_ROLE_ACTIVATION)
       continue;
     if (in.dtype != MGRT_F32)
       return fail(error,
@@ -210,8 +182,10 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   if (pipe.fwd)
     for (int i = 0; i < pipe.fwd->num_outputs; ++i) {
       const mgrt_tensor_info &o = pipe.fwd->outputs[i];
-      if (indexAfter(o.name, "saved") ==
-          static_cast<int>(st.savedOffset.size())) {
+      int j;
+      const mgrt_tensor_role role = roleOf(o, &j);
+      if (role == MGRT_ROLE_SAVED &&
+          j == static_cast<int>(st.savedOffset.size())) {
         st.savedOffset.push_back(st.savedBytes);
         // 64-byte aligned pieces.
         const int64_t bytes =
@@ -219,7 +193,7 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
         st.savedBytes += (bytes + 63) / 64 * 64;
         continue;
       }
-      if (o.dtype != MGRT_F32 || indexAfter(o.name, "act") != i)
+      if (o.dtype != MGRT_F32 || role != MGRT_ROLE_ACTIVATION || j != i)
         return fail(error,
                     std::string("unexpected forward output '") + o.name + "'");
       st.out.offset.push_back(st.out.total);
@@ -228,14 +202,15 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   st.outBuf.assign(st.out.total, 0.f);
   st.cotBuf.assign(st.out.total, 0.f);
   st.dactBuf.assign(st.in.total, 0.f);
-  // 1F1B: stage k has at most pp - k micro-batches in flight; GPipe all.
-  const char *schedule = std::getenv("MEGAGRAPH_PP_SCHEDULE");
-  pipe.gpipe = schedule && std::string(schedule) == "gpipe";
-  if (schedule && !pipe.gpipe && std::string(schedule) != "1f1b")
+  // The schedule, and the input slots it needs (1F1B: stage k has at most
+  // pp - k micro-batches in flight; GPipe all).
+  if (const char *schedule = std::getenv("MEGAGRAPH_PP_SCHEDULE");
+      schedule && !parsePipelineSchedule(schedule, pipe.schedule))
     return fail(error, std::string("MEGAGRAPH_PP_SCHEDULE='") + schedule +
                            "' is not a schedule (1f1b or gpipe)");
-  const int slots =
-      pipe.gpipe ? pipe.mb : std::min(pipe.pp - pipe.stage, pipe.mb);
+  st.schedule =
+      buildPipelineSchedule(pipe.schedule, pipe.pp, pipe.stage, pipe.mb);
+  const int slots = pipelineSlots(st.schedule);
   st.slots.assign(slots, mgrt_tensor{});
   st.savedSlots.assign(slots, mgrt_tensor{});
   for (int i = 0; i < slots; ++i) {
@@ -251,7 +226,7 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   st.acc.assign(pipe.update->num_inputs, mgrt_tensor{});
   for (int i = 0; i < pipe.update->num_inputs; ++i) {
     const mgrt_tensor_info &in = pipe.update->inputs[i];
-    if (!startsWith(in.name, "grad:") || in.dtype != MGRT_F32)
+    if (roleOf(in) != MGRT_ROLE_GRADIENT || in.dtype != MGRT_F32)
       return fail(error,
                   std::string("unexpected update input '") + in.name + "'");
     accIndex[in.name] = i;
@@ -263,16 +238,18 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   for (int i = 0; i < pipe.bwd->num_outputs; ++i) {
     const mgrt_tensor_info &o = pipe.bwd->outputs[i];
     const std::string name = o.name;
-    if (name == "loss")
+    const mgrt_tensor_role role = roleOf(o);
+    if (role == MGRT_ROLE_LOSS)
       st.lossOut = i;
-    else if (name == "correct")
+    else if (role == MGRT_ROLE_CORRECT)
       st.correctOut = i;
-    else if (name == "eval_correct")
+    else if (role == MGRT_ROLE_EVAL_CORRECT)
       st.evalOut = i;
-    if (indexAfter(o.name, "dact") >= 0)
+    if (role == MGRT_ROLE_ACTIVATION_GRAD)
       continue; // written into dactBuf
+    // A gradient accumulates into the update input of its parameter.
     auto it = accIndex.find(name);
-    if (startsWith(o.name, "grad:")) {
+    if (role == MGRT_ROLE_GRADIENT) {
       if (it == accIndex.end())
         return fail(error, "gradient '" + name + "' has no update input");
       st.gradOfBwdOutput[i] = it->second;
@@ -303,10 +280,11 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
   // Weights n_m / N (labelled nodes), N over the global batch.
   std::vector<double> weight(M, 0.0);
   {
-    auto it = inputIndex.find("label_mask");
-    if (it == inputIndex.end())
-      return fail(error, "the model has no input 'label_mask'");
-    const mgrt_tensor &mask = inputs[it->second];
+    const int maskIndex =
+        findRole(model.inputs, model.num_inputs, MGRT_ROLE_LABEL_MASK);
+    if (maskIndex < 0)
+      return fail(error, "the model has no input '" MGRT_NAME_LABEL_MASK "'");
+    const mgrt_tensor &mask = inputs[maskIndex];
     const int64_t per = mgrt_tensor_numel(&mask) / M;
     double total = 0;
     for (int m = 0; m < M; ++m) {
@@ -336,13 +314,14 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
       const mgrt_tensor_info &in = e->inputs[i];
       void *data = nullptr;
       int j;
+      const mgrt_tensor_role role = roleOf(in, &j);
       if (auto it = inputIndex.find(in.name); it != inputIndex.end())
         data = slice(it->second, m);
-      else if ((j = indexAfter(in.name, "act")) >= 0)
+      else if (role == MGRT_ROLE_ACTIVATION)
         data = slot + st.in.offset[j];
-      else if ((j = indexAfter(in.name, "dact")) >= 0)
+      else if (role == MGRT_ROLE_ACTIVATION_GRAD)
         data = st.cotBuf.data() + st.out.offset[j];
-      else if ((j = indexAfter(in.name, "saved")) >= 0 &&
+      else if (role == MGRT_ROLE_SAVED &&
                j < static_cast<int>(st.savedOffset.size()))
         data = savedBase + st.savedOffset[j];
       else
@@ -354,11 +333,12 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
       const mgrt_tensor_info &o = e->outputs[i];
       void *data;
       int j;
-      if (forward && (j = indexAfter(o.name, "saved")) >= 0)
+      const mgrt_tensor_role role = roleOf(o, &j);
+      if (forward && role == MGRT_ROLE_SAVED)
         data = savedBase + st.savedOffset[j];
       else if (forward)
         data = st.outBuf.data() + st.out.offset[i];
-      else if ((j = indexAfter(o.name, "dact")) >= 0)
+      else if (role == MGRT_ROLE_ACTIVATION_GRAD)
         data = st.dactBuf.data() + st.in.offset[j];
       else
         data = st.bwdOut[i].data;
@@ -399,84 +379,47 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
         dst[j] += static_cast<float>(w * src[j]);
     }
   };
-  auto recvForward = [&](int m) {
-    if (!first)
-      mgrt_comm_recv(pipe.ppGroup,
-                     static_cast<float *>(st.slots[m % slots].data),
-                     st.in.total, MGRT_F32, s - 1, kTag);
+  // One loop runs the stage's actions.
+  auto slotData = [&](int m) {
+    return static_cast<float *>(st.slots[m % slots].data);
   };
-  auto sendForward = [&]() {
-    mgrt_comm_send(pipe.ppGroup, st.outBuf.data(), st.out.total, MGRT_F32,
-                   s + 1, kTag);
-  };
-  auto recvBackward = [&]() {
-    mgrt_comm_recv(pipe.ppGroup, st.cotBuf.data(), st.out.total, MGRT_F32,
-                   s + 1, kTag);
-  };
-  auto sendBackward = [&]() {
-    if (!first)
-      mgrt_comm_send(pipe.ppGroup, st.dactBuf.data(), st.in.total, MGRT_F32,
-                     s - 1, kTag);
-  };
-
-  if (pipe.gpipe) {
-    // GPipe: every forward (the last stage only receives), then every
-    // backward in the same order.
-    for (int m = 0; m < M; ++m) {
-      recvForward(m);
-      if (!last) {
-        if (!call(pipe.fwd, m, true))
-          return false;
-        sendForward();
-      }
-    }
-    for (int m = 0; m < M; ++m) {
-      if (!last)
-        recvBackward();
+  for (const PipelineAction &a : st.schedule) {
+    const int m = a.microBatch;
+    switch (a.kind) {
+    case PipelineAction::RecvActivations:
+      mgrt_comm_recv(pipe.ppGroup, slotData(m), st.in.total, MGRT_F32, s - 1,
+                     kTag);
+      break;
+    case PipelineAction::Forward:
+      if (!call(pipe.fwd, m, true))
+        return false;
+      break;
+    case PipelineAction::SendActivations:
+      mgrt_comm_send(pipe.ppGroup, st.outBuf.data(), st.out.total, MGRT_F32,
+                     s + 1, kTag);
+      break;
+    case PipelineAction::RecvGradients:
+      mgrt_comm_recv(pipe.ppGroup, st.cotBuf.data(), st.out.total, MGRT_F32,
+                     s + 1, kTag);
+      break;
+    case PipelineAction::Backward:
       if (!call(pipe.bwd, m, false))
         return false;
       collect(m);
-      sendBackward();
-    }
-  }
-  // 1F1B (the non-interleaved schedule of Megatron-LM).
-  const int warmup = pipe.gpipe ? 0 : std::min(K - s - 1, M);
-  const int steady = pipe.gpipe ? 0 : M - warmup;
-  for (int i = 0; i < warmup; ++i) {
-    recvForward(i);
-    if (!call(pipe.fwd, i, true))
-      return false;
-    sendForward();
-  }
-  if (steady > 0)
-    recvForward(warmup);
-  for (int i = 0; i < steady; ++i) {
-    const int mf = warmup + i, mbk = i;
-    if (!last) {
-      if (!call(pipe.fwd, mf, true))
-        return false;
-      // send forward(mf), receive the cotangent of backward(mbk)
+      break;
+    case PipelineAction::SendGradients:
+      mgrt_comm_send(pipe.ppGroup, st.dactBuf.data(), st.in.total, MGRT_F32,
+                     s - 1, kTag);
+      break;
+    case PipelineAction::SendActivationsRecvGradients:
       mgrt_comm_sendrecv(pipe.ppGroup, st.outBuf.data(), st.out.total, s + 1,
                          st.cotBuf.data(), st.out.total, s + 1, MGRT_F32, kTag);
-    }
-    if (!call(pipe.bwd, mbk, false))
-      return false;
-    collect(mbk);
-    if (i + 1 == steady)
-      sendBackward();
-    else if (!first)
-      // send backward(mbk), receive forward(mf + 1)
+      break;
+    case PipelineAction::SendGradientsRecvActivations:
       mgrt_comm_sendrecv(pipe.ppGroup, st.dactBuf.data(), st.in.total, s - 1,
-                         static_cast<float *>(st.slots[(mf + 1) % slots].data),
-                         st.in.total, s - 1, MGRT_F32, kTag);
-  }
-  for (int i = 0; i < warmup; ++i) {
-    const int mbk = steady + i; // cool-down
-    recvBackward();
-    if (!call(pipe.bwd, mbk, false))
-      return false;
-    collect(mbk);
-    sendBackward();
+                         slotData(m), st.in.total, s - 1, MGRT_F32, kTag);
+      break;
+    }
   }
 
   // Gradients of the replicas, then the update.
@@ -501,13 +444,13 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
                          MGRT_COMM_SUM);
   mgrt_comm_broadcast(pipe.ppGroup, values, 3, MGRT_F64, K - 1);
   for (int i = 0; i < model.num_outputs; ++i) {
-    const std::string name = model.outputs[i].name;
+    const mgrt_tensor_role role = roleOf(model.outputs[i]);
     float *out = static_cast<float *>(outputs[i].data);
-    if (name == "loss")
+    if (role == MGRT_ROLE_LOSS)
       *out = static_cast<float>(values[0]);
-    else if (name == "correct")
+    else if (role == MGRT_ROLE_CORRECT)
       *out = static_cast<float>(values[1]);
-    else if (name == "eval_correct")
+    else if (role == MGRT_ROLE_EVAL_CORRECT)
       *out = static_cast<float>(values[2]);
   }
   return true;

@@ -10,12 +10,10 @@
 // dp x pp (x cp = 1): rank r has coordinates (d, k) and runs stage k of
 // replica d. The driver fills the replica's whole batch (M micro-batches,
 // the stub @main's shapes) as usual; pipelineStep slices it into
-// micro-batches and runs the 1F1B schedule:
-//   warmup: K-k-1 forwards; steady: forward(m+w) / backward(m) pairs;
-//   cooldown: the remaining backwards,
-// with activations sent to stage k+1 and their gradients to stage k-1 by
-// mgrt_comm send/recv/sendrecv over the pp group (stage k keeps at most
-// K-k micro-batches' inputs). Micro-batch m's loss and gradients are
+// micro-batches and runs the stage's list of actions of the 1F1B (or GPipe)
+// schedule (PipelineSchedule.h), with activations sent to stage k+1 and
+// their gradients to stage k-1 by mgrt_comm send/recv/sendrecv over the pp
+// group. Micro-batch m's loss and gradients are
 // weighted by n_m / N (labelled nodes in m over the global batch), so the
 // step equals the one-process masked mean; gradients are summed over the dp
 // group before the update; loss and counts are broadcast from the last
@@ -27,6 +25,7 @@
 #define MEGAGRAPH_RUNTIME_DRIVER_PIPELINE_H
 
 #include "comm/DriverComm.h"
+#include "driver/PipelineSchedule.h"
 #include "megagraph/Runtime.h"
 
 #include <cstddef>
@@ -45,7 +44,7 @@ struct Pipeline {
   int stage = 0, replica = 0, worldRank = 0;
   /// 1F1B (default) or GPipe (all forwards, then all backwards; every
   /// stage keeps all M micro-batches' inputs): MEGAGRAPH_PP_SCHEDULE=gpipe.
-  bool gpipe = false;
+  PipelineScheduleKind schedule = PipelineScheduleKind::OneForwardOneBackward;
   mgrt_comm_group *ppGroup = nullptr, *dpGroup = nullptr;
   /// Seconds spent inside this rank's stage forward and backward entries
   /// during the last pipelineStep (no waits, sends or the update): the

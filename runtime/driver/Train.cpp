@@ -17,6 +17,7 @@
 #include "driver/ContextParallel.h"
 #include "driver/Inputs.h"
 #include "driver/Pipeline.h"
+#include "driver/Roles.h"
 #include "support/Blas.h"
 
 #include <algorithm>
@@ -36,60 +37,28 @@ extern "C" void mgrt_cuda_reset_peak(void) __attribute__((weak));
 namespace mgrt {
 namespace {
 
-enum class Role {
-  Features,
-  InDegree,
-  OutDegree,
-  Spd,
-  AdjNorm,
-  Labels,
-  LabelMask,
-  EvalMask
-};
-
-const char *const kSupportedNames =
-    "x, features, node_feat, in_degree, out_degree, degree, spd, adj_norm, "
-    "labels, label_mask, eval_mask";
-
-bool roleOf(const std::string &name, Role &role) {
-  if (name == "x" || name == "features" || name == "node_feat")
-    role = Role::Features;
-  else if (name == "in_degree")
-    role = Role::InDegree;
-  else if (name == "out_degree" || name == "degree")
-    role = Role::OutDegree;
-  else if (name == "spd")
-    role = Role::Spd;
-  else if (name == "adj_norm")
-    role = Role::AdjNorm;
-  else if (name == "labels")
-    role = Role::Labels;
-  else if (name == "label_mask")
-    role = Role::LabelMask;
-  else if (name == "eval_mask")
-    role = Role::EvalMask;
-  else
-    return false;
-  return true;
+/// The graph-input roles the driver fills.
+bool isNodeInput(mgrt_tensor_role role) {
+  return role >= MGRT_ROLE_NODE_FEATURES && role <= MGRT_ROLE_EVAL_MASK;
 }
 
 /// What the input of `role` must look like: rank and allowed dtypes.
-void expected(Role role, int &rank, int &dtypeA, int &dtypeB,
+void expected(mgrt_tensor_role role, int &rank, int &dtypeA, int &dtypeB,
               const char *&shapeText) {
   switch (role) {
-  case Role::Features: // i64: categorical, see --categories
+  case MGRT_ROLE_NODE_FEATURES: // i64: categorical, see --categories
     rank = 3, dtypeA = MGRT_F32, dtypeB = MGRT_I64, shapeText = "[B, S, F]";
     return;
-  case Role::AdjNorm:
+  case MGRT_ROLE_ADJ_NORM:
     rank = 3, dtypeA = dtypeB = MGRT_F32, shapeText = "[B, S, S]";
     return;
-  case Role::Spd:
+  case MGRT_ROLE_SPD:
     rank = 3, dtypeA = MGRT_I64, dtypeB = MGRT_I32, shapeText = "[B, S, S]";
     return;
-  case Role::LabelMask:
+  case MGRT_ROLE_LABEL_MASK:
     rank = 2, dtypeA = MGRT_BOOL, dtypeB = MGRT_U8, shapeText = "[B, S]";
     return;
-  case Role::EvalMask:
+  case MGRT_ROLE_EVAL_MASK:
     rank = 2, dtypeA = dtypeB = MGRT_F32, shapeText = "[B, S]";
     return;
   default:
@@ -209,26 +178,23 @@ int train(const mgrt_model_info &model, const Options &opts) {
   Pipeline pipe;
   const bool pipelined = isPipelined(model);
   if (std::string error; pipelined ? !setupPipeline(model, pipe, dp, error)
-                                   : !setupDataParallel(dp, error))
+                                   : !setupDataParallel(model.plan, dp, error))
     return fail(error);
   const bool lead = dp.rank == 0 && pipe.stage == 0;
   // Context parallelism (driver/ContextParallel.h): the world is dp x cp.
   ContextParallel cp;
-  if (std::string error; !setupContextParallel(dp.rank, dp.size, cp, error))
+  if (std::string error;
+      !setupContextParallel(model.plan, dp.rank, dp.size, cp, error))
     return fail(error);
   // Outputs: loss (required), correct (optional), others ignored.
   // Outputs: loss (required), correct and eval_correct (optional), others
   // ignored.
-  int lossIndex = -1, correctIndex = -1, evalCorrectIndex = -1;
-  for (int i = 0; i < model.num_outputs; ++i) {
-    const std::string name = model.outputs[i].name;
-    if (name == "loss")
-      lossIndex = i;
-    else if (name == "correct")
-      correctIndex = i;
-    else if (name == "eval_correct")
-      evalCorrectIndex = i;
-  }
+  const int lossIndex =
+      findRole(model.outputs, model.num_outputs, MGRT_ROLE_LOSS);
+  const int correctIndex =
+      findRole(model.outputs, model.num_outputs, MGRT_ROLE_CORRECT);
+  const int evalCorrectIndex =
+      findRole(model.outputs, model.num_outputs, MGRT_ROLE_EVAL_CORRECT);
   if (lossIndex < 0)
     return fail(std::string("--mode train: model '") +
                     (model.model_name ? model.model_name : "model") +
@@ -259,16 +225,17 @@ int train(const mgrt_model_info &model, const Options &opts) {
                      "' is not a partitioner (expected metis or greedy)");
 
   // Inputs: roles, dtypes, ranks, one B and S for all.
-  std::vector<Role> roles(model.num_inputs);
+  std::vector<mgrt_tensor_role> roles(model.num_inputs);
   int64_t B = -1, S = -1;
   std::string bsFrom;
   for (int i = 0; i < model.num_inputs; ++i) {
     const mgrt_tensor_info &in = model.inputs[i];
     const std::string name = in.name;
-    if (!roleOf(name, roles[i])) {
+    roles[i] = roleOf(in);
+    if (!isNodeInput(roles[i])) {
       errors.push_back("model input '" + name +
                        "' has no training data convention (supported: " +
-                       kSupportedNames + ")");
+                       MGRT_NODE_INPUT_NAMES ")");
       continue;
     }
     int rank, dtA, dtB;
@@ -281,7 +248,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
                        shapeText);
       continue;
     }
-    const bool square = roles[i] == Role::Spd || roles[i] == Role::AdjNorm;
+    const bool square =
+        roles[i] == MGRT_ROLE_SPD || roles[i] == MGRT_ROLE_ADJ_NORM;
     if (B < 0)
       B = in.shape[0], S = in.shape[1], bsFrom = name;
     if (in.shape[0] != B || in.shape[1] != S ||
@@ -353,7 +321,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
   const int64_t N = st.graph.num_nodes;
   const int64_t F = st.features.shape[1];
   for (int i = 0; i < model.num_inputs; ++i)
-    if (roles[i] == Role::Features && model.inputs[i].shape[2] != F)
+    if (roles[i] == MGRT_ROLE_NODE_FEATURES && model.inputs[i].shape[2] != F)
       errors.push_back(
           "model input '" + std::string(model.inputs[i].name) + "' has " +
           std::to_string(model.inputs[i].shape[2]) +
@@ -376,7 +344,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
   S *= cp.size;
   const int64_t numSeq = N / S;
   const int64_t globalB = B * cp.dpSize;
-  if (cp.size > 1 && std::count(roles.begin(), roles.end(), Role::AdjNorm))
+  if (cp.size > 1 && std::count(roles.begin(), roles.end(), MGRT_ROLE_ADJ_NORM))
     errors.push_back("context parallelism (cp=" + std::to_string(cp.size) +
                      ") does not support the dense adjacency input yet");
   if (numSeq < globalB)
@@ -503,7 +471,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
   double totalS = 0, lastLoss = NAN, lastAcc = NAN;
   int evalMaskIndex = -1;
   for (int i = 0; i < model.num_inputs; ++i)
-    if (roles[i] == Role::EvalMask)
+    if (roles[i] == MGRT_ROLE_EVAL_MASK)
       evalMaskIndex = i;
   std::vector<std::pair<double, double>> window; // (eval_correct, count)
   size_t maxPeak = 0;
@@ -531,7 +499,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
         const mgrt_tensor &t = st.inputs[i];
         const int64_t base = b * R; // row (b, 0) in node units
         switch (roles[i]) {
-        case Role::Features:
+        case MGRT_ROLE_NODE_FEATURES:
           if (t.dtype == MGRT_I64) {
             const int64_t V = opts.categories;
             for (int64_t s = 0; s < R; ++s)
@@ -548,26 +516,26 @@ int train(const mgrt_model_info &model, const Options &opts) {
             std::memcpy(static_cast<float *>(t.data) + (base + s) * F,
                         feats + nodes[s] * F, F * sizeof(float));
           break;
-        case Role::InDegree:
-        case Role::OutDegree:
-        case Role::Labels: {
-          const int64_t *src = roles[i] == Role::InDegree    ? inDeg
-                               : roles[i] == Role::OutDegree ? outDeg
-                                                             : labels;
+        case MGRT_ROLE_IN_DEGREE:
+        case MGRT_ROLE_OUT_DEGREE:
+        case MGRT_ROLE_LABELS: {
+          const int64_t *src = roles[i] == MGRT_ROLE_IN_DEGREE    ? inDeg
+                               : roles[i] == MGRT_ROLE_OUT_DEGREE ? outDeg
+                                                                  : labels;
           // Unlabelled nodes (-1, never in a mask) get class 0.
           for (int64_t s = 0; s < R; ++s)
             storeInt(t, base + s, std::max<int64_t>(0, src[nodes[s]]));
           break;
         }
-        case Role::LabelMask:
+        case MGRT_ROLE_LABEL_MASK:
           for (int64_t s = 0; s < R; ++s)
             static_cast<uint8_t *>(t.data)[base + s] = isTrain[nodes[s]];
           break;
-        case Role::EvalMask:
+        case MGRT_ROLE_EVAL_MASK:
           for (int64_t s = 0; s < R; ++s)
             static_cast<float *>(t.data)[base + s] = isEval[nodes[s]];
           break;
-        case Role::Spd: {
+        case MGRT_ROLE_SPD: {
           int64_t *out = static_cast<int64_t *>(t.data) + base * S;
           if (t.dtype != MGRT_I64) {
             spdTmp.resize(R * S);
@@ -581,7 +549,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
               storeInt(t, base * S + j, out[j]);
           break;
         }
-        case Role::AdjNorm: {
+        case MGRT_ROLE_ADJ_NORM: {
           float *a = static_cast<float *>(t.data) + base * S;
           std::fill(a, a + S * S, 0.f);
           for (int64_t s = 0; s < S; ++s)
@@ -609,6 +577,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
               a[r * S + c] *= dinv[r] * dinv[c];
           break;
         }
+        default: // checked above: every input has a node role
+          break;
         }
       }
     }

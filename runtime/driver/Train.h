@@ -19,8 +19,10 @@
 // batches (no sequence twice in one batch), the rest wait for later epochs'
 // shuffles.
 //
-// Inputs are filled by name (each row b of the batch from its sequence,
-// position s = the s-th node of the sequence):
+// Inputs are filled by role (mgrt_tensor_role, megagraph/ModelABI.h: the
+// compiler writes each tensor's role; a table without roles gets the
+// roles of these names), each row b of the batch from its sequence,
+// position s = the s-th node of the sequence:
 //   x | features | node_feat   f32 [B,S,F]  node features; F must equal the
 //                                            data's features=. As i64:
 //                                            categorical, column f quantized

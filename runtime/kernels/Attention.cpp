@@ -21,7 +21,7 @@
 namespace mgrt {
 namespace {
 
-constexpr const char *kName = "mgrt_attention_f32";
+constexpr const char *kName = MGRT_KERNEL_ATTENTION;
 constexpr int64_t kMaxBlockQ = 120; // a multiple of kTileRows
 constexpr int64_t kMinBlockQ = 12;
 

@@ -45,7 +45,7 @@
 namespace mgrt {
 namespace {
 
-constexpr const char *kName = "mgrt_attention_bwd_f32";
+constexpr const char *kName = MGRT_KERNEL_ATTENTION_BWD;
 /// Query and key block: a multiple of kTileRows (micro GEMM rows) and of
 /// kLanes (micro GEMM columns), since both roles swap between phases.
 constexpr int64_t kBlk = 96;

@@ -20,7 +20,7 @@
 namespace mgrt {
 namespace {
 
-constexpr const char *kName = "mgrt_layer_norm_f32";
+constexpr const char *kName = MGRT_KERNEL_LAYER_NORM;
 
 /// Normalizes one contiguous row of C floats from x into y (may alias).
 MGRT_INLINE void normalizeRowBody(const float *x, float *y, int64_t C,

@@ -27,7 +27,7 @@
 namespace mgrt {
 namespace {
 
-constexpr const char *kName = "mgrt_matmul_f32";
+constexpr const char *kName = MGRT_KERNEL_MATMUL;
 
 /// One [rows, cols] matrix of a batch as BLAS sees it.
 struct BlasMatrix {

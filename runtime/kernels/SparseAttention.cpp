@@ -27,7 +27,7 @@
 namespace mgrt {
 namespace {
 
-constexpr const char *kName = "mgrt_sparse_attention_f32";
+constexpr const char *kName = MGRT_KERNEL_SPARSE_ATTENTION;
 constexpr int64_t kChunk = 32; // edges scored at a time, a multiple of kLanes
 
 struct SparseAttentionProblem {

@@ -20,7 +20,7 @@
 namespace mgrt {
 namespace {
 
-constexpr const char *kName = "mgrt_spmm_f32";
+constexpr const char *kName = MGRT_KERNEL_SPMM;
 
 struct SpmmProblem {
   CsrView graph;

@@ -391,9 +391,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     and divided by `sum_r n_r`.
 
     The module also gets `func.func @megagraph_plan_dp() -> i64` returning
-    dp, which the runtime driver reads to split the global batch (dp times
-    the compiled batch) between the ranks, and a `gt.plan` dictionary
-    attribute. gt-shard-to-runtime lowers the collectives to runtime calls.
+    dp (a record for tools; the driver reads the plan from the entry
+    shim's `mgrt_plan`, megagraph/ModelABI.h) and, without one, a
+    `#gt.plan` attribute. gt-shard-to-runtime lowers the collectives to runtime calls.
     `dp = 1` leaves the module unchanged.
 
     With `zero=1` (ZeRO stage 1, optimizer state sharded) the gradient
@@ -460,7 +460,8 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
     `mgrt_cp_attention_f32` (and, through gt-autodiff, `_bwd_f32`) over the
     cp axis of the grid dp x cp, which all-gathers K / V (mode allgather)
     or passes them around a ring (mode ring); the bias is never sent.
-    The module gets `func.func @megagraph_plan_cp() -> i64` for the driver.
+    The module gets `func.func @megagraph_plan_cp() -> i64` (a record for
+    tools; the driver reads the entry shim's `mgrt_plan`).
     The loss and gradient reduction over dp x cp is gt-data-parallel's
     (weighted by the labelled rows of each rank).
   }];

@@ -12,9 +12,12 @@
 #ifndef MEGAGRAPH_TARGET_CPUCOMPILER_H
 #define MEGAGRAPH_TARGET_CPUCOMPILER_H
 
+#include "megagraph/Plan/ParallelPlan.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,11 +58,13 @@ struct CpuCompileOptions {
 };
 
 /// One graph input or output: its name, runtime dtype enumerator (e.g.
-/// "MGRT_F32") and static shape.
+/// "MGRT_F32"), static shape, and its mgrt_tensor_role and role index
+/// (megagraph/ModelABI.h) for the driver.
 struct TensorSignature {
   std::string name;
   std::string dtype;
   std::vector<int64_t> shape;
+  int role = 0, index = -1;
 };
 
 /// A further entry point (pipeline stages: `gt.pipeline_entry = "s0.fwd"`).
@@ -74,9 +79,9 @@ struct ModelSignature {
   /// Functions marked `gt.pipeline_entry`, in module order
   /// (mgrt_model_info::entries).
   std::vector<EntrySignature> entries;
-  /// The module's `gt.plan` in --plan syntax ("" without one); the driver
-  /// reads it from `mgrt_model_info::plan`.
-  std::string plan;
+  /// The module's `gt.plan` (none without one); the driver reads it from
+  /// `mgrt_model_info::plan`.
+  std::optional<ParallelPlan> plan;
 };
 
 /// Reads the signature of `@main` (names from `gt.name`). Emits an error

@@ -11,6 +11,7 @@
 #include "megagraph/Target/CpuCompiler.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/ModelABI.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Plan/ParallelPlan.h"
 
@@ -40,7 +41,7 @@ namespace {
 
 /// Symbol of the model function in the object file (C interface:
 /// `_mlir_ciface_megagraph_model`).
-constexpr const char *kModelSymbol = "megagraph_model";
+constexpr const char *kModelSymbol = MGRT_MODEL_SYMBOL;
 
 /// The upstream part of the pipeline after gt-decompose, up to buffers
 /// that are freed after their last use (both targets).
@@ -123,6 +124,7 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
                               << tensor.getElementType(),
              failure();
     t.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    t.role = mgrt_role_of_name(t.name.c_str(), &t.index);
     return t;
   };
   for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
@@ -140,7 +142,7 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
     sig.outputs.push_back(*t);
   }
   if (auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan"))
-    sig.plan = toString(fromAttr(plan));
+    sig.plan = fromAttr(plan);
   // Pipeline stage entries (gt-pipeline-train).
   for (auto fn : module.getOps<func::FuncOp>()) {
     auto entry = fn->getAttrOfType<StringAttr>("gt.pipeline_entry");
@@ -333,7 +335,7 @@ LogicalResult megagraph::writeEntryShim(const ModelSignature &sig,
       os << "\", " << t.dtype << ", " << t.shape.size() << ", {";
       for (size_t i = 0; i < t.shape.size(); ++i)
         os << (i ? ", " : "") << t.shape[i];
-      os << "}},\n";
+      os << "}, " << t.role << ", " << t.index << "},\n";
     }
     if (ts.empty())
       os << "  {\"\", MGRT_F32, 0, {0}},\n";
@@ -365,12 +367,21 @@ LogicalResult megagraph::writeEntryShim(const ModelSignature &sig,
     }
     os << "};\n";
   }
+  if (sig.plan) {
+    const ParallelPlan &p = *sig.plan;
+    const char *mode = p.cpMode == "ring"      ? "MGRT_CP_RING"
+                       : p.cpMode == "ulysses" ? "MGRT_CP_ULYSSES"
+                                               : "MGRT_CP_ALLGATHER";
+    os << "\nstatic const mgrt_plan plan = {" << p.dp << ", " << p.pp << ", "
+       << p.cp << ", " << p.microBatches << ", " << p.zero << ", "
+       << (p.recompute ? 1 : 0) << ", " << mode << ", \"";
+    os.write_escaped(toString(p));
+    os << "\"};\n";
+  }
   os << "\nstatic const mgrt_model_info model = {\"";
   os.write_escaped(modelName);
   os << "\", " << sig.inputs.size() << ", inputs, " << sig.outputs.size()
-     << ", outputs, entry, \"";
-  os.write_escaped(sig.plan);
-  os << "\"";
+     << ", outputs, entry, " << (sig.plan ? "&plan" : "NULL");
   if (!sig.entries.empty())
     os << ", " << sig.entries.size() << ", entries";
   os << "};\n\n"

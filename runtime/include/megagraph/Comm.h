@@ -48,14 +48,8 @@ enum {
   MGRT_ERR_COMM_STATE = 17, /**< not initialized, or backend unavailable */
 };
 
-/** Reductions. AVG divides the sum by the group size (integer division
- *  for integer types). */
-typedef enum mgrt_comm_op {
-  MGRT_COMM_SUM = 0,
-  MGRT_COMM_AVG = 1,
-  MGRT_COMM_MAX = 2,
-  MGRT_COMM_MIN = 3
-} mgrt_comm_op;
+/* Reductions: mgrt_comm_op (MGRT_COMM_SUM, _AVG, _MAX, _MIN) in
+ * megagraph/ModelABI.h, where the compiler's lowering reads them too. */
 
 typedef enum mgrt_comm_backend {
   MGRT_COMM_MPI = 0, /**< host buffers */

@@ -31,6 +31,8 @@
 #ifndef MEGAGRAPH_RUNTIME_H
 #define MEGAGRAPH_RUNTIME_H
 
+#include "megagraph/ModelABI.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -260,6 +262,11 @@ typedef struct mgrt_tensor_info {
   int dtype; /**< an mgrt_dtype */
   int rank;
   int64_t shape[MGRT_MAX_RANK];
+  /** An mgrt_tensor_role (megagraph/ModelABI.h); 0: the name's role. */
+  int role;
+  /** j of the act<j> / dact<j> / saved<j> roles, else -1 (ignored when
+   *  `role` is 0). */
+  int index;
 } mgrt_tensor_info;
 
 /** One more entry point of a compiled model (same calling convention as
@@ -284,12 +291,12 @@ typedef struct {
   int num_outputs;
   const mgrt_tensor_info *outputs;
   void (*entry)(void **descriptors);
-  /** The parallel plan the program was compiled for, in --plan syntax
-   *  ("dp=2,cp=2,..."); NULL or "" for a one-process program. */
-  const char *plan;
-  /** Pipeline parallelism: the stage entry points ("s<k>.fwd", "s<k>.bwd",
-   *  "s<k>.update"; runtime/driver/Pipeline.h) the driver's schedule calls
-   *  instead of `entry`; 0 / NULL otherwise. */
+  /** The parallel plan the program was compiled for; NULL for a
+   *  one-process program. */
+  const mgrt_plan *plan;
+  /** Pipeline parallelism: the stage entry points (mgrt_stage_entry_name:
+   *  "s<k>.fwd", "s<k>.bwd", "s<k>.update"; runtime/driver/Pipeline.h) the
+   *  driver's schedule calls instead of `entry`; 0 / NULL otherwise. */
   int num_entries;
   const struct mgrt_entry_info *entries;
 } mgrt_model_info;
@@ -301,10 +308,10 @@ typedef struct {
  *         [--log-json FILE] [--seed N] [--max-distance D]
  *         [--train-fraction F] [--quiet]
  *    PROG --help
- *  Training needs a model whose entry is a training step: inputs named by
- *  the conventions of runtime/driver/Train.h (x, in_degree, spd, adj_norm,
+ *  Training needs a model whose entry is a training step: inputs of the
+ *  roles of megagraph/ModelABI.h (node features, degrees, spd, adj_norm,
  *  labels, label_mask...; B and S from their static [B, S, ...] shapes),
- *  outputs `loss` and `correct` (f32, one element each); SPEC is a
+ *  outputs of the roles loss and correct (f32, one element each); SPEC is a
  *  generator "synthetic:sbm,..." (see mgrt_sbm_generate). Returns the
  *  process exit code: 0 ok, 1 usage / input / output / data error, 2 train
  *  on a model without a training step (no output `loss`). */

@@ -56,11 +56,8 @@
 extern "C" {
 #endif
 
-/** How the keys reach the queries (`mode` argument). */
-typedef enum mgrt_cp_mode {
-  MGRT_CP_ALLGATHER = 0,
-  MGRT_CP_RING = 1
-} mgrt_cp_mode;
+/* How the keys reach the queries (`mode` argument): mgrt_cp_mode of
+ * megagraph/ModelABI.h, MGRT_CP_ALLGATHER or MGRT_CP_RING. */
 
 /** Forward: this rank's rows of mgrt_attention_f32 on the full sequence. */
 int mgrt_cp_attention_f32(mgrt_comm_group *group, int mode,

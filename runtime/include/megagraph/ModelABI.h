@@ -1,0 +1,225 @@
+/*===- megagraph/ModelABI.h - The compiler-runtime contract ---------------===*
+ *
+ * Everything megagraph-compile and the runtime must spell the same way,
+ * declared once and included by both (the compiler through a copy in the
+ * build's include directory, include/megagraph/CMakeLists.txt): the names
+ * the training passes give their inputs and outputs, the role of each
+ * tensor in a compiled model's tables, the names of the pipeline stage
+ * entries, the plan a program was compiled for, the runtime kernels the
+ * lowering calls and the reduction codes of the collectives. Plain C, no
+ * other header of the runtime, so the compiler can include it without
+ * linking anything.
+ *
+ * The compiler writes a role into every mgrt_tensor_info of the entry shim
+ * (mgrt_role_of_name below, applied to the names the passes gave); the
+ * driver binds tensors by role and index. A table written by hand (tests,
+ * C models) may leave the role 0 (MGRT_ROLE_UNSPECIFIED): the driver then
+ * takes the role the name has by these conventions.
+ *===----------------------------------------------------------------------===*/
+#ifndef MEGAGRAPH_MODELABI_H
+#define MEGAGRAPH_MODELABI_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- Tensor roles
+ * -------------------------------------------------------===*/
+
+/** What a tensor of a model's (or a stage entry's) table is to the driver. */
+typedef enum mgrt_tensor_role {
+  MGRT_ROLE_UNSPECIFIED = 0, /**< not written: take the name's role */
+  MGRT_ROLE_OTHER = 1,       /**< no convention (inference I/O, ignored) */
+  /* Graph inputs the training driver fills from the data set. */
+  MGRT_ROLE_NODE_FEATURES = 2, /**< x | features | node_feat [B,S,F] */
+  MGRT_ROLE_IN_DEGREE = 3,     /**< in_degree [B,S] */
+  MGRT_ROLE_OUT_DEGREE = 4,    /**< out_degree | degree [B,S] */
+  MGRT_ROLE_SPD = 5,           /**< spd [B,S,S] shortest-path distances */
+  MGRT_ROLE_ADJ_NORM = 6,      /**< adj_norm [B,S,S] normalized adjacency */
+  /* Inputs gt-autodiff adds. */
+  MGRT_ROLE_LABELS = 7,     /**< labels [B,S] */
+  MGRT_ROLE_LABEL_MASK = 8, /**< label_mask [B,S]: the counted nodes */
+  MGRT_ROLE_EVAL_MASK = 9,  /**< eval_mask [B,S]: the test nodes */
+  /* Outputs of a training step. */
+  MGRT_ROLE_LOSS = 10,         /**< loss, one f32 */
+  MGRT_ROLE_CORRECT = 11,      /**< correct, one f32 (metric) */
+  MGRT_ROLE_EVAL_CORRECT = 12, /**< eval_correct, one f32 (metric) */
+  /* Pipeline stage entries (gt-pipeline-split / gt-pipeline-train). */
+  MGRT_ROLE_GRADIENT = 13,        /**< grad:<parameter> */
+  MGRT_ROLE_ACTIVATION = 14,      /**< act<index>: a stage boundary value */
+  MGRT_ROLE_ACTIVATION_GRAD = 15, /**< dact<index>: its cotangent */
+  MGRT_ROLE_SAVED = 16            /**< saved<index>: kept for the backward */
+} mgrt_tensor_role;
+
+/* The names behind the roles. */
+#define MGRT_NAME_LABELS "labels"
+#define MGRT_NAME_LABEL_MASK "label_mask"
+#define MGRT_NAME_EVAL_MASK "eval_mask"
+#define MGRT_NAME_LOSS "loss"
+#define MGRT_NAME_CORRECT "correct"
+#define MGRT_NAME_EVAL_CORRECT "eval_correct"
+/** Prefix of the gradient of a parameter: "grad:" + parameter name. */
+#define MGRT_PREFIX_GRADIENT "grad:"
+/** Prefix gt-autodiff gives a cotangent input: "d" + the output's name. */
+#define MGRT_PREFIX_COTANGENT "d"
+#define MGRT_PREFIX_ACTIVATION "act"
+#define MGRT_PREFIX_ACTIVATION_GRAD MGRT_PREFIX_COTANGENT MGRT_PREFIX_ACTIVATION
+#define MGRT_PREFIX_SAVED "saved"
+
+/** The graph input names the training driver knows, for messages. */
+#define MGRT_NODE_INPUT_NAMES                                                  \
+  "x, features, node_feat, in_degree, out_degree, degree, spd, adj_norm, "     \
+  "labels, label_mask, eval_mask"
+
+/** j of "<prefix><j>" (decimal digits only), or -1. */
+static inline int mgrt_index_after(const char *name, const char *prefix) {
+  const size_t n = strlen(prefix);
+  if (strncmp(name, prefix, n) != 0 || !name[n])
+    return -1;
+  int v = 0;
+  for (const char *c = name + n; *c; ++c) {
+    if (*c < '0' || *c > '9')
+      return -1;
+    v = v * 10 + (*c - '0');
+  }
+  return v;
+}
+
+/** The role of a tensor named `name` by the conventions above; `index`
+ *  (may be NULL) receives j of act<j>, dact<j>, saved<j>, else -1. */
+static inline mgrt_tensor_role mgrt_role_of_name(const char *name, int *index) {
+  static const struct {
+    const char *name;
+    mgrt_tensor_role role;
+  } kNames[] = {{"x", MGRT_ROLE_NODE_FEATURES},
+                {"features", MGRT_ROLE_NODE_FEATURES},
+                {"node_feat", MGRT_ROLE_NODE_FEATURES},
+                {"in_degree", MGRT_ROLE_IN_DEGREE},
+                {"out_degree", MGRT_ROLE_OUT_DEGREE},
+                {"degree", MGRT_ROLE_OUT_DEGREE},
+                {"spd", MGRT_ROLE_SPD},
+                {"adj_norm", MGRT_ROLE_ADJ_NORM},
+                {MGRT_NAME_LABELS, MGRT_ROLE_LABELS},
+                {MGRT_NAME_LABEL_MASK, MGRT_ROLE_LABEL_MASK},
+                {MGRT_NAME_EVAL_MASK, MGRT_ROLE_EVAL_MASK},
+                {MGRT_NAME_LOSS, MGRT_ROLE_LOSS},
+                {MGRT_NAME_CORRECT, MGRT_ROLE_CORRECT},
+                {MGRT_NAME_EVAL_CORRECT, MGRT_ROLE_EVAL_CORRECT}};
+  int j = -1;
+  mgrt_tensor_role role = MGRT_ROLE_OTHER;
+  for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i)
+    if (strcmp(name, kNames[i].name) == 0)
+      role = kNames[i].role;
+  if (role == MGRT_ROLE_OTHER) {
+    if (strncmp(name, MGRT_PREFIX_GRADIENT, strlen(MGRT_PREFIX_GRADIENT)) == 0)
+      role = MGRT_ROLE_GRADIENT;
+    else if ((j = mgrt_index_after(name, MGRT_PREFIX_ACTIVATION)) >= 0)
+      role = MGRT_ROLE_ACTIVATION;
+    else if ((j = mgrt_index_after(name, MGRT_PREFIX_ACTIVATION_GRAD)) >= 0)
+      role = MGRT_ROLE_ACTIVATION_GRAD;
+    else if ((j = mgrt_index_after(name, MGRT_PREFIX_SAVED)) >= 0)
+      role = MGRT_ROLE_SAVED;
+  }
+  if (index)
+    *index = j;
+  return role;
+}
+
+/*===-- Entries
+ * ------------------------------------------------------------===*/
+
+/** The entry points of a pipelined model, one of each per stage k:
+ *  "s<k>.fwd" (all but the last stage), "s<k>.bwd", "s<k>.update". */
+typedef enum mgrt_stage_entry_kind {
+  MGRT_STAGE_FORWARD = 0,
+  MGRT_STAGE_BACKWARD = 1,
+  MGRT_STAGE_UPDATE = 2
+} mgrt_stage_entry_kind;
+
+/** Writes the name of stage `stage`'s entry of `kind` into buf (size n);
+ *  returns buf. 32 bytes always suffice. */
+static inline char *mgrt_stage_entry_name(char *buf, size_t n, int stage,
+                                          mgrt_stage_entry_kind kind) {
+  static const char *const kSuffix[] = {"fwd", "bwd", "update"};
+  snprintf(buf, n, "s%d.%s", stage, kSuffix[kind]);
+  return buf;
+}
+
+/** Symbol of the compiled model function (C interface:
+ *  `_mlir_ciface_megagraph_model`); `main` is the executable's. */
+#define MGRT_MODEL_SYMBOL "megagraph_model"
+
+/*===-- The plan
+ * -----------------------------------------------------------===*/
+
+/** How K/V travel under context parallelism. */
+typedef enum mgrt_cp_mode {
+  MGRT_CP_ALLGATHER = 0,
+  MGRT_CP_RING = 1,
+  MGRT_CP_ULYSSES = 2
+} mgrt_cp_mode;
+
+/** The parallel plan a program was compiled for (#gt.plan); the process
+ *  grid is dp x pp x cp, dp outermost. */
+typedef struct mgrt_plan {
+  int64_t dp, pp, cp;
+  int64_t micro_batches; /**< per dp replica and step (pp > 1) */
+  int64_t zero;          /**< ZeRO stage 0-3 of the dp group */
+  int32_t recompute;     /**< 1: stages recompute their forward */
+  int32_t cp_mode;       /**< an mgrt_cp_mode */
+  /** The --plan spelling ("dp=2,pp=2,mb=4"), for messages. */
+  const char *text;
+} mgrt_plan;
+
+/*===-- Runtime kernels the lowering calls
+ * ---------------------------------===*/
+
+/* CPU kernels (megagraph/Runtime.h; called through `_mlir_ciface_<name>`). */
+#define MGRT_KERNEL_MATMUL "mgrt_matmul_f32"
+#define MGRT_KERNEL_ATTENTION "mgrt_attention_f32"
+#define MGRT_KERNEL_ATTENTION_BWD "mgrt_attention_bwd_f32"
+#define MGRT_KERNEL_LAYER_NORM "mgrt_layer_norm_f32"
+#define MGRT_KERNEL_SPMM "mgrt_spmm_f32"
+#define MGRT_KERNEL_SPARSE_ATTENTION "mgrt_sparse_attention_f32"
+/* Context-parallel attention (megagraph/RuntimeCp.h): the operands of the
+ * attention kernels, then grid g0..g3, axes and an mgrt_cp_mode. */
+#define MGRT_KERNEL_CP_ATTENTION "mgrt_cp_attention_f32"
+#define MGRT_KERNEL_CP_ATTENTION_BWD "mgrt_cp_attention_bwd_f32"
+/* Their CUDA versions (megagraph/RuntimeCuda.h), same operands. */
+#define MGRT_CUDA_KERNEL_MATMUL "mgrt_cuda_matmul_f32"
+#define MGRT_CUDA_KERNEL_ATTENTION "mgrt_cuda_attention_f32"
+#define MGRT_CUDA_KERNEL_ATTENTION_BWD "mgrt_cuda_attention_bwd_f32"
+
+/*===-- Collectives
+ * --------------------------------------------------------===*/
+
+/* The calls gt-shard-to-runtime makes for shard collectives (defined in
+ * runtime/comm/ShardCalls.cpp, C interface `_mlir_ciface_<name>`). */
+#define MGRT_SHARD_ALL_REDUCE "mgrt_comm_all_reduce_f32"
+#define MGRT_SHARD_ALL_GATHER "mgrt_comm_all_gather_f32"
+#define MGRT_SHARD_REDUCE_SCATTER "mgrt_comm_reduce_scatter_f32"
+#define MGRT_SHARD_ALL_TO_ALL "mgrt_comm_all_to_all_f32"
+#define MGRT_SHARD_ALL_SLICE "mgrt_comm_all_slice_f32"
+#define MGRT_SHARD_BROADCAST "mgrt_comm_broadcast_f32"
+#define MGRT_SHARD_SEND "mgrt_comm_send_f32"
+#define MGRT_SHARD_RECV "mgrt_comm_recv_f32"
+#define MGRT_SHARD_SHIFT "mgrt_comm_shift_f32"
+
+/** Reductions. AVG divides the sum by the group size (integer division
+ *  for integer types). */
+typedef enum mgrt_comm_op {
+  MGRT_COMM_SUM = 0,
+  MGRT_COMM_AVG = 1,
+  MGRT_COMM_MAX = 2,
+  MGRT_COMM_MIN = 3
+} mgrt_comm_op;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MEGAGRAPH_MODELABI_H */
