@@ -20,7 +20,12 @@ PACKAGES=(
   # LibTorch (C++) for the runtime's kernel references
   libgtest-dev libgmock-dev python3-numpy python3-onnx python3-torch
   libtorch-dev
+  # A venv for PyPI's onnx wheel, whose node tests cover opsets 18-23
+  python3-venv
 )
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -29,13 +34,28 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q \
     --no-install-recommends "${missing[@]}"
 else
   echo "setup: all ${#PACKAGES[@]} packages present"
+fi
+
+# ONNX node tests for opsets 18-23: Debian's libonnx-testdata (ONNX 1.12)
+# stops at opset 17; PyPI's onnx 1.18 wheel ships the tests up to opset 23
+# (onnx/backend/test/data/node). The conformance runner reads only those
+# files; test/CMakeLists.txt finds them in this venv.
+ONNX_VENV=/opt/megagraph/onnx-venv
+ONNX_TESTS_VERSION=1.18.0
+if "$ONNX_VENV/bin/python" -c "import onnx, sys; sys.exit(onnx.__version__ != '$ONNX_TESTS_VERSION')" \
+    2>/dev/null; then
+  echo "setup: onnx $ONNX_TESTS_VERSION present in $ONNX_VENV"
+else
+  echo "setup: installing onnx==$ONNX_TESTS_VERSION (PyPI) in $ONNX_VENV for its node tests"
+  $SUDO mkdir -p "$(dirname "$ONNX_VENV")"
+  $SUDO /usr/bin/python3 -m venv "$ONNX_VENV"
+  $SUDO "$ONNX_VENV/bin/pip" install -q --disable-pip-version-check \
+    "onnx==$ONNX_TESTS_VERSION"
 fi
 
 launcher=()

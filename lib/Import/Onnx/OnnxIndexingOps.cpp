@@ -89,11 +89,16 @@ FailureOr<int64_t> wrapIndex(ImportContext &ic, int64_t j, int64_t dim) {
 }
 
 /// Runtime indices as i32, negative ones wrapped: idx < 0 ? idx + dims :
-/// idx, with `dims` an i32 tensor broadcasting against `idx`.
+/// idx, with `dims` an i32 tensor broadcasting against `idx`. Indices still
+/// out of range (an error in ONNX, which only data can reveal) are clamped
+/// to [0, dims - 1], so that no access leaves the tensor.
 Value wrapRuntime(ImportContext &ic, Value idx, Value dims) {
   Value i = ic.cast(idx, ic.b.getI32Type());
   Value neg = *ic.binary("less", i, ic.scalarLike(i, 0));
-  return ic.select(neg, *ic.binary("add", i, dims), i);
+  Value wrapped = ic.select(neg, *ic.binary("add", i, dims), i);
+  Value last = *ic.binary("sub", dims, ic.scalarLike(dims, 1));
+  return *ic.binary("min", *ic.binary("max", wrapped, ic.scalarLike(i, 0)),
+                    last);
 }
 
 /// An i32 constant of `shape` filled by `fn(multi-index)`.
