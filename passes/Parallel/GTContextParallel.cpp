@@ -88,16 +88,22 @@ rowPairs(Operation *op, int64_t S,
   if (isa<gt::LinearOp, gt::LayerNormOp, gt::GeluOp>(op)) {
     Value x = op->getOperand(0), y = op->getResult(0);
     auto t = cast<ShapedType>(x.getType());
-    // [B, S, D] (or sequence-first [S, B, D] after a transpose): row-local
-    // on every dimension but the features (rank 2: [S, D] is not a batch of
-    // sequences).
-    if (t.getRank() != 3)
+    // Row-local on every dimension but the features: [B, S, D], sequence-
+    // first [S, B, D] after a transpose, or the node dimension merged with
+    // the batch as the major part of a leading dim ([S * B, D], as
+    // nn.MultiheadAttention's out_proj sees it). Without a known node
+    // dimension, [B, S, D] has it at 1 and a rank-2 input waits for one.
+    if (t.getRank() < 2)
       return failure();
-    int64_t d = 1;
+    int64_t d = -1;
     if (auto it = known.find(x); it != known.end())
       d = it->second;
     else if (auto it = known.find(y); it != known.end())
       d = it->second;
+    else if (t.getRank() == 3)
+      d = 1;
+    if (d < 0)
+      return pairs;
     if (d >= t.getRank() - 1)
       return failure();
     return SmallVector<RowDim>{{x, d}, {y, d}};
