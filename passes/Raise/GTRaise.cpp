@@ -291,6 +291,125 @@ std::optional<Layout> traceLayout(Value v) {
 }
 
 //===----------------------------------------------------------------------===//
+// Layer norm, decomposed (exports at opsets below 17):
+// (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * w (+ b).
+//===----------------------------------------------------------------------===//
+
+/// Matches mean(v) over the last dim as the importer writes ReduceMean with
+/// keepdims: reduce_sum(v, last) * (1 / N), the scale in any factor order.
+Value matchLastDimMean(Value m) {
+  std::optional<std::pair<Value, double>> scaled = matchScaled(m);
+  if (!scaled)
+    return Value();
+  auto sum = scaled->first.getDefiningOp<tosa::ReduceSumOp>();
+  if (!sum)
+    return Value();
+  Value v = sum.getInput();
+  int64_t rank = shapeOf(v).size();
+  if (rank == 0 || sum.getAxis() != rank - 1)
+    return Value();
+  double n = static_cast<double>(shapeOf(v).back());
+  if (std::abs(scaled->second * n - 1.0) > 1e-5)
+    return Value();
+  return v;
+}
+
+/// Matches d^2 as pow(d, 2) or d * d; returns d.
+Value matchSquare(Value v) {
+  if (auto pow = v.getDefiningOp<tosa::PowOp>())
+    return isSplat(pow.getInput2(), 2.0) ? pow.getInput1() : Value();
+  if (auto mul = v.getDefiningOp<tosa::MulOp>())
+    return mul.getInput1() == mul.getInput2() ? mul.getInput1() : Value();
+  return Value();
+}
+
+/// Matches 1 / sqrt(v) as reciprocal(pow(v, 0.5)) or rsqrt(v); returns v.
+Value matchInvSqrt(Value r) {
+  if (auto rs = r.getDefiningOp<tosa::RsqrtOp>())
+    return rs.getInput1();
+  auto rec = r.getDefiningOp<tosa::ReciprocalOp>();
+  if (!rec)
+    return Value();
+  auto pow = rec.getInput1().getDefiningOp<tosa::PowOp>();
+  return pow && isSplat(pow.getInput2(), 0.5) ? pow.getInput1() : Value();
+}
+
+Value getParameter(Value v);
+
+/// The [D] parameter behind a [1, .., 1, D] operand (or [D] itself).
+Value getFeatureParameter(Value v, int64_t d) {
+  ArrayRef<int64_t> vs = shapeOf(v);
+  if (vs.empty() || vs.back() != d ||
+      !llvm::all_of(vs.drop_back(), [](int64_t s) { return s == 1; }))
+    return Value();
+  Value p = getParameter(v);
+  return p && shapeOf(p) == ArrayRef<int64_t>{d} ? p : Value();
+}
+
+/// n * w (+ b) with n the normalized x -> gt.layer_norm(x, w, b).
+struct RaiseLayerNorm : OpRewritePattern<tosa::MulOp> {
+  RaiseLayerNorm(MLIRContext *ctx, llvm::Statistic &count)
+      : OpRewritePattern(ctx), count(count) {}
+
+  LogicalResult matchAndRewrite(tosa::MulOp scaleMul,
+                                PatternRewriter &rewriter) const override {
+    for (auto [n, w] :
+         {std::pair{scaleMul.getInput1(), scaleMul.getInput2()},
+          std::pair{scaleMul.getInput2(), scaleMul.getInput1()}}) {
+      // n = d * (1 / sqrt(var + eps)), d = x - mean(x).
+      auto norm = n.getDefiningOp<tosa::MulOp>();
+      if (!norm || !n.hasOneUse() || n.getType() != scaleMul.getType())
+        continue;
+      for (auto [d, r] : {std::pair{norm.getInput1(), norm.getInput2()},
+                          std::pair{norm.getInput2(), norm.getInput1()}}) {
+        auto sub = d.getDefiningOp<tosa::SubOp>();
+        Value ve = matchInvSqrt(r);
+        auto addEps = ve ? ve.getDefiningOp<tosa::AddOp>() : tosa::AddOp();
+        if (!sub || !addEps)
+          continue;
+        Value x = sub.getInput1();
+        if (x.getType() != d.getType() ||
+            matchLastDimMean(sub.getInput2()) != x)
+          continue;
+        std::optional<double> eps;
+        Value var;
+        for (auto [a, c] : {std::pair{addEps.getInput1(), addEps.getInput2()},
+                            std::pair{addEps.getInput2(), addEps.getInput1()}})
+          if (std::optional<double> e = getSplatValue(c)) {
+            eps = e;
+            var = a;
+          }
+        if (!eps || !var || matchSquare(matchLastDimMean(var)) != d)
+          continue;
+        int64_t dim = shapeOf(x).back();
+        Value scale = getFeatureParameter(w, dim);
+        if (!scale)
+          continue;
+        // A bias added after the scale joins the op.
+        Operation *root = scaleMul;
+        Value bias;
+        if (scaleMul->hasOneUse())
+          if (auto add = dyn_cast<tosa::AddOp>(*scaleMul->getUsers().begin()))
+            for (Value other : {add.getInput1(), add.getInput2()})
+              if (other != scaleMul.getResult() &&
+                  add.getType() == scaleMul.getType())
+                if (Value b = getFeatureParameter(other, dim)) {
+                  bias = b;
+                  root = add;
+                }
+        rewriter.replaceOpWithNewOp<gt::LayerNormOp>(
+            root, root->getResult(0).getType(), x, scale, bias,
+            rewriter.getF32FloatAttr(static_cast<float>(*eps)));
+        ++count;
+        return success();
+      }
+    }
+    return failure();
+  }
+  llvm::Statistic &count;
+};
+
+//===----------------------------------------------------------------------===//
 // Linear: reshape(matmul(reshape(x), reshape(W))) (+ bias), W a parameter.
 //===----------------------------------------------------------------------===//
 
@@ -1156,6 +1275,7 @@ struct GTRaisePass : megagraph::impl::GTRaiseBase<GTRaisePass> {
     // 1. Elementwise building blocks.
     patterns.add<RaiseGelu>(ctx, numGelu);
     patterns.add<RaiseLinear>(ctx, numLinear);
+    patterns.add<RaiseLayerNorm>(ctx, numLayerNorm);
     patterns.add<FoldLinearBias>(ctx);
     patterns.add<RaiseSpatialBias>(ctx, numBias);
     patterns.add<RaiseNodeEmbedding, RaiseDegreeEmbedding>(ctx, numEmbedding);

@@ -47,7 +47,9 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
       output features -> `gt.linear`.
 
     ONNX `LayerNormalization` (opset 17) is imported as `gt.layer_norm`
-    directly; the decomposed form of older opsets is not raised yet.
+    directly; the decomposed form that older opsets export
+    (`(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * w + b` over the
+    last dim, with parameter `w` and `b`) is raised to it.
 
     Embedding ops clamp indices where ONNX wraps negative ones; PyTorch
     embeddings reject negative indices, so exported models agree.
@@ -72,6 +74,8 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
     Statistic<"numEmbedding", "embeddings", "embedding ops formed">,
     Statistic<"numGelu", "gelus", "gt.gelu ops formed">,
     Statistic<"numLinear", "linears", "gt.linear ops formed">,
+    Statistic<"numLayerNorm", "layer-norms",
+              "gt.layer_norm ops formed from decomposed layer norms">,
   ];
 }
 
