@@ -20,7 +20,8 @@ namespace megagraph {
 /// parses, and their external models (sharding, bufferization, inlining).
 void registerAllDialects(mlir::DialectRegistry &registry);
 
-/// Registers every MegaGraph pass and the upstream passes the pipeline uses.
+/// Registers every MegaGraph pass and pass pipeline (import-to-gt, train,
+/// lower-cpu, lower-cuda) and the upstream passes they use.
 void registerAllPasses();
 
 } // namespace megagraph

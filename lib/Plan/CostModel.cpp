@@ -69,16 +69,19 @@ static bool keepsNothing(Operation *op) {
              gt::DegreeEmbeddingOp, gt::NodeEmbeddingOp>(op);
 }
 
-std::string megagraph::analyzeModule(ModuleOp module,
-                                     const AnalyzeOptions &options,
-                                     ModelProfile &model) {
+llvm::Expected<ModelProfile>
+megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
+  auto fail = [](const char *message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  ModelProfile model;
   func::FuncOp main;
   module.walk([&](func::FuncOp f) {
     if (!f.isDeclaration() && (!main || f.getName() == "main"))
       main = f;
   });
   if (!main)
-    return "the module has no function to analyze";
+    return fail("the module has no function to analyze");
   model.optimizerStateFactor = options.optimizer == "adamw" ? 2.0
                                : options.optimizer == "sgd" ? 0.0
                                                             : 2.0;
@@ -95,7 +98,7 @@ std::string megagraph::analyzeModule(ModuleOp module,
     }
   }
   if (b0 <= 0)
-    return "the model's inputs have no static [B, S, ...] shape";
+    return fail("the model's inputs have no static [B, S, ...] shape");
   model.batch = b0;
   double io = 0;
   for (Type t : main.getArgumentTypes())
@@ -287,7 +290,7 @@ std::string megagraph::analyzeModule(ModuleOp module,
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
-  return "";
+  return model;
 }
 
 ModelProfile megagraph::syntheticTransformer(int64_t layers, int64_t hidden,
@@ -350,8 +353,8 @@ struct PlanUnits {
 std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                       const HardwareProfile &hw, int64_t memoryLimit,
                       PlanUnits &out) {
-  if (std::string e = verifyParallelPlan(plan); !e.empty())
-    return e;
+  if (llvm::Error e = verifyParallelPlan(plan))
+    return llvm::toString(std::move(e));
   const int64_t L = model.layers();
   if (plan.pp > L)
     return "pp=" + std::to_string(plan.pp) + " exceeds the " +

@@ -15,6 +15,14 @@
 using namespace mlir;
 using namespace megagraph;
 
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace
+
 bool ParallelPlan::operator==(const ParallelPlan &other) const {
   return dp == other.dp && pp == other.pp && cp == other.cp &&
          microBatches == other.microBatches && zero == other.zero &&
@@ -22,49 +30,45 @@ bool ParallelPlan::operator==(const ParallelPlan &other) const {
          stages == other.stages;
 }
 
-std::string megagraph::verifyParallelPlan(const ParallelPlan &plan) {
+llvm::Error megagraph::verifyParallelPlan(const ParallelPlan &plan) {
   if (plan.dp < 1 || plan.pp < 1 || plan.cp < 1)
-    return ("dp, pp and cp must be at least 1, got dp=" + Twine(plan.dp) +
-            ", pp=" + Twine(plan.pp) + ", cp=" + Twine(plan.cp))
-        .str();
+    return fail("dp, pp and cp must be at least 1, got dp=" + Twine(plan.dp) +
+                ", pp=" + Twine(plan.pp) + ", cp=" + Twine(plan.cp));
   if (plan.microBatches < 1)
-    return ("mb (micro-batches) must be at least 1, got " +
-            Twine(plan.microBatches))
-        .str();
+    return fail("mb (micro-batches) must be at least 1, got " +
+                Twine(plan.microBatches));
   if (plan.zero < 0 || plan.zero > 3)
-    return ("zero must be 0, 1, 2 or 3, got " + Twine(plan.zero)).str();
+    return fail("zero must be 0, 1, 2 or 3, got " + Twine(plan.zero));
   if (plan.cpMode != "allgather" && plan.cpMode != "ring" &&
       plan.cpMode != "ulysses")
-    return "cp_mode must be allgather, ring or ulysses, got '" + plan.cpMode +
-           "'";
+    return fail("cp_mode must be allgather, ring or ulysses, got '" +
+                plan.cpMode + "'");
   if (plan.stages.empty())
-    return "";
+    return llvm::Error::success();
   if (static_cast<int64_t>(plan.stages.size()) != plan.pp)
-    return ("stages lists " + Twine(plan.stages.size()) +
-            " stage starts but pp=" + Twine(plan.pp))
-        .str();
+    return fail("stages lists " + Twine(plan.stages.size()) +
+                " stage starts but pp=" + Twine(plan.pp));
   if (plan.stages.front() != 0)
-    return ("the first stage must start at layer 0, got " +
-            Twine(plan.stages.front()))
-        .str();
+    return fail("the first stage must start at layer 0, got " +
+                Twine(plan.stages.front()));
   for (size_t i = 1; i < plan.stages.size(); ++i)
     if (plan.stages[i] <= plan.stages[i - 1])
-      return ("stage starts must be strictly increasing, got " +
-              Twine(plan.stages[i - 1]) + " then " + Twine(plan.stages[i]))
-          .str();
-  return "";
+      return fail("stage starts must be strictly increasing, got " +
+                  Twine(plan.stages[i - 1]) + " then " + Twine(plan.stages[i]));
+  return llvm::Error::success();
 }
 
-std::string megagraph::parseParallelPlan(StringRef spec, ParallelPlan &plan) {
+llvm::Expected<ParallelPlan> megagraph::parseParallelPlan(StringRef spec) {
+  ParallelPlan plan;
   SmallVector<StringRef> items;
   spec.split(items, ',', -1, /*KeepEmpty=*/false);
   if (items.empty())
-    return "--plan is empty; use e.g. --plan dp=2";
+    return fail("--plan is empty; use e.g. --plan dp=2");
   for (StringRef item : items) {
     auto [rawKey, rawValue] = item.split('=');
     StringRef key = rawKey.trim(), value = rawValue.trim();
     if (value.empty())
-      return ("--plan item '" + item + "' needs a value (KEY=VALUE)").str();
+      return fail("--plan item '" + item + "' needs a value (KEY=VALUE)");
     if (key == "cp_mode") {
       plan.cpMode = value.str();
       continue;
@@ -76,18 +80,17 @@ std::string megagraph::parseParallelPlan(StringRef spec, ParallelPlan &plan) {
       for (StringRef part : parts) {
         int64_t v;
         if (part.trim().getAsInteger(10, v) || v < 0)
-          return ("--plan stages: '" + part +
-                  "' is not a non-negative layer index (use e.g. "
-                  "stages=0:3:6)")
-              .str();
+          return fail("--plan stages: '" + part +
+                      "' is not a non-negative layer index (use e.g. "
+                      "stages=0:3:6)");
         plan.stages.push_back(v);
       }
       continue;
     }
     int64_t v;
     if (value.getAsInteger(10, v) || v < 0)
-      return ("--plan item '" + item + "' needs a non-negative integer value")
-          .str();
+      return fail("--plan item '" + item +
+                  "' needs a non-negative integer value");
     if (key == "dp")
       plan.dp = v;
     else if (key == "pp")
@@ -100,15 +103,33 @@ std::string megagraph::parseParallelPlan(StringRef spec, ParallelPlan &plan) {
       plan.zero = v;
     else if (key == "recompute") {
       if (v > 1)
-        return "--plan recompute must be 0 or 1";
+        return fail("--plan recompute must be 0 or 1");
       plan.recompute = v == 1;
     } else
-      return ("--plan: unknown key '" + key +
-              "' (known: dp, pp, cp, cp_mode, mb, zero, recompute, stages)")
-          .str();
+      return fail(
+          "--plan: unknown key '" + key +
+          "' (known: dp, pp, cp, cp_mode, mb, zero, recompute, stages)");
   }
-  std::string error = verifyParallelPlan(plan);
-  return error.empty() ? error : "--plan: " + error;
+  if (llvm::Error error = verifyParallelPlan(plan))
+    return fail("--plan: " + llvm::toString(std::move(error)));
+  return plan;
+}
+
+llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
+  auto notYet = [&](const Twine &why) {
+    return fail("--plan " + toString(plan) + ": " + why);
+  };
+  if (plan.cp != 1 && plan.zero != 0)
+    return notYet("zero is not supported with context parallelism (cp) yet");
+  if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
+    return notYet("cp_mode=" + plan.cpMode +
+                  " is not implemented (allgather or ring)");
+  if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
+    return notYet("mb and stages apply to pipeline parallelism (pp > 1)");
+  if (plan.pp > 1 && (plan.cp != 1 || plan.zero != 0))
+    return notYet("pipeline parallelism combines with dp only (no cp, no "
+                  "zero) yet");
+  return llvm::Error::success();
 }
 
 std::string megagraph::toString(const ParallelPlan &plan) {

@@ -11,6 +11,8 @@
 
 #include "megagraph/Plan/Profile.h"
 
+#include "megagraph/ByteCount.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -259,43 +261,11 @@ bool megagraph::fromJSON(const llvm::json::Value &value, HardwareProfile &p,
 }
 
 bool megagraph::parseByteCount(StringRef text, int64_t &bytes) {
-  text = text.trim();
-  size_t numberEnd = 0;
-  while (numberEnd < text.size() &&
-         (llvm::isDigit(text[numberEnd]) || text[numberEnd] == '.'))
-    ++numberEnd;
-  if (numberEnd == 0)
+  double b;
+  if (!mgrt_byte_count_parse(text.str().c_str(), &b) || b >= 9.2e18)
     return false;
-  double value;
-  if (text.take_front(numberEnd).getAsDouble(value) || value < 0)
-    return false;
-  std::string unit = text.drop_front(numberEnd).trim().lower();
-  static const struct {
-    const char *name;
-    double scale;
-  } units[] = {{"", 1},
-               {"b", 1},
-               {"k", 1024.0},
-               {"kib", 1024.0},
-               {"kb", 1e3},
-               {"m", 1048576.0},
-               {"mib", 1048576.0},
-               {"mb", 1e6},
-               {"g", 1073741824.0},
-               {"gib", 1073741824.0},
-               {"gb", 1e9},
-               {"t", 1099511627776.0},
-               {"tib", 1099511627776.0},
-               {"tb", 1e12}};
-  for (const auto &u : units)
-    if (unit == u.name) {
-      double b = value * u.scale;
-      if (b >= 9.2e18)
-        return false;
-      bytes = static_cast<int64_t>(std::llround(b));
-      return true;
-    }
-  return false;
+  bytes = static_cast<int64_t>(std::llround(b));
+  return true;
 }
 
 std::string megagraph::formatBytes(double bytes) {

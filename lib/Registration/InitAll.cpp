@@ -11,6 +11,7 @@
 #include "megagraph/Dialect/GT/GTGradients.h"
 #include "megagraph/Dialect/GT/GTSharding.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -121,6 +122,7 @@ void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void megagraph::registerAllPasses() {
   megagraph::registerMegaGraphPasses();
+  megagraph::registerMegaGraphPipelines();
   mlir::registerTransformsPasses();
   mlir::registerLinalgPasses();
   mlir::tosa::registerTosaPasses();

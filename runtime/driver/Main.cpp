@@ -10,6 +10,7 @@
 
 #include "megagraph/Runtime.h"
 
+#include "driver/Descriptor.h"
 #include "driver/Inputs.h"
 #include "driver/Options.h"
 #include "driver/Train.h"
@@ -30,21 +31,6 @@
 
 namespace mgrt {
 namespace {
-
-/// A rank-r memref descriptor over row-major `t`: allocated, aligned,
-/// offset, sizes, strides as int64 words.
-std::vector<int64_t> descriptorOf(const mgrt_tensor &t) {
-  std::vector<int64_t> d(3 + 2 * t.rank);
-  d[0] = d[1] = static_cast<int64_t>(reinterpret_cast<intptr_t>(t.data));
-  d[2] = 0;
-  int64_t stride = 1;
-  for (int i = t.rank - 1; i >= 0; --i) {
-    d[3 + i] = t.shape[i];
-    d[3 + t.rank + i] = stride;
-    stride *= t.shape[i];
-  }
-  return d;
-}
 
 /// Checks what the compiler wrote into the model info.
 bool validModel(const mgrt_model_info *model, std::string &error) {

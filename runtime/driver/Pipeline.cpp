@@ -8,6 +8,7 @@
 
 #include "megagraph/Comm.h"
 
+#include "driver/Descriptor.h"
 #include "driver/PipelineSchedule.h"
 #include "driver/Roles.h"
 
@@ -29,21 +30,6 @@ int64_t numelOf(const mgrt_tensor_info &info) {
   for (int d = 0; d < info.rank; ++d)
     n *= info.shape[d];
   return n;
-}
-
-/// A rank-r memref descriptor of row-major data of `info`'s shape.
-std::vector<int64_t> descriptor(void *data, const mgrt_tensor_info &info) {
-  std::vector<int64_t> d(3 + 2 * info.rank);
-  int64_t p = static_cast<int64_t>(reinterpret_cast<intptr_t>(data));
-  d[0] = d[1] = p;
-  d[2] = 0;
-  int64_t stride = 1;
-  for (int i = info.rank - 1; i >= 0; --i) {
-    d[3 + i] = info.shape[i];
-    d[3 + info.rank + i] = stride;
-    stride *= info.shape[i];
-  }
-  return d;
 }
 
 const mgrt_entry_info *findEntry(const mgrt_model_info &model, int stage,
@@ -267,7 +253,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
                   std::vector<mgrt_tensor> &outputs, std::string &error) {
   PipelineState &st = *pipe.state;
   const int K = pipe.pp, s = pipe.stage, M = pipe.mb;
-  const bool first = s == 0, last = s + 1 == K;
+  const bool last = s + 1 == K;
   // Micro-batch m of a driver input: rows [m B/M, (m+1) B/M).
   std::map<std::string, int> inputIndex;
   for (int i = 0; i < model.num_inputs; ++i)
@@ -327,7 +313,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
       else
         return fail(error,
                     std::string("no data for entry input '") + in.name + "'");
-      descs.push_back(descriptor(data, in));
+      descs.push_back(rowMajorDescriptor(data, in.rank, in.shape));
     }
     for (int i = 0; i < e->num_outputs; ++i) {
       const mgrt_tensor_info &o = e->outputs[i];
@@ -342,7 +328,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
         data = st.dactBuf.data() + st.in.offset[j];
       else
         data = st.bwdOut[i].data;
-      descs.push_back(descriptor(data, o));
+      descs.push_back(rowMajorDescriptor(data, o.rank, o.shape));
     }
     std::vector<void *> args;
     for (std::vector<int64_t> &d : descs)
@@ -430,7 +416,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
   {
     std::vector<std::vector<int64_t>> descs;
     for (int i = 0; i < pipe.update->num_inputs; ++i)
-      descs.push_back(descriptor(st.acc[i].data, pipe.update->inputs[i]));
+      descs.push_back(descriptorOf(st.acc[i]));
     std::vector<void *> args;
     for (std::vector<int64_t> &d : descs)
       args.push_back(d.data());

@@ -15,6 +15,7 @@
 #include "comm/DriverComm.h"
 #include "data/GraphUtil.h"
 #include "driver/ContextParallel.h"
+#include "driver/Descriptor.h"
 #include "driver/Inputs.h"
 #include "driver/Pipeline.h"
 #include "driver/Roles.h"
@@ -65,20 +66,6 @@ void expected(mgrt_tensor_role role, int &rank, int &dtypeA, int &dtypeB,
     rank = 2, dtypeA = MGRT_I64, dtypeB = MGRT_I32, shapeText = "[B, S]";
     return;
   }
-}
-
-/// A rank-r memref descriptor over row-major `t`.
-std::vector<int64_t> descriptorOf(const mgrt_tensor &t) {
-  std::vector<int64_t> d(3 + 2 * t.rank);
-  d[0] = d[1] = static_cast<int64_t>(reinterpret_cast<intptr_t>(t.data));
-  d[2] = 0;
-  int64_t stride = 1;
-  for (int i = t.rank - 1; i >= 0; --i) {
-    d[3 + i] = t.shape[i];
-    d[3 + t.rank + i] = stride;
-    stride *= t.shape[i];
-  }
-  return d;
 }
 
 /// Uniform in [0, n) (Lemire's multiply; bias below 2^-64 n).

@@ -13,6 +13,8 @@
 
 #include "megagraph/Runtime.h"
 
+#include "megagraph/ByteCount.h"
+
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -163,52 +165,12 @@ size_t mgrt_memory_cap(void) {
 }
 
 int mgrt_parse_bytes(const char *text, size_t *bytes) {
-  if (!text || !bytes)
+  double b;
+  if (!text || !bytes || !mgrt_byte_count_parse(text, &b) ||
+      b >= 18446744073709551615.0)
     return MGRT_ERR_ARGUMENT;
-  const char *p = text;
-  while (*p == ' ')
-    ++p;
-  if (!(*p >= '0' && *p <= '9'))
-    return MGRT_ERR_ARGUMENT;
-  char *end = nullptr;
-  double v = std::strtod(p, &end);
-  if (end == p || !(v >= 0))
-    return MGRT_ERR_ARGUMENT;
-  std::string unit(end);
-  while (!unit.empty() && unit.back() == ' ')
-    unit.pop_back();
-  while (!unit.empty() && unit.front() == ' ')
-    unit.erase(0, 1);
-  for (char &c : unit)
-    c = (char)std::tolower((unsigned char)c);
-  // K/M/G/T and KiB..TiB are powers of 1024; KB..TB powers of 1000.
-  static const struct {
-    const char *name;
-    double scale;
-  } units[] = {{"", 1},
-               {"b", 1},
-               {"k", 1024.0},
-               {"kib", 1024.0},
-               {"kb", 1e3},
-               {"m", 1048576.0},
-               {"mib", 1048576.0},
-               {"mb", 1e6},
-               {"g", 1073741824.0},
-               {"gib", 1073741824.0},
-               {"gb", 1e9},
-               {"t", 1099511627776.0},
-               {"tib", 1099511627776.0},
-               {"tb", 1e12}};
-  for (const auto &u : units) {
-    if (unit != u.name)
-      continue;
-    double b = v * u.scale;
-    if (b >= 18446744073709551615.0)
-      return MGRT_ERR_ARGUMENT;
-    *bytes = (size_t)(b + 0.5);
-    return MGRT_OK;
-  }
-  return MGRT_ERR_ARGUMENT;
+  *bytes = (size_t)(b + 0.5);
+  return MGRT_OK;
 }
 
 void *_mlir_memref_to_llvm_alloc(size_t size) {

@@ -55,11 +55,12 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
     if (failed(pm.run(*raised)))
       return 1;
   }
-  ModelProfile model;
   AnalyzeOptions analyze;
   analyze.optimizer = request.optimizer;
-  if (std::string e = analyzeModule(*raised, analyze, model); !e.empty())
-    return planError("plan search: " + e);
+  llvm::Expected<ModelProfile> analyzed = analyzeModule(*raised, analyze);
+  if (!analyzed)
+    return planError("plan search: " + llvm::toString(analyzed.takeError()));
+  ModelProfile model = std::move(*analyzed);
   const int64_t b0 = model.batch;
 
   if (!request.search) {

@@ -24,6 +24,7 @@
 #include "megagraph/Import/OnnxImporter.h"
 #include "megagraph/InitAllMegaGraph.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Pipelines/Pipelines.h"
 #include "megagraph/Plan/ParallelPlan.h"
 #include "megagraph/Plan/Profile.h"
 #include "megagraph/Target/CpuCompiler.h"
@@ -194,25 +195,14 @@ int toolError(const Twine &message, int exitCode = 1) {
 megagraph::ParallelPlan plan;
 
 /// Parses --plan into `plan` and rejects the parts that are not implemented
-/// yet; returns an error message or "".
-std::string parsePlan(StringRef spec) {
-  std::string error = megagraph::parseParallelPlan(spec, plan);
-  if (!error.empty())
-    return error;
-  if (plan.cp != 1 && plan.zero != 0)
-    return "--plan " + megagraph::toString(plan) +
-           ": zero is not supported with context parallelism (cp) yet";
-  if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
-    return "--plan " + megagraph::toString(plan) + ": cp_mode=" + plan.cpMode +
-           " is not implemented (allgather or ring)";
-  if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
-    return "--plan " + megagraph::toString(plan) +
-           ": mb and stages apply to pipeline parallelism (pp > 1)";
-  if (plan.pp > 1 && (plan.cp != 1 || plan.zero != 0))
-    return "--plan " + megagraph::toString(plan) +
-           ": pipeline parallelism combines with dp only (no cp, no zero) "
-           "yet";
-  return "";
+/// yet (megagraph::checkPlanImplemented).
+llvm::Error parsePlan(StringRef spec) {
+  llvm::Expected<megagraph::ParallelPlan> parsed =
+      megagraph::parseParallelPlan(spec);
+  if (!parsed)
+    return parsed.takeError();
+  plan = *parsed;
+  return megagraph::checkPlanImplemented(plan);
 }
 
 /// Pipeline stage boundaries without --plan stages= (issue 8).
@@ -429,11 +419,11 @@ int run(MLIRContext &context) {
     request.profile = profileName;
     request.optimizer = optimizerName;
     request.implemented = [](const megagraph::ParallelPlan &p) {
-      megagraph::ParallelPlan given = plan, q = p;
+      megagraph::ParallelPlan q = p;
       q.stages.clear(); // the compiler's gt-pipeline-split picks its own
-      std::string why = parsePlan(megagraph::toString(q));
-      plan = given;
-      return why;
+      if (llvm::Error e = megagraph::checkPlanImplemented(q))
+        return llvm::toString(std::move(e));
+      return std::string();
     };
     if (!isMlir)
       request.reimport = [&](const megagraph::OnnxImportOptions &o) {
@@ -453,64 +443,25 @@ int run(MLIRContext &context) {
       return rc;
   }
 
+  // The registered pipelines (megagraph/Pipelines/Pipelines.h), so
+  // megagraph-opt --pass-pipeline='builtin.module(import-to-gt,train{...})'
+  // reproduces this.
   if (emit != Emit::Mlir) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
-    pm.addPass(megagraph::createGTRaise());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-    if (train && plan.pp > 1) { // issue 8: stages, 1F1B in the driver
-      (*module)->setAttr("gt.plan", megagraph::toAttr(&context, plan));
-      megagraph::GTPipelineSplitOptions split;
-      split.pp = plan.pp;
-      split.microBatches = plan.microBatches;
-      split.stages.assign(plan.stages.begin(), plan.stages.end());
-      split.balance = pipelineBalance;
-      split.recompute = plan.recompute;
-      split.profile = profileName; // unit times at the search's rates
-      pm.addPass(megagraph::createGTPipelineSplit(split));
-      megagraph::GTPipelineTrainOptions stages;
-      stages.optimizer = optimizerName;
-      stages.learningRate = learningRate;
-      stages.weightDecay = weightDecay;
-      stages.recompute = plan.recompute;
-      pm.addPass(megagraph::createGTPipelineTrain(stages));
-      pm.addPass(createCanonicalizerPass());
-      pm.addPass(createCSEPass());
-    } else if (train) {
-      (*module)->setAttr("gt.plan", megagraph::toAttr(&context, plan));
-      if (plan.cp > 1) { // issue 7: S / cp rows per rank, cp attention
-        megagraph::GTContextParallelOptions contextParallel;
-        contextParallel.cp = plan.cp;
-        contextParallel.dp = plan.dp;
-        contextParallel.mode = plan.cpMode;
-        pm.addPass(megagraph::createGTContextParallel(contextParallel));
-      }
-      megagraph::GTAutodiffOptions autodiff;
-      pm.addPass(megagraph::createGTAutodiff(autodiff));
-      if (plan.dp * plan.cp > 1) { // gradients summed over dp x cp
-        megagraph::GTDataParallelOptions dataParallel;
-        dataParallel.dp = plan.dp * plan.cp;
-        dataParallel.presummed = plan.cp > 1;
-        dataParallel.zero = plan.zero;
-        pm.addPass(megagraph::createGTDataParallel(dataParallel));
-      }
-      megagraph::GTOptimizerOptions opt;
-      opt.optimizer = optimizerName;
-      opt.learningRate = learningRate;
-      opt.weightDecay = weightDecay;
-      pm.addPass(megagraph::createGTOptimizer(opt));
-      if (plan.dp > 1 && plan.zero >= 1)
-        pm.addPass(megagraph::createGTZeroGather());
-      pm.addPass(createCanonicalizerPass());
-      pm.addPass(createCSEPass());
-    } else if (gradients) {
-      megagraph::GTAutodiffOptions autodiff;
-      autodiff.replaceMain = true;
-      pm.addPass(megagraph::createGTAutodiff(autodiff));
-      pm.addPass(createCanonicalizerPass());
-      pm.addPass(createCSEPass());
+    megagraph::buildImportToGtPassPipeline(pm);
+    if (train || gradients) {
+      megagraph::TrainPipelineOptions step;
+      step.gradients = gradients;
+      if (train)
+        step.plan = megagraph::toString(plan);
+      step.optimizer = optimizerName;
+      step.learningRate = learningRate;
+      step.weightDecay = weightDecay;
+      step.ppBalance = pipelineBalance;
+      step.profile = profileName;
+      megagraph::buildTrainPassPipeline(pm, step);
     }
     if (failed(pm.run(*module)))
       return 1;
@@ -579,9 +530,8 @@ int main(int argc, char **argv) {
   if (!planSpec.empty()) {
     if (!train)
       return toolError("--plan applies to training steps; add --train");
-    std::string error = parsePlan(planSpec);
-    if (!error.empty())
-      return toolError(error);
+    if (llvm::Error error = parsePlan(planSpec))
+      return toolError(llvm::toString(std::move(error)));
   }
   if (loss != "cross_entropy")
     return toolError("--loss=" + loss + " is not supported; use cross_entropy");

@@ -116,6 +116,28 @@ def GTDecompose : Pass<"gt-decompose", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def GTExportEntries : Pass<"gt-export-entries", "::mlir::ModuleOp"> {
+  let summary = "Make @main and the stage entries the runtime's C entries";
+  let description = [{
+    The first pass of the `lower-cpu` and `lower-cuda` pipelines. The entry
+    shim (megagraph-compile --emit=exe) has read the model's signature
+    from `gt.name` attributes already; the lowering only needs the entry
+    points. `@main` becomes `@megagraph_model` (MGRT_MODEL_SYMBOL of
+    megagraph/ModelABI.h, since `main` is the executable's own), uses of
+    it follow, and it and every function marked `gt.pipeline_entry` get
+    `llvm.emit_c_interface`; their argument and result attributes go.
+
+    ```mlir
+    // before
+    func.func @main(%x: tensor<2xf32> {gt.name = "x"}) -> tensor<2xf32>
+    // after
+    func.func @megagraph_model(%x: tensor<2xf32>) -> tensor<2xf32>
+        attributes {llvm.emit_c_interface}
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def GTLinalgToRuntime : Pass<"gt-linalg-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's BLAS matmul for zero-initialized batch matmuls";
   let description = [{
@@ -371,6 +393,25 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
                            "::mlir::tosa::TosaDialect"];
   let statistics = [
     Statistic<"numUpdated", "parameters", "parameters updated per step">,
+  ];
+}
+
+def GTSetPlan : Pass<"gt-set-plan", "::mlir::ModuleOp"> {
+  let summary = "Attach the parallel plan to the module as #gt.plan";
+  let description = [{
+    The first pass of the `train` pipeline: parses `plan` (megagraph-compile's
+    `--plan` syntax, e.g. `dp=2,zero=1`) and sets the module's `gt.plan`
+    attribute, which the later passes and the entry shim read. An empty
+    `plan` is the one-process plan.
+
+    ```mlir
+    // gt-set-plan{plan="dp=2,zero=1"}
+    module attributes {gt.plan = #gt.plan<dp = 2, zero = 1>} { ... }
+    ```
+  }];
+  let options = [
+    Option<"plan", "plan", "std::string", /*default=*/"\"\"",
+           "The plan in --plan syntax (\"dp=2,pp=2,mb=4\")">,
   ];
 }
 

@@ -74,9 +74,9 @@ struct ModelProfile {
 struct AnalyzeOptions {
   std::string optimizer = "adamw";
 };
-/// Returns an error message or "" and fills `model`.
-std::string analyzeModule(mlir::ModuleOp module, const AnalyzeOptions &options,
-                          ModelProfile &model);
+/// The unit summary of `module`; the error says what the module lacks.
+llvm::Expected<ModelProfile> analyzeModule(mlir::ModuleOp module,
+                                           const AnalyzeOptions &options);
 
 /// A synthetic transformer (for the benchmark and tests): `layers` layers of
 /// hidden size `hidden`, `heads` heads, FFN 4x, an encoder and a head.

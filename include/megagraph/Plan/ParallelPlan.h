@@ -12,6 +12,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
@@ -44,13 +45,19 @@ struct ParallelPlan {
 };
 
 /// Parses `dp=2,cp=2,cp_mode=ring,pp=2,mb=4,zero=1,recompute=1,stages=0:3`.
-/// Keys may come in any order; left-out keys keep their defaults. Returns
-/// an error message, or "" on success.
-std::string parseParallelPlan(llvm::StringRef spec, ParallelPlan &plan);
+/// Keys may come in any order; left-out keys keep their defaults. The error
+/// names the bad item.
+llvm::Expected<ParallelPlan> parseParallelPlan(llvm::StringRef spec);
 
 /// Checks the plan's invariants (grid >= 1, zero in [0,3], known cp_mode,
-/// stage boundaries); returns an error message or "".
-std::string verifyParallelPlan(const ParallelPlan &plan);
+/// stage boundaries).
+llvm::Error verifyParallelPlan(const ParallelPlan &plan);
+
+/// Checks that the compiler and the driver implement the plan (a valid
+/// one): cp neither with zero nor with pp, cp_mode allgather or ring, mb
+/// and stages only with pp, pp not with zero. The one place that decides
+/// which plans megagraph-compile --plan accepts and the search may choose.
+llvm::Error checkPlanImplemented(const ParallelPlan &plan);
 
 /// The `--plan` spelling of a plan; only non-default keys (dp always).
 std::string toString(const ParallelPlan &plan);

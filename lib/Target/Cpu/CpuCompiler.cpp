@@ -13,6 +13,7 @@
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/ModelABI.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Pipelines/Pipelines.h"
 #include "megagraph/Plan/ParallelPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,48 +41,8 @@ using namespace megagraph;
 namespace {
 
 /// Symbol of the model function in the object file (C interface:
-/// `_mlir_ciface_megagraph_model`).
+/// `_mlir_ciface_megagraph_model`; gt-export-entries renames @main).
 constexpr const char *kModelSymbol = MGRT_MODEL_SYMBOL;
-
-/// The upstream part of the pipeline after gt-decompose, up to buffers
-/// that are freed after their last use (both targets).
-constexpr const char *kBufferPipeline =
-    "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
-    "tosa-to-tensor,canonicalize),"
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{modify-public-functions "
-    "hoist-static-allocs},gt-linalg-to-runtime,"
-    "ownership-based-buffer-deallocation,canonicalize,"
-    "buffer-deallocation-simplification,bufferization-lower-deallocations,"
-    "cse,canonicalize,gt-early-dealloc";
-
-/// --target cpu: loops on the host.
-constexpr const char *kCpuPipeline =
-    "convert-linalg-to-loops,expand-strided-metadata,"
-    "lower-affine,convert-scf-to-cf,"
-    "finalize-memref-to-llvm{use-generic-functions=true},"
-    "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
-    "reconcile-unrealized-casts";
-
-/// --target cuda: one kernel per loop nest (gt-gpu-offload), kernels to
-/// PTX through NVVM, launches to mgpu* calls, buffers and globals on the
-/// device (gt-gpu-device-memory).
-std::string cudaPipeline(const CpuCompileOptions &options) {
-  std::string nvvm = "chip=" + options.cudaChip + " O=3";
-  std::string libdevice = options.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
-  if (llvm::sys::fs::exists(libdevice))
-    nvvm += " l=" + libdevice;
-  return "gt-gpu-offload,gpu-kernel-outlining,expand-strided-metadata,"
-         "lower-affine,convert-scf-to-cf,nvvm-attach-target{" +
-         nvvm +
-         "},gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
-         "reconcile-unrealized-casts),"
-         "finalize-memref-to-llvm{use-generic-functions=true},gpu-to-llvm,"
-         "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
-         "reconcile-unrealized-casts,gpu-module-to-binary{format=isa},"
-         "gt-gpu-device-memory";
-}
 
 std::string dtypeOf(Type t) {
   if (t.isF32())
@@ -172,48 +133,14 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
 
 LogicalResult megagraph::lowerToLLVMDialect(ModuleOp module,
                                             const CpuCompileOptions &options) {
-  // The runtime calls @main through its C interface; names were read into
-  // the signature already and would only confuse the LLVM lowering.
-  if (auto main = module.lookupSymbol<func::FuncOp>("main")) {
-    // `main` is the executable's C entry point: rename the model function.
-    if (failed(SymbolTable::replaceAllSymbolUses(
-            main, StringAttr::get(module.getContext(), kModelSymbol), module)))
-      return failure();
-    main.setSymName(kModelSymbol);
-    main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
-    for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
-      main.removeArgAttr(i, "gt.name");
-    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
-      main.removeResultAttr(i, StringAttr::get(module.getContext(), "gt.name"));
-  }
-  // Pipeline stage entries are called through their C interface too.
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    if (!fn->hasAttr("gt.pipeline_entry"))
-      continue;
-    fn->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
-    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-      fn.setArgAttrs(i, ArrayRef<NamedAttribute>{});
-    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
-      fn.setResultAttrs(i, ArrayRef<NamedAttribute>{});
-  }
+  // The lower-cpu / lower-cuda pipeline (megagraph/Pipelines/Pipelines.h).
   PassManager pm(module.getContext());
-  GTDecomposeOptions decompose;
-  decompose.keepAttention = !options.referenceAttention;
-  // shard collectives (data parallelism) become communication runtime calls.
-  pm.addPass(createGTShardToRuntime());
-  pm.addPass(createGTDecompose(decompose));
-  std::string pipeline = std::string(kBufferPipeline) + ",";
-  if (options.target == Target::Cuda)
-    pipeline += cudaPipeline(options);
-  else
-    pipeline += std::string(options.emulateGpuOnHost
-                                ? "gt-gpu-offload{emulate-on-host},"
-                                : "") +
-                kCpuPipeline;
-  if (failed(parsePassPipeline(pipeline, pm))) {
-    module.emitError("internal error: bad lowering pipeline");
-    return failure();
-  }
+  LowerPipelineOptions lower;
+  lower.referenceAttention = options.referenceAttention;
+  lower.emulateGpu = options.emulateGpuOnHost;
+  lower.chip = options.cudaChip;
+  lower.cudaPath = options.cudaPath;
+  buildLowerPassPipeline(pm, lower, options.target == Target::Cuda);
   return pm.run(module);
 }
 

@@ -1,0 +1,186 @@
+//===- Pipelines.cpp - The registered pass pipelines ----------------------===//
+//
+// Part of MegaGraph. See Pipelines.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Pipelines/Pipelines.h"
+
+#include "megagraph/Passes/Passes.h"
+#include "megagraph/Plan/ParallelPlan.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// The upstream part of the lowering after gt-decompose, up to buffers
+/// that are freed after their last use (both targets).
+constexpr const char *kBufferPipeline =
+    "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
+    "tosa-to-tensor,canonicalize),"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{modify-public-functions "
+    "hoist-static-allocs},gt-linalg-to-runtime,"
+    "ownership-based-buffer-deallocation,canonicalize,"
+    "buffer-deallocation-simplification,bufferization-lower-deallocations,"
+    "cse,canonicalize,gt-early-dealloc";
+
+/// lower-cpu: loops on the host.
+constexpr const char *kCpuPipeline =
+    "convert-linalg-to-loops,expand-strided-metadata,"
+    "lower-affine,convert-scf-to-cf,"
+    "finalize-memref-to-llvm{use-generic-functions=true},"
+    "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
+    "reconcile-unrealized-casts";
+
+/// lower-cuda: one kernel per loop nest (gt-gpu-offload), kernels to PTX
+/// through NVVM, launches to mgpu* calls, buffers and globals on the
+/// device (gt-gpu-device-memory).
+std::string cudaPipeline(const LowerPipelineOptions &options) {
+  std::string nvvm = "chip=" + options.chip + " O=3";
+  std::string libdevice = options.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
+  if (llvm::sys::fs::exists(libdevice))
+    nvvm += " l=" + libdevice;
+  return "gt-gpu-offload,gpu-kernel-outlining,expand-strided-metadata,"
+         "lower-affine,convert-scf-to-cf,nvvm-attach-target{" +
+         nvvm +
+         "},gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
+         "reconcile-unrealized-casts),"
+         "finalize-memref-to-llvm{use-generic-functions=true},gpu-to-llvm,"
+         "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
+         "reconcile-unrealized-casts,gpu-module-to-binary{format=isa},"
+         "gt-gpu-device-memory";
+}
+
+/// Appends a textual pipeline of fixed upstream passes.
+void addTextual(OpPassManager &pm, const std::string &pipeline) {
+  if (failed(parsePassPipeline(pipeline, pm)))
+    llvm::report_fatal_error("megagraph: bad built-in pass pipeline");
+}
+
+void addCleanup(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+} // namespace
+
+void megagraph::buildImportToGtPassPipeline(OpPassManager &pm) {
+  pm.addPass(createGTRaise());
+  addCleanup(pm);
+}
+
+void megagraph::buildTrainPassPipeline(OpPassManager &pm,
+                                       const TrainPipelineOptions &options) {
+  if (options.gradients) {
+    GTAutodiffOptions autodiff;
+    autodiff.replaceMain = true;
+    pm.addPass(createGTAutodiff(autodiff));
+    addCleanup(pm);
+    return;
+  }
+  GTSetPlanOptions setPlan;
+  setPlan.plan = options.plan;
+  pm.addPass(createGTSetPlan(setPlan));
+  ParallelPlan plan;
+  if (!options.plan.empty()) {
+    llvm::Expected<ParallelPlan> parsed = parseParallelPlan(options.plan);
+    if (!parsed) {
+      llvm::consumeError(parsed.takeError()); // gt-set-plan reports it
+      return;
+    }
+    plan = *parsed;
+  }
+
+  if (plan.pp > 1) { // stages; the driver runs their schedule
+    GTPipelineSplitOptions split;
+    split.pp = plan.pp;
+    split.microBatches = plan.microBatches;
+    split.stages.assign(plan.stages.begin(), plan.stages.end());
+    split.balance = options.ppBalance;
+    split.recompute = plan.recompute;
+    split.profile = options.profile; // unit times at the search's rates
+    pm.addPass(createGTPipelineSplit(split));
+    GTPipelineTrainOptions stages;
+    stages.optimizer = options.optimizer;
+    stages.learningRate = options.learningRate;
+    stages.weightDecay = options.weightDecay;
+    stages.recompute = plan.recompute;
+    pm.addPass(createGTPipelineTrain(stages));
+    addCleanup(pm);
+    return;
+  }
+  if (plan.cp > 1) { // S / cp rows per rank, cp attention
+    GTContextParallelOptions contextParallel;
+    contextParallel.cp = plan.cp;
+    contextParallel.dp = plan.dp;
+    contextParallel.mode = plan.cpMode;
+    pm.addPass(createGTContextParallel(contextParallel));
+  }
+  pm.addPass(createGTAutodiff());
+  if (plan.dp * plan.cp > 1) { // gradients summed over dp x cp
+    GTDataParallelOptions dataParallel;
+    dataParallel.dp = plan.dp * plan.cp;
+    dataParallel.presummed = plan.cp > 1;
+    dataParallel.zero = plan.zero;
+    pm.addPass(createGTDataParallel(dataParallel));
+  }
+  GTOptimizerOptions opt;
+  opt.optimizer = options.optimizer;
+  opt.learningRate = options.learningRate;
+  opt.weightDecay = options.weightDecay;
+  pm.addPass(createGTOptimizer(opt));
+  if (plan.dp > 1 && plan.zero >= 1)
+    pm.addPass(createGTZeroGather());
+  addCleanup(pm);
+}
+
+void megagraph::buildLowerPassPipeline(OpPassManager &pm,
+                                       const LowerPipelineOptions &options,
+                                       bool cuda) {
+  pm.addPass(createGTExportEntries());
+  // shard collectives (data parallelism) become communication runtime calls.
+  pm.addPass(createGTShardToRuntime());
+  GTDecomposeOptions decompose;
+  decompose.keepAttention = !options.referenceAttention;
+  pm.addPass(createGTDecompose(decompose));
+  std::string pipeline = std::string(kBufferPipeline) + ",";
+  if (cuda)
+    pipeline += cudaPipeline(options);
+  else
+    pipeline +=
+        std::string(options.emulateGpu ? "gt-gpu-offload{emulate-on-host},"
+                                       : "") +
+        kCpuPipeline;
+  addTextual(pm, pipeline);
+}
+
+void megagraph::registerMegaGraphPipelines() {
+  PassPipelineRegistration<>("import-to-gt",
+                             "Raise an imported module to gt ops (gt-raise, "
+                             "canonicalize, cse)",
+                             buildImportToGtPassPipeline);
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "train",
+      "The training step (forward, loss, backward, update) with the "
+      "parallel plan applied",
+      buildTrainPassPipeline);
+  PassPipelineRegistration<LowerPipelineOptions>(
+      "lower-cpu", "Lower to the LLVM dialect for the host CPU",
+      [](OpPassManager &pm, const LowerPipelineOptions &options) {
+        buildLowerPassPipeline(pm, options, /*cuda=*/false);
+      });
+  PassPipelineRegistration<LowerPipelineOptions>(
+      "lower-cuda",
+      "Lower to the LLVM dialect with the loop nests as NVVM kernels",
+      [](OpPassManager &pm, const LowerPipelineOptions &options) {
+        buildLowerPassPipeline(pm, options, /*cuda=*/true);
+      });
+}
