@@ -18,6 +18,8 @@
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Support/TosaBuilder.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -418,6 +420,305 @@ struct ReduceSumGradient
   }
 };
 
+/// Operands and results of an op whose result is a boolean or an integer
+/// (comparisons, logical ops, argmax, integer division) or piecewise
+/// constant (floor, ceil): no gradient flows through it.
+template <typename OpTy>
+struct NoGradient : GradientOpInterface::ExternalModel<NoGradient<OpTy>, OpTy> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &, ValueRange,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    operandGrads.assign(op->getNumOperands(), Value());
+    return success();
+  }
+  bool isDifferentiableOperand(Operation *, unsigned) const { return false; }
+};
+
+/// More elementwise rules: erf 2/sqrt(pi) exp(-x^2), sin cos(x), cos
+/// -sin(x), abs sign(x) (0 at 0, like PyTorch).
+template <typename OpTy>
+struct UnaryMathGradient
+    : GradientOpInterface::ExternalModel<UnaryMathGradient<OpTy>, OpTy> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0), dy = resultGrads[0];
+    Type e = GradBuilder::elem(x);
+    if (!isa<FloatType>(e))
+      return op->emitOpError("has no gradient rule for integer operands");
+    int64_t rank = GradBuilder::shape(x).size();
+    auto c = [&](double v) { return g.scalar(e, v, rank); };
+    Value d;
+    if constexpr (std::is_same_v<OpTy, tosa::ErfOp>) {
+      d = g.mul(g.exp(g.mul(g.mul(x, x), c(-1.0))), c(2.0 / std::sqrt(M_PI)));
+    } else if constexpr (std::is_same_v<OpTy, tosa::SinOp>) {
+      d = tosa::CosOp::create(builder, loc, x.getType(), x);
+    } else if constexpr (std::is_same_v<OpTy, tosa::CosOp>) {
+      d = g.mul(tosa::SinOp::create(builder, loc, x.getType(), x), c(-1.0));
+    } else { // abs
+      auto bools = g.type(GradBuilder::shape(x), builder.getI1Type());
+      Value pos = tosa::GreaterOp::create(builder, loc, bools, x, c(0.0));
+      Value neg = tosa::GreaterOp::create(builder, loc, bools, c(0.0), x);
+      d = g.select(pos, c(1.0), g.select(neg, c(-1.0), c(0.0)));
+    }
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.mul(dy, d);
+    return success();
+  }
+};
+
+/// pow(a, b) = z: da = dy b a^(b-1) (0 where b = 0), db = dy z log(a) (0
+/// where a = 0 and b >= 0), PyTorch's conventions; summed over broadcast
+/// dimensions.
+struct PowGradient
+    : GradientOpInterface::ExternalModel<PowGradient, tosa::PowOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Location loc = op->getLoc();
+    Value a = op->getOperand(0), b = op->getOperand(1), z = op->getResult(0);
+    Value dy = resultGrads[0];
+    Type e = GradBuilder::elem(dy);
+    if (!isa<FloatType>(e))
+      return op->emitOpError("has no gradient rule for integer operands");
+    ArrayRef<int64_t> s = GradBuilder::shape(dy);
+    int64_t rank = s.size();
+    auto c = [&](double v) { return g.scalar(e, v, rank); };
+    auto bools = g.type(s, builder.getI1Type());
+    Value zero = g.zerosLike(dy);
+    // a^(b-1) with the result's (broadcast) shape.
+    Value bm1 = g.sub(b, c(1.0));
+    Value powm1 = tosa::PowOp::create(builder, loc, g.type(s, e), a, bm1);
+    Value bZero = tosa::EqualOp::create(
+        builder, loc, g.type(GradBuilder::shape(b), builder.getI1Type()), b,
+        c(0.0));
+    Value da = g.select(bZero, zero, g.mul(g.mul(dy, b), powm1));
+    Value logA = tosa::LogOp::create(builder, loc, a.getType(), a);
+    Value aZero = tosa::EqualOp::create(
+        builder, loc, g.type(GradBuilder::shape(a), builder.getI1Type()), a,
+        c(0.0));
+    Value bNonNeg = tosa::GreaterEqualOp::create(
+        builder, loc, g.type(GradBuilder::shape(b), builder.getI1Type()), b,
+        c(0.0));
+    Value skip =
+        tosa::LogicalAndOp::create(builder, loc, bools, aZero, bNonNeg);
+    Value db = g.select(skip, zero, g.mul(g.mul(dy, z), logA));
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.sumToShape(da, GradBuilder::shape(a));
+    operandGrads[1] = g.sumToShape(db, GradBuilder::shape(b));
+    return success();
+  }
+};
+
+/// reduce_max / reduce_min over one axis: dy goes to the positions equal to
+/// the extreme, split evenly among ties (torch.amax / amin).
+template <typename OpTy>
+struct ReduceExtremeGradient
+    : GradientOpInterface::ExternalModel<ReduceExtremeGradient<OpTy>, OpTy> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0), y = op->getResult(0), dy = resultGrads[0];
+    Type e = GradBuilder::elem(x);
+    if (!isa<FloatType>(e))
+      return op->emitOpError("has no gradient rule for integer operands");
+    int32_t axis = cast<OpTy>(op).getAxis();
+    Value hit = tosa::EqualOp::create(
+        builder, loc, g.type(GradBuilder::shape(x), builder.getI1Type()), x, y);
+    Value ones = tosa::CastOp::create(builder, loc, x.getType(), hit);
+    Value share = g.mul(dy, g.recip(g.reduceSum(ones, axis)));
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.mul(ones, share);
+    return success();
+  }
+};
+
+/// reduce_product over one axis: dx_i = dy prod_{j != i} x_j, written as
+/// y / x_i where x_i != 0; at a zero, the product of the other (non-zero)
+/// entries if it is the only zero along the axis, else 0.
+struct ReduceProductGradient
+    : GradientOpInterface::ExternalModel<ReduceProductGradient,
+                                         tosa::ReduceProductOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g{builder, op->getLoc()};
+    Location loc = op->getLoc();
+    auto prod = cast<tosa::ReduceProductOp>(op);
+    Value x = prod.getInput(), y = prod.getResult(), dy = resultGrads[0];
+    Type e = GradBuilder::elem(x);
+    if (!isa<FloatType>(e))
+      return op->emitOpError("has no gradient rule for integer operands");
+    int32_t axis = prod.getAxis();
+    ArrayRef<int64_t> xs = GradBuilder::shape(x);
+    int64_t rank = xs.size();
+    auto c = [&](double v) { return g.scalar(e, v, rank); };
+    Value isZero = tosa::EqualOp::create(
+        builder, loc, g.type(xs, builder.getI1Type()), x, c(0.0));
+    Value safe = g.select(isZero, c(1.0), x);
+    Value nonZeroProd = tosa::ReduceProductOp::create(
+        builder, loc, y.getType(), safe, builder.getI32IntegerAttr(axis));
+    Value zeros = g.reduceSum(
+        tosa::CastOp::create(builder, loc, x.getType(), isZero), axis);
+    Value single = tosa::EqualOp::create(
+        builder, loc, g.type(GradBuilder::shape(y), builder.getI1Type()), zeros,
+        c(1.0));
+    Value atZero = g.select(single, nonZeroProd, g.zerosLike(y));
+    Value d = g.select(isZero, atZero, g.mul(y, g.recip(safe)));
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.mul(dy, d);
+    return success();
+  }
+};
+
+/// gather(values [N, K, C], indices [N, W]) = out [N, W, C]: the values'
+/// gradient is the scatter-add of dy into the gathered rows, one batched
+/// one-hot matmul onehot[N, K, W] @ dy[N, W, C] (repeated indices add up).
+/// O(N K W) work and memory.
+struct GatherGradient
+    : GradientOpInterface::ExternalModel<GatherGradient, tosa::GatherOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto gather = cast<tosa::GatherOp>(op);
+    GradBuilder g{builder, op->getLoc()};
+    Location loc = op->getLoc();
+    Value values = gather.getValues(), indices = gather.getIndices();
+    Type e = GradBuilder::elem(values);
+    operandGrads.assign(op->getNumOperands(), Value());
+    if (!isa<FloatType>(e))
+      return success();
+    ArrayRef<int64_t> vs = GradBuilder::shape(values);
+    int64_t n = vs[0], k = vs[1], w = GradBuilder::shape(indices)[1];
+    Type ie = GradBuilder::elem(indices);
+    SmallVector<Attribute> iota;
+    for (int64_t i = 0; i < k; ++i)
+      iota.push_back(builder.getIntegerAttr(ie, i));
+    auto iotaType = g.type({1, k, 1}, ie);
+    Value rows = tosa::ConstOp::create(builder, loc, iotaType,
+                                       DenseElementsAttr::get(iotaType, iota));
+    Value hit = tosa::EqualOp::create(builder, loc,
+                                      g.type({n, k, w}, builder.getI1Type()),
+                                      rows, g.reshape(indices, {n, 1, w}));
+    Value onehot =
+        tosa::CastOp::create(builder, loc, g.type({n, k, w}, e), hit);
+    operandGrads[0] = g.matmul(onehot, resultGrads[0]);
+    return success();
+  }
+};
+
+/// tile: y repeats x `multiples[i]` times along dim i; dx sums dy over the
+/// copies (dy viewed as [m0, d0, m1, d1, ...]).
+struct TileGradient
+    : GradientOpInterface::ExternalModel<TileGradient, tosa::TileOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto tile = cast<tosa::TileOp>(op);
+    GradBuilder g{builder, op->getLoc()};
+    Value x = tile.getInput1();
+    operandGrads.assign(op->getNumOperands(), Value());
+    if (!isa<FloatType>(GradBuilder::elem(x)))
+      return success();
+    FailureOr<SmallVector<int64_t>> multiples =
+        constShapeOf(tile.getMultiples());
+    if (failed(multiples))
+      return op->emitOpError("has no gradient rule for non-constant multiples");
+    ArrayRef<int64_t> xs = GradBuilder::shape(x);
+    SmallVector<int64_t> split;
+    for (auto [m, d] : llvm::zip(*multiples, xs)) {
+      split.push_back(m);
+      split.push_back(d);
+    }
+    Value dy = g.reshape(resultGrads[0], split);
+    for (auto [i, m] : llvm::enumerate(*multiples))
+      if (m != 1)
+        dy = g.reduceSum(dy, 2 * i);
+    operandGrads[0] = g.reshape(dy, xs);
+    return success();
+  }
+};
+
+/// pad: dx is the interior slice of dy; the pad value receives the sum of
+/// dy over the padding.
+struct PadGradient
+    : GradientOpInterface::ExternalModel<PadGradient, tosa::PadOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto pad = cast<tosa::PadOp>(op);
+    GradBuilder g{builder, op->getLoc()};
+    Value x = pad.getInput1(), dy = resultGrads[0];
+    operandGrads.assign(op->getNumOperands(), Value());
+    if (!isa<FloatType>(GradBuilder::elem(x)))
+      return success();
+    FailureOr<SmallVector<int64_t>> padding = constShapeOf(pad.getPadding());
+    if (failed(padding))
+      return op->emitOpError("has no gradient rule for non-constant padding");
+    ArrayRef<int64_t> xs = GradBuilder::shape(x);
+    SmallVector<int64_t> start;
+    for (size_t i = 0; i < xs.size(); ++i)
+      start.push_back((*padding)[2 * i]);
+    Value dx = g.slice(dy, start, xs);
+    operandGrads[0] = dx;
+    // d pad_const = sum(dy) - sum(dx), as a [1] tensor.
+    auto total = [&](Value v) {
+      for (size_t i = 0; i < xs.size(); ++i)
+        v = g.reduceSum(v, i);
+      return g.reshape(v, GradBuilder::shape(pad.getPadConst()));
+    };
+    operandGrads[pad.getPadConstMutable().getOperandNumber()] =
+        g.sub(total(dy), total(dx));
+    return success();
+  }
+};
+
+/// reverse: dx is dy reversed along the same axis.
+struct ReverseGradient
+    : GradientOpInterface::ExternalModel<ReverseGradient, tosa::ReverseOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto reverse = cast<tosa::ReverseOp>(op);
+    operandGrads.assign(op->getNumOperands(), Value());
+    if (!isa<FloatType>(GradBuilder::elem(reverse.getInput1())))
+      return success();
+    operandGrads[0] =
+        tosa::ReverseOp::create(builder, op->getLoc(), resultGrads[0].getType(),
+                                resultGrads[0], reverse.getAxisAttr());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// External models for linalg and tensor ops
+//===----------------------------------------------------------------------===//
+
+/// linalg.softmax along `dimension`: dx = y (dy - sum(dy y)); the init
+/// operand gets none.
+struct SoftmaxGradient
+    : GradientOpInterface::ExternalModel<SoftmaxGradient, linalg::SoftmaxOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto softmax = cast<linalg::SoftmaxOp>(op);
+    GradBuilder g{builder, op->getLoc()};
+    Value y = softmax.getResult()[0], dy = resultGrads[0];
+    int32_t axis = softmax.getDimension();
+    Value dot = g.reduceSum(g.mul(dy, y), axis);
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = g.mul(y, g.sub(dy, dot));
+    return success();
+  }
+  bool isDifferentiableOperand(Operation *, unsigned index) const {
+    return index == 0;
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -447,19 +748,32 @@ LogicalResult LinearOp::buildGradient(OpBuilder &builder,
 
 LogicalResult GeluOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
                                     SmallVectorImpl<Value> &operandGrads) {
-  if (getTanh())
-    return emitOpError("has no gradient rule for the tanh approximation yet");
   GradBuilder g{builder, getLoc()};
   Value x = getInput();
   Type e = GradBuilder::elem(x);
   int64_t rank = GradBuilder::shape(x).size();
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  if (getTanh()) {
+    // y = 0.5 x (1 + t), t = tanh(u), u = k (x + a x^3):
+    // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 a x^2).
+    constexpr double a = 0.044715;
+    Value k = g.scalar(e, std::sqrt(2.0 / M_PI), rank);
+    Value one = g.scalar(e, 1.0, rank), half = g.scalar(e, 0.5, rank);
+    Value x2 = g.mul(x, x);
+    Value t = g.unary(
+        "tanh", g.mul(k, g.add(x, g.mul(g.mul(x2, x), g.scalar(e, a, rank)))));
+    Value du = g.mul(k, g.add(one, g.mul(x2, g.scalar(e, 3.0 * a, rank))));
+    Value d = g.add(g.mul(half, g.add(one, t)),
+                    g.mul(g.mul(g.mul(half, x), g.sub(one, g.mul(t, t))), du));
+    operandGrads[0] = g.mul(resultGrads[0], d);
+    return success();
+  }
   // d/dx [x Phi(x)] = Phi(x) + x phi(x).
   Value cdf = g.mul(g.add(g.erf(g.mul(x, g.scalar(e, M_SQRT1_2, rank))),
                           g.scalar(e, 1.0, rank)),
                     g.scalar(e, 0.5, rank));
   Value pdf = g.mul(g.exp(g.mul(g.mul(x, x), g.scalar(e, -0.5, rank))),
                     g.scalar(e, 1.0 / std::sqrt(2.0 * M_PI), rank));
-  operandGrads.assign(getOperation()->getNumOperands(), Value());
   operandGrads[0] = g.mul(resultGrads[0], g.add(cdf, g.mul(x, pdf)));
   return success();
 }
@@ -644,6 +958,11 @@ SpatialBiasOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
   return success();
 }
 
+/// Attaches NoGradient to each of `OpTys`.
+template <typename... OpTys> static void attachNoGradient(MLIRContext &ctx) {
+  (OpTys::template attachInterface<NoGradient<OpTys>>(ctx), ...);
+}
+
 void megagraph::gt::registerGradientExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, tosa::TosaDialect *) {
     tosa::AddOp::attachInterface<BinaryGradient<tosa::AddOp>>(*ctx);
@@ -668,5 +987,29 @@ void megagraph::gt::registerGradientExternalModels(DialectRegistry &registry) {
     tosa::SelectOp::attachInterface<SelectGradient>(*ctx);
     tosa::CastOp::attachInterface<CastGradient>(*ctx);
     tosa::ReduceSumOp::attachInterface<ReduceSumGradient>(*ctx);
+    tosa::ReduceMaxOp::attachInterface<
+        ReduceExtremeGradient<tosa::ReduceMaxOp>>(*ctx);
+    tosa::ReduceMinOp::attachInterface<
+        ReduceExtremeGradient<tosa::ReduceMinOp>>(*ctx);
+    tosa::ReduceProductOp::attachInterface<ReduceProductGradient>(*ctx);
+    tosa::PowOp::attachInterface<PowGradient>(*ctx);
+    tosa::ErfOp::attachInterface<UnaryMathGradient<tosa::ErfOp>>(*ctx);
+    tosa::SinOp::attachInterface<UnaryMathGradient<tosa::SinOp>>(*ctx);
+    tosa::CosOp::attachInterface<UnaryMathGradient<tosa::CosOp>>(*ctx);
+    tosa::AbsOp::attachInterface<UnaryMathGradient<tosa::AbsOp>>(*ctx);
+    tosa::GatherOp::attachInterface<GatherGradient>(*ctx);
+    tosa::TileOp::attachInterface<TileGradient>(*ctx);
+    tosa::PadOp::attachInterface<PadGradient>(*ctx);
+    tosa::ReverseOp::attachInterface<ReverseGradient>(*ctx);
+    attachNoGradient<tosa::FloorOp, tosa::CeilOp, tosa::ArgMaxOp, tosa::EqualOp,
+                     tosa::GreaterOp, tosa::GreaterEqualOp, tosa::LogicalAndOp,
+                     tosa::LogicalOrOp, tosa::LogicalXorOp, tosa::LogicalNotOp,
+                     tosa::IntDivOp, tosa::ConstOp, tosa::ConstShapeOp>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
+    linalg::SoftmaxOp::attachInterface<SoftmaxGradient>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    attachNoGradient<tensor::EmptyOp>(*ctx);
   });
 }
