@@ -18,11 +18,13 @@
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Support/TosaBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <cmath>
@@ -719,6 +721,295 @@ struct SoftmaxGradient
   }
 };
 
+/// Forward-mode derivative, inside a linalg.generic body, of the scalar op
+/// `op` (already cloned) from the tangents of its operands (`tangents`,
+/// null = zero); sets the tangent of its result. Fails on a float op
+/// without a rule.
+LogicalResult scalarTangent(OpBuilder &b, Operation *op,
+                            DenseMap<Value, Value> &tangents) {
+  Location loc = op->getLoc();
+  if (op->getNumResults() != 1 || !isa<FloatType>(op->getResult(0).getType()))
+    return success(); // integer, index and boolean values carry none
+  Value result = op->getResult(0);
+  Type t = result.getType();
+  auto tangentOf = [&](unsigned i) {
+    return tangents.lookup(op->getOperand(i));
+  };
+  auto zero = [&]() {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.0))
+        .getResult();
+  };
+  auto orZero = [&](Value v) { return v ? v : zero(); };
+  auto add = [&](Value x, Value y) -> Value {
+    if (!x || !y)
+      return x ? x : y;
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  auto mul = [&](Value x, Value y) -> Value {
+    return x ? arith::MulFOp::create(b, loc, x, y).getResult() : Value();
+  };
+  auto neg = [&](Value x) -> Value {
+    return x ? arith::NegFOp::create(b, loc, x).getResult() : Value();
+  };
+  if (isa<arith::ConstantOp>(op))
+    return success();
+  Value ta = op->getNumOperands() > 0 ? tangentOf(0) : Value();
+  Value tb = op->getNumOperands() > 1 ? tangentOf(1) : Value();
+  Value a = op->getNumOperands() > 0 ? op->getOperand(0) : Value();
+  Value c = op->getNumOperands() > 1 ? op->getOperand(1) : Value();
+  Value out;
+  if (isa<arith::AddFOp>(op)) {
+    out = add(ta, tb);
+  } else if (isa<arith::SubFOp>(op)) {
+    out = add(ta, neg(tb));
+  } else if (isa<arith::MulFOp>(op)) {
+    out = add(mul(ta, c), mul(tb, a));
+  } else if (isa<arith::DivFOp>(op)) {
+    // d(a / c) = ta / c - tb a / c^2 = (ta - tb * result) / c.
+    Value num = add(ta, neg(mul(tb, result)));
+    out = num ? arith::DivFOp::create(b, loc, num, c).getResult() : Value();
+  } else if (isa<arith::NegFOp>(op)) {
+    out = neg(ta);
+  } else if (isa<arith::RemFOp>(op)) {
+    // fmod(a, c) = a - trunc(a / c) c, with trunc(q) = q - fmod(q, 1).
+    Value q = arith::DivFOp::create(b, loc, a, c);
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 1.0));
+    Value trunc =
+        arith::SubFOp::create(b, loc, q, arith::RemFOp::create(b, loc, q, one));
+    out = add(ta, neg(mul(tb, trunc)));
+  } else if (isa<arith::MaximumFOp, arith::MinimumFOp>(op)) {
+    // The first operand on ties, like tosa.maximum / minimum's rule.
+    auto pred = isa<arith::MaximumFOp>(op) ? arith::CmpFPredicate::OGE
+                                           : arith::CmpFPredicate::OLE;
+    if (ta || tb) {
+      Value first = arith::CmpFOp::create(b, loc, pred, a, c);
+      out = arith::SelectOp::create(b, loc, first, orZero(ta), orZero(tb));
+    }
+  } else if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    Value tx = tangents.lookup(select.getTrueValue());
+    Value ty = tangents.lookup(select.getFalseValue());
+    if (tx || ty)
+      out = arith::SelectOp::create(b, loc, select.getCondition(), orZero(tx),
+                                    orZero(ty));
+  } else if (llvm::any_of(op->getOperands(),
+                          [&](Value v) { return tangents.lookup(v); })) {
+    return op->emitOpError(
+        "has no derivative rule inside a linalg.generic body");
+  }
+  if (out)
+    tangents[result] = out;
+  return success();
+}
+
+/// Whether `map` (on `rank` loops) reads each dimension d at loop d or at 0
+/// (a numpy broadcast of an operand of the same rank).
+bool isBroadcastMap(AffineMap map, unsigned rank) {
+  if (map.getNumDims() != rank || map.getNumResults() != rank)
+    return false;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == i)
+      continue;
+    if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0)
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// The gradient of an elementwise linalg.generic (all loops parallel, an
+/// identity output map, broadcast input maps, a body that does not read its
+/// output) with respect to float input `index`: a second generic over the
+/// same inputs and dy that yields dy * d(body)/d(input), summed over the
+/// input's broadcast dimensions.
+FailureOr<Value> elementwiseGenericGradient(OpBuilder &builder,
+                                            linalg::GenericOp generic,
+                                            unsigned index, Value dy) {
+  GradBuilder g{builder, generic.getLoc()};
+  Location loc = generic.getLoc();
+  Block &body = generic.getRegion().front();
+  SmallVector<Value> ins(generic.getDpsInputs());
+  ins.push_back(dy);
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : generic.getDpsInputOperands())
+    maps.push_back(generic.getMatchingIndexingMap(in));
+  maps.push_back(generic.getIndexingMapsArray().back());
+  maps.push_back(generic.getIndexingMapsArray().back());
+  ArrayRef<int64_t> shape = GradBuilder::shape(dy);
+  Type e = GradBuilder::elem(dy);
+  Value init = tensor::EmptyOp::create(builder, loc, shape, e);
+  LogicalResult status = success();
+  auto grad = linalg::GenericOp::create(
+      builder, loc, TypeRange{dy.getType()}, ins, ValueRange{init}, maps,
+      generic.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        IRMapping mapping;
+        for (unsigned i = 0; i + 1 < body.getNumArguments(); ++i)
+          mapping.map(body.getArgument(i), args[i]);
+        DenseMap<Value, Value> tangents;
+        tangents[args[index]] =
+            arith::ConstantOp::create(b, l, b.getFloatAttr(e, 1.0));
+        Value yielded;
+        for (Operation &op : body.without_terminator()) {
+          Operation *copy = b.clone(op, mapping);
+          if (failed(scalarTangent(b, copy, tangents)))
+            status = failure();
+        }
+        yielded = mapping.lookupOrDefault(body.getTerminator()->getOperand(0));
+        Value t = tangents.lookup(yielded);
+        Value dyArg = args[args.size() - 2];
+        linalg::YieldOp::create(
+            b, l,
+            t ? arith::MulFOp::create(b, l, t, dyArg).getResult()
+              : arith::ConstantOp::create(b, l, b.getFloatAttr(e, 0.0))
+                    .getResult());
+      });
+  if (failed(status))
+    return failure();
+  return g.sumToShape(grad.getResult(0),
+                      GradBuilder::shape(generic.getDpsInputs()[index]));
+}
+
+/// How a row scatter (below) folds an update into its row.
+enum class RowScatterKind { Replace, Add };
+
+/// The importer's scatter with runtime row numbers: loops (n, k, c, w), w
+/// the reduction; ins rows [N, W] (integer) and updates [N, W, C]; init data
+/// [N, K, C]; body `select(rows[n, w] == k, combine(acc, update), acc)` with
+/// combine `update` (Replace) or `acc + update` (Add).
+std::optional<RowScatterKind> matchRowScatter(linalg::GenericOp generic) {
+  auto iterators = generic.getIteratorTypesArray();
+  using utils::IteratorType;
+  if (iterators.size() != 4 || generic.getNumDpsInputs() != 2 ||
+      iterators[3] != IteratorType::reduction ||
+      llvm::any_of(ArrayRef(iterators).take_front(3),
+                   [](IteratorType t) { return t != IteratorType::parallel; }))
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  auto select = dyn_cast_or_null<arith::SelectOp>(
+      body.getTerminator()->getOperand(0).getDefiningOp());
+  if (!select || select.getFalseValue() != body.getArgument(2))
+    return std::nullopt;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return std::nullopt;
+  Value next = select.getTrueValue();
+  if (next == body.getArgument(1))
+    return RowScatterKind::Replace;
+  if (auto sum = next.getDefiningOp<arith::AddFOp>();
+      sum && ((sum.getLhs() == body.getArgument(2) &&
+               sum.getRhs() == body.getArgument(1)) ||
+              (sum.getLhs() == body.getArgument(1) &&
+               sum.getRhs() == body.getArgument(2))))
+    return RowScatterKind::Add;
+  return std::nullopt;
+}
+
+/// linalg.generic, in the two forms the ONNX importer creates: elementwise
+/// bodies (Mod) and row scatters with runtime indices (ScatterND /
+/// ScatterElements without a constant index map). For a scatter, dupdates
+/// is dy gathered at the update's row (for Replace: only for the last
+/// update of each row, the one that is kept) and ddata is dy (for Replace:
+/// zero on the rows that were written).
+struct GenericGradient
+    : GradientOpInterface::ExternalModel<GenericGradient, linalg::GenericOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto generic = cast<linalg::GenericOp>(op);
+    operandGrads.assign(op->getNumOperands(), Value());
+    if (op->getNumResults() != 1 || generic.getNumDpsInits() != 1 ||
+        !generic.hasPureTensorSemantics())
+      return op->emitOpError("has no gradient rule for a linalg.generic with "
+                             "other than one tensor result");
+    Value dy = resultGrads[0];
+    if (!isa<FloatType>(GradBuilder::elem(dy)))
+      return success();
+    unsigned rank = generic.getNumLoops();
+    Block &body = generic.getRegion().front();
+    bool elementwise =
+        generic.getNumParallelLoops() == rank &&
+        generic.getIndexingMapsArray().back().isIdentity() &&
+        llvm::all_of(generic.getDpsInputOperands(),
+                     [&](OpOperand *in) {
+                       return isBroadcastMap(generic.getMatchingIndexingMap(in),
+                                             rank);
+                     }) &&
+        body.getArguments().back().use_empty();
+    if (elementwise) {
+      for (auto [i, in] : llvm::enumerate(generic.getDpsInputs())) {
+        if (!isa<FloatType>(GradBuilder::elem(in)))
+          continue;
+        FailureOr<Value> d =
+            elementwiseGenericGradient(builder, generic, i, dy);
+        if (failed(d))
+          return failure();
+        operandGrads[i] = *d;
+      }
+      return success();
+    }
+    std::optional<RowScatterKind> kind = matchRowScatter(generic);
+    if (!kind)
+      return op->emitOpError(
+          "has no gradient rule for this linalg.generic (rules exist for "
+          "elementwise bodies and the importer's row scatters)");
+    GradBuilder g{builder, op->getLoc()};
+    Location loc = op->getLoc();
+    Value rows = generic.getDpsInputs()[0];
+    ArrayRef<int64_t> ds = GradBuilder::shape(dy);
+    int64_t n = ds[0], k = ds[1], w = GradBuilder::shape(rows)[1];
+    Type i32 = builder.getI32Type(), i1 = builder.getI1Type();
+    Type e = GradBuilder::elem(dy);
+    if (!GradBuilder::elem(rows).isInteger(32))
+      rows = tosa::CastOp::create(builder, loc, g.type({n, w}, i32), rows);
+    Value gathered = tosa::GatherOp::create(builder, loc,
+                                            g.type({n, w, ds[2]}, e), dy, rows);
+    if (*kind == RowScatterKind::Add) {
+      operandGrads[1] = gathered;
+      operandGrads[2] = dy;
+      return success();
+    }
+    // Rows that some update writes: their data is overwritten.
+    SmallVector<Attribute> iota;
+    for (int64_t i = 0; i < k; ++i)
+      iota.push_back(builder.getI32IntegerAttr(i));
+    auto iotaType = g.type({1, k, 1}, i32);
+    Value rowIds = tosa::ConstOp::create(
+        builder, loc, iotaType, DenseElementsAttr::get(iotaType, iota));
+    Value hit = tosa::EqualOp::create(builder, loc, g.type({n, k, w}, i1),
+                                      rowIds, g.reshape(rows, {n, 1, w}));
+    Value written = g.reduceSum(
+        tosa::CastOp::create(builder, loc, g.type({n, k, w}, e), hit), 2);
+    Value isWritten = tosa::GreaterOp::create(
+        builder, loc, g.type({n, k, 1}, i1), written, g.scalar(e, 0.0, 3));
+    operandGrads[2] = g.select(isWritten, g.zerosLike(dy), dy);
+    // Update w is kept when no later update w' > w names the same row.
+    SmallVector<bool> laterBits;
+    for (int64_t a = 0; a < w; ++a)
+      for (int64_t c = 0; c < w; ++c)
+        laterBits.push_back(c > a);
+    auto laterType = g.type({1, w, w}, i1);
+    Value later = tosa::ConstOp::create(
+        builder, loc, laterType,
+        DenseElementsAttr::get(laterType, ArrayRef<bool>(laterBits)));
+    Value same = tosa::EqualOp::create(builder, loc, g.type({n, w, w}, i1),
+                                       g.reshape(rows, {n, w, 1}),
+                                       g.reshape(rows, {n, 1, w}));
+    Value overwritten = tosa::LogicalAndOp::create(
+        builder, loc, g.type({n, w, w}, i1), same, later);
+    Value count = g.reduceSum(
+        tosa::CastOp::create(builder, loc, g.type({n, w, w}, e), overwritten),
+        2);
+    Value kept = tosa::EqualOp::create(builder, loc, g.type({n, w, 1}, i1),
+                                       count, g.scalar(e, 0.0, 3));
+    operandGrads[1] = g.select(kept, gathered, g.zerosLike(gathered));
+    return success();
+  }
+  bool isDifferentiableOperand(Operation *op, unsigned index) const {
+    auto type = dyn_cast<ShapedType>(op->getOperand(index).getType());
+    return type && isa<FloatType>(type.getElementType());
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1008,6 +1299,7 @@ void megagraph::gt::registerGradientExternalModels(DialectRegistry &registry) {
   });
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
     linalg::SoftmaxOp::attachInterface<SoftmaxGradient>(*ctx);
+    linalg::GenericOp::attachInterface<GenericGradient>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     attachNoGradient<tensor::EmptyOp>(*ctx);
