@@ -1249,6 +1249,130 @@ SpatialBiasOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
   return success();
 }
 
+LogicalResult SpmmOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  // result[i] = sum_{e in row i} values[e] x[col[e]]: with row(e) the row
+  // of edge e, dx = A^T dy (dx[m] = sum_{e : col[e] = m} values[e]
+  // dy[row(e)]) and dvalues[e] = dy[row(e)] . x[col[e]].
+  GradBuilder g{builder, getLoc()};
+  Location loc = getLoc();
+  Value x = getInput(), values = getValues(), dy = resultGrads[0];
+  ArrayRef<int64_t> xs = GradBuilder::shape(x);
+  int64_t m = xs[0], d = xs[1], n = GradBuilder::shape(dy)[0];
+  int64_t edges = GradBuilder::shape(values)[0];
+  Type e = GradBuilder::elem(x), i32 = builder.getI32Type(),
+       i1 = builder.getI1Type();
+  auto toI32 = [&](Value v) -> Value {
+    if (GradBuilder::elem(v).isInteger(32))
+      return v;
+    return tosa::CastOp::create(builder, loc,
+                                g.type(GradBuilder::shape(v), i32), v);
+  };
+  auto iota = [&](int64_t count, ArrayRef<int64_t> shape) -> Value {
+    SmallVector<Attribute> ids;
+    for (int64_t i = 0; i < count; ++i)
+      ids.push_back(builder.getI32IntegerAttr(i));
+    auto t = g.type(shape, i32);
+    return tosa::ConstOp::create(builder, loc, t,
+                                 DenseElementsAttr::get(t, ids));
+  };
+  // row(e) = #{i in 1..N : row_ptr[i] <= e}.
+  Value ends = g.reshape(g.slice(toI32(getRowPtr()), {1}, {n}), {n, 1});
+  Value passed = tosa::GreaterEqualOp::create(
+      builder, loc, g.type({n, edges}, i1), iota(edges, {1, edges}), ends);
+  Value rows = g.reduceSum(
+      tosa::CastOp::create(builder, loc, g.type({n, edges}, e), passed), 0);
+  rows = tosa::CastOp::create(builder, loc, g.type({1, edges}, i32), rows);
+  Value cols = g.reshape(toI32(getColIdx()), {1, edges});
+  Value dyRows = tosa::GatherOp::create(builder, loc, g.type({1, edges, d}, e),
+                                        g.reshape(dy, {1, n, d}), rows);
+  Value xRows = tosa::GatherOp::create(builder, loc, g.type({1, edges, d}, e),
+                                       g.reshape(x, {1, m, d}), cols);
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[2] = g.reshape(g.reduceSum(g.mul(dyRows, xRows), 2), {edges});
+  Value hit =
+      tosa::EqualOp::create(builder, loc, g.type({1, m, edges}, i1),
+                            iota(m, {1, m, 1}), g.reshape(cols, {1, 1, edges}));
+  Value onehot =
+      tosa::CastOp::create(builder, loc, g.type({1, m, edges}, e), hit);
+  Value messages = g.mul(dyRows, g.reshape(values, {1, edges, 1}));
+  operandGrads[3] = g.reshape(g.matmul(onehot, messages), {m, d});
+  return success();
+}
+
+LogicalResult EdgeBiasOp::buildGradient(OpBuilder &builder,
+                                        ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  // out[.., h, i, j] = sum_{l, g : path >= 0} table[path[.., i, j, l], g]
+  // W[l, g, h] / clamp(dist, 1, L). With the M = #(.., i, j) pairs
+  // flattened, G[m, h] = dy[m, h] / clamp(dist[m]) and the one-hot
+  // O[m, l, E] of the valid path entries, emb = O @ table:
+  //   dW[l] = emb[:, l]^T G,  demb[:, l] = G W[l]^T,  dtable = O^T demb.
+  GradBuilder g{builder, getLoc()};
+  Location loc = getLoc();
+  Value path = getPath(), dist = getDistance(), table = getTable(),
+        weights = getHopWeights(), dy = resultGrads[0];
+  ArrayRef<int64_t> ps = GradBuilder::shape(path);
+  int64_t hops = ps.back();
+  int64_t types = GradBuilder::shape(table)[0];
+  int64_t heads = GradBuilder::shape(table)[1];
+  int64_t outHeads = GradBuilder::shape(weights)[2];
+  int64_t pairs = 1;
+  for (int64_t s : ps.drop_back())
+    pairs *= s;
+  Type e = GradBuilder::elem(table), i1 = builder.getI1Type();
+  Type ie = GradBuilder::elem(path);
+  // dy [.., H, Sq, Sk] -> [M, H].
+  int64_t rank = GradBuilder::shape(dy).size();
+  SmallVector<int32_t> perm;
+  for (int32_t i = 0; i < rank; ++i)
+    if (i != rank - 3)
+      perm.push_back(i);
+  perm.push_back(rank - 3);
+  Value gm = g.reshape(g.transpose(dy, perm), {pairs, outHeads});
+  // 1 / clamp(dist, 1, L) per pair.
+  Type de = GradBuilder::elem(dist);
+  Value dflat = g.reshape(dist, {pairs, 1});
+  dflat = tosa::MaximumOp::create(builder, loc, dflat.getType(), dflat,
+                                  g.scalar(de, 1.0, 2));
+  dflat = tosa::MinimumOp::create(builder, loc, dflat.getType(), dflat,
+                                  g.scalar(de, static_cast<double>(hops), 2));
+  Value df = tosa::CastOp::create(builder, loc, g.type({pairs, 1}, e), dflat);
+  gm = g.mul(gm, g.recip(df));
+  // O[1, M * L, E]: the (clamped) edge type of valid path entries.
+  Value flat = g.reshape(path, {pairs * hops, 1});
+  SmallVector<Attribute> ids;
+  for (int64_t i = 0; i < types; ++i)
+    ids.push_back(builder.getIntegerAttr(ie, i));
+  auto idsType = g.type({1, types}, ie);
+  Value typeIds = tosa::ConstOp::create(builder, loc, idsType,
+                                        DenseElementsAttr::get(idsType, ids));
+  Value clamped = tosa::MinimumOp::create(builder, loc, flat.getType(), flat,
+                                          g.scalar(ie, types - 1, 2));
+  Value hit = tosa::EqualOp::create(
+      builder, loc, g.type({pairs * hops, types}, i1), clamped, typeIds);
+  Value valid = tosa::GreaterEqualOp::create(
+      builder, loc, g.type({pairs * hops, 1}, i1), flat, g.scalar(ie, 0, 2));
+  hit = tosa::LogicalAndOp::create(
+      builder, loc, g.type({pairs * hops, types}, i1), hit, valid);
+  Value onehot = g.reshape(
+      tosa::CastOp::create(builder, loc, g.type({pairs * hops, types}, e), hit),
+      {1, pairs * hops, types});
+  // emb [M, L, H] -> [L, H, M] for dW = emb^T G per hop.
+  Value emb = g.reshape(g.matmul(onehot, g.reshape(table, {1, types, heads})),
+                        {pairs, hops, heads});
+  Value gl = g.add(g.splatOf({hops, pairs, outHeads}, e, 0.0),
+                   g.reshape(gm, {1, pairs, outHeads}));
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[3] = g.matmul(g.transpose(emb, {1, 2, 0}), gl);
+  // demb [L, M, H] = G W[l]^T, then [1, M * L, H] for dtable = O^T demb.
+  Value demb = g.matmul(gl, g.transpose(weights, {0, 2, 1}));
+  demb = g.reshape(g.transpose(demb, {1, 0, 2}), {1, pairs * hops, heads});
+  operandGrads[2] =
+      g.reshape(g.matmul(g.transpose(onehot, {0, 2, 1}), demb), {types, heads});
+  return success();
+}
+
 /// Attaches NoGradient to each of `OpTys`.
 template <typename... OpTys> static void attachNoGradient(MLIRContext &ctx) {
   (OpTys::template attachInterface<NoGradient<OpTys>>(ctx), ...);

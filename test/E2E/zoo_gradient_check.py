@@ -95,9 +95,9 @@ def build_reference(mod):
 
 def candidates(value, params):
     """[(parameter name, to, back)] of every parameter whose value (as is,
-    transposed, reshaped and possibly negated, or a reshaped slice) equals
-    the initializer `value`: `to` maps the parameter's gradient to the
-    initializer's layout, `back` an initializer gradient to the
+    transposed, reshaped and possibly negated, tiled, or a reshaped slice)
+    equals the initializer `value`: `to` maps the parameter's gradient to
+    the initializer's layout, `back` an initializer gradient to the
     parameter's."""
     def close(a, b):
         return a.shape == b.shape and np.allclose(a, b, rtol=0, atol=1e-6)
@@ -118,6 +118,22 @@ def candidates(value, params):
                                   lambda g, s=sign, v=w.shape:
                                   s * g.reshape(v)))
                     break
+        elif (value.size > w.size and value.ndim >= w.ndim
+              and value.size % w.size == 0):
+            # Tiled or broadcast copies (the dynamo exporter folds
+            # `p.unsqueeze(0).repeat(B, 1, 1)` into one initializer): the
+            # parameter's gradient is the sum over the copies.
+            we = w.reshape((1,) * (value.ndim - w.ndim) + w.shape)
+            if all(v % d == 0 for v, d in zip(value.shape, we.shape)):
+                reps = tuple(v // d for v, d in zip(value.shape, we.shape))
+                if close(np.tile(we, reps), value):
+                    split = [x for r, d in zip(reps, we.shape) for x in (r, d)]
+                    axes = tuple(range(0, 2 * len(reps), 2))
+                    found.append((name,
+                                  lambda g, r=reps, s=we.shape:
+                                  np.tile(g.reshape(s), r),
+                                  lambda g, sp=split, a=axes, s=w.shape:
+                                  g.reshape(sp).sum(axis=a).reshape(s)))
         elif 1 < value.size < w.size:
             # A reshaped slice along the first axis (e.g.
             # `w.reshape(-1, H, H)[:d]`): a contiguous run of w's elements.
