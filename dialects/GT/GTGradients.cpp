@@ -110,6 +110,44 @@ struct GradBuilder : megagraph::TosaBuilder {
   }
   /// Batched transpose of the last two dims of a rank-3 tensor.
   Value transposeLast(Value v) { return transpose(v, {0, 2, 1}); }
+  /// `v` as i32 (gather indices).
+  Value toI32(Value v) {
+    if (elem(v).isInteger(32))
+      return v;
+    return tosa::CastOp::create(r, loc, type(shape(v), r.getI32Type()), v);
+  }
+  /// The i32 constant 0, 1, ..., count - 1 of `s` (count elements).
+  Value iota(int64_t count, ArrayRef<int64_t> s) {
+    SmallVector<Attribute> ids;
+    for (int64_t i = 0; i < count; ++i)
+      ids.push_back(r.getI32IntegerAttr(i));
+    auto t = type(s, r.getI32Type());
+    return tosa::ConstOp::create(r, loc, t, DenseElementsAttr::get(t, ids));
+  }
+  /// The CSR row of every edge, [1, E] i32: row(e) = #{i in 1..N :
+  /// row_ptr[i] <= e} (counted in float, exact below 2^24 rows).
+  Value edgeRows(Value rowPtr, int64_t n, int64_t edges, Type e) {
+    Value ends = reshape(slice(toI32(rowPtr), {1}, {n}), {n, 1});
+    Value passed = tosa::GreaterEqualOp::create(
+        r, loc, type({n, edges}, r.getI1Type()), iota(edges, {1, edges}), ends);
+    Value rows =
+        reduceSum(tosa::CastOp::create(r, loc, type({n, edges}, e), passed), 0);
+    return tosa::CastOp::create(r, loc, type({1, edges}, r.getI32Type()), rows);
+  }
+  /// onehot[1, K, E] = (ids[e] == k) as floats, for the [1, E] i32 `ids`.
+  Value oneHotRows(Value ids, int64_t k, Type e) {
+    int64_t edges = shape(ids)[1];
+    Value hit =
+        tosa::EqualOp::create(r, loc, type({1, k, edges}, r.getI1Type()),
+                              iota(k, {1, k, 1}), reshape(ids, {1, 1, edges}));
+    return tosa::CastOp::create(r, loc, type({1, k, edges}, e), hit);
+  }
+  /// table[1, K, C] rows at the [1, E] i32 `ids`: [1, E, C].
+  Value gatherRows(Value table, Value ids) {
+    ArrayRef<int64_t> s = shape(table);
+    return tosa::GatherOp::create(
+        r, loc, type({1, shape(ids)[1], s[2]}, elem(table)), table, ids);
+  }
 };
 
 /// Constant !tosa.shape operand values, or failure.
@@ -1255,48 +1293,87 @@ LogicalResult SpmmOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
   // of edge e, dx = A^T dy (dx[m] = sum_{e : col[e] = m} values[e]
   // dy[row(e)]) and dvalues[e] = dy[row(e)] . x[col[e]].
   GradBuilder g{builder, getLoc()};
-  Location loc = getLoc();
   Value x = getInput(), values = getValues(), dy = resultGrads[0];
   ArrayRef<int64_t> xs = GradBuilder::shape(x);
   int64_t m = xs[0], d = xs[1], n = GradBuilder::shape(dy)[0];
   int64_t edges = GradBuilder::shape(values)[0];
-  Type e = GradBuilder::elem(x), i32 = builder.getI32Type(),
-       i1 = builder.getI1Type();
-  auto toI32 = [&](Value v) -> Value {
-    if (GradBuilder::elem(v).isInteger(32))
-      return v;
-    return tosa::CastOp::create(builder, loc,
-                                g.type(GradBuilder::shape(v), i32), v);
-  };
-  auto iota = [&](int64_t count, ArrayRef<int64_t> shape) -> Value {
-    SmallVector<Attribute> ids;
-    for (int64_t i = 0; i < count; ++i)
-      ids.push_back(builder.getI32IntegerAttr(i));
-    auto t = g.type(shape, i32);
-    return tosa::ConstOp::create(builder, loc, t,
-                                 DenseElementsAttr::get(t, ids));
-  };
-  // row(e) = #{i in 1..N : row_ptr[i] <= e}.
-  Value ends = g.reshape(g.slice(toI32(getRowPtr()), {1}, {n}), {n, 1});
-  Value passed = tosa::GreaterEqualOp::create(
-      builder, loc, g.type({n, edges}, i1), iota(edges, {1, edges}), ends);
-  Value rows = g.reduceSum(
-      tosa::CastOp::create(builder, loc, g.type({n, edges}, e), passed), 0);
-  rows = tosa::CastOp::create(builder, loc, g.type({1, edges}, i32), rows);
-  Value cols = g.reshape(toI32(getColIdx()), {1, edges});
-  Value dyRows = tosa::GatherOp::create(builder, loc, g.type({1, edges, d}, e),
-                                        g.reshape(dy, {1, n, d}), rows);
-  Value xRows = tosa::GatherOp::create(builder, loc, g.type({1, edges, d}, e),
-                                       g.reshape(x, {1, m, d}), cols);
+  Type e = GradBuilder::elem(x);
+  Value rows = g.edgeRows(getRowPtr(), n, edges, e);
+  Value cols = g.reshape(g.toI32(getColIdx()), {1, edges});
+  Value dyRows = g.gatherRows(g.reshape(dy, {1, n, d}), rows);
+  Value xRows = g.gatherRows(g.reshape(x, {1, m, d}), cols);
   operandGrads.assign(getOperation()->getNumOperands(), Value());
   operandGrads[2] = g.reshape(g.reduceSum(g.mul(dyRows, xRows), 2), {edges});
-  Value hit =
-      tosa::EqualOp::create(builder, loc, g.type({1, m, edges}, i1),
-                            iota(m, {1, m, 1}), g.reshape(cols, {1, 1, edges}));
-  Value onehot =
-      tosa::CastOp::create(builder, loc, g.type({1, m, edges}, e), hit);
   Value messages = g.mul(dyRows, g.reshape(values, {1, edges, 1}));
-  operandGrads[3] = g.reshape(g.matmul(onehot, messages), {m, d});
+  operandGrads[3] =
+      g.reshape(g.matmul(g.oneHotRows(cols, m, e), messages), {m, d});
+  return success();
+}
+
+LogicalResult
+SparseAttentionOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  // Per edge e = (i, j) and head h: s = scale q_h[i].k_h[j] (+ bias[e, h]),
+  // p = softmax of s over the edges of row i, out_h[i] = sum_e p v_h[j].
+  // With do_e = dout_h[i]: dv_h[j] = sum_{e: col = j} p do_e, dp = do_e .
+  // v_h[j], ds = p (dp - sum_{e' in row i} p dp), dbias = ds, dq_h[i] =
+  // scale sum_{e in row i} ds k_h[j], dk_h[j] = scale sum_{e: col = j} ds
+  // q_h[i]. Everything is per edge (gathers, and one-hot [N, E] / [M, E]
+  // matmuls for the segment sums): O((N + M) E) work.
+  GradBuilder g{builder, getLoc()};
+  Location loc = getLoc();
+  Value q = getQuery(), k = getKey(), v = getValue(), dout = resultGrads[0];
+  ArrayRef<int64_t> qs = GradBuilder::shape(q);
+  int64_t n = qs[0], dq = qs[1], m = GradBuilder::shape(k)[0];
+  int64_t dvTotal = GradBuilder::shape(v)[1];
+  int64_t heads = getNumHeads(), dh = dq / heads, dvh = dvTotal / heads;
+  int64_t edges = GradBuilder::shape(getColIdx())[0];
+  Type e = GradBuilder::elem(q);
+  double scale = getScale() ? getScale()->convertToDouble()
+                            : 1.0 / std::sqrt(static_cast<double>(dh));
+  Value rows = g.edgeRows(getRowPtr(), n, edges, e);
+  Value cols = g.reshape(g.toI32(getColIdx()), {1, edges});
+  auto perEdge = [&](Value t, Value ids, int64_t count, int64_t headDim) {
+    Value picked = g.gatherRows(g.reshape(t, {1, count, heads * headDim}), ids);
+    return g.reshape(picked, {edges, heads, headDim});
+  };
+  Value qe = perEdge(q, rows, n, dh), ke = perEdge(k, cols, m, dh);
+  Value ve = perEdge(v, cols, m, dvh), doe = perEdge(dout, rows, n, dvh);
+  Value s = g.mul(g.reduceSum(g.mul(qe, ke), 2), g.scalar(e, scale, 3));
+  if (Value bias = getEdgeBias())
+    s = g.add(s, g.reshape(bias, {edges, heads, 1}));
+  Value rowHot = g.oneHotRows(rows, n, e); // [1, N, E]
+  Value colHot = g.oneHotRows(cols, m, e); // [1, M, E]
+  // Segment sums over the edges of each row, gathered back to the edges.
+  auto rowSum = [&](Value perEdgeHeads) { // [E, H, 1] -> [E, H, 1]
+    Value sums = g.matmul(rowHot, g.reshape(perEdgeHeads, {1, edges, heads}));
+    return g.reshape(g.gatherRows(sums, rows), {edges, heads, 1});
+  };
+  // The row maximum for a stable exponent: over the [N, E, H] scores with
+  // the other rows' edges at the lowest float.
+  Value inRow = tosa::EqualOp::create(
+      builder, loc, g.type({n, edges, 1}, builder.getI1Type()),
+      g.iota(n, {n, 1, 1}), g.reshape(rows, {1, edges, 1}));
+  Value lowest = g.scalar(e, -3.0e38, 3);
+  Value masked = g.select(inRow, g.reshape(s, {1, edges, heads}), lowest);
+  Value rowMax = g.reshape(g.reduceMax(masked, 1), {1, n, heads});
+  Value sMax = g.reshape(g.gatherRows(rowMax, rows), {edges, heads, 1});
+  Value ex = g.exp(g.sub(s, sMax));
+  Value p = g.mul(ex, g.recip(rowSum(ex)));
+  Value dp = g.reduceSum(g.mul(doe, ve), 2); // [E, H, 1]
+  Value ds = g.mul(p, g.sub(dp, rowSum(g.mul(p, dp))));
+  Value dsScaled = g.mul(ds, g.scalar(e, scale, 3));
+  auto scatterTo = [&](Value hot, Value perEdgeValues, int64_t count,
+                       int64_t width) {
+    Value flat = g.reshape(perEdgeValues, {1, edges, width});
+    return g.reshape(g.matmul(hot, flat), {count, width});
+  };
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  operandGrads[0] = scatterTo(rowHot, g.mul(dsScaled, ke), n, dq);
+  operandGrads[1] = scatterTo(colHot, g.mul(dsScaled, qe), m, dq);
+  operandGrads[2] = scatterTo(colHot, g.mul(p, doe), m, dvTotal);
+  if (getEdgeBias())
+    operandGrads[5] = g.reshape(ds, {edges, heads});
   return success();
 }
 

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Gradient check of the gt ops no exported model reaches yet: gt.spmm
 (CSR with empty rows and duplicate edges), gt.edge_bias (paths with
-missing edges, distances beyond the hop count) and the tanh-approximation
-gt.gelu. Writes a .mlir module whose float arguments are marked
+missing edges, distances beyond the hop count), gt.sparse_attention (with
+an edge bias; N != M, empty rows, a duplicate edge) and the
+tanh-approximation gt.gelu. Writes a .mlir module whose float arguments are marked
 `gt.differentiable`, compiles it with `megagraph-compile --gradients
 --emit=exe`, runs it on random inputs, labels and a label mask, and compares
 the masked cross-entropy loss and the gradient of every differentiable
 argument (`d<name>`) with PyTorch autograd in float64.
 
     logits = gelu_tanh(spmm(row_ptr, col_idx, values, x)
-                       + reshape(edge_bias(path, dist, table, hop_weights)))
+                       + reshape(edge_bias(path, dist, table, hop_weights))
+                       + sparse_attention(q, k, v, row_ptr, col_idx2,
+                                          edge_bias))
 
 usage: gt_gradient_check.py MEGAGRAPH_COMPILE WORKDIR
 Prints `loss: rel err E OK|FAIL` and one line per argument; exits 1 on FAIL.
@@ -27,6 +30,7 @@ FLOOR = 1e-3  # as in gradient_check.py
 N, D = 8, 4                        # spmm: nodes (= rows = columns), features
 DEG = [3, 0, 2, 4, 1, 0, 3, 2]     # rows 1 and 5 are empty; E = 15
 S, L, T, H = 4, 3, 5, 2            # edge bias: nodes, hops, edge types, heads
+M = 6                              # sparse attention: key nodes (same rows)
 EDGES = sum(DEG)
 
 
@@ -40,7 +44,12 @@ func.func @main(%rp: tensor<{N + 1}xi64> {{gt.name = "row_ptr"}},
                 %path: tensor<{S}x{S}x{L}xi64> {{gt.name = "path"}},
                 %dist: tensor<{S}x{S}xi64> {{gt.name = "dist"}},
                 %table: tensor<{T}x{H}xf32> {f % "table"},
-                %w: tensor<{L}x{H}x{H}xf32> {f % "hop_weights"})
+                %w: tensor<{L}x{H}x{H}xf32> {f % "hop_weights"},
+                %ci2: tensor<{EDGES}xi64> {{gt.name = "col_idx2"}},
+                %q: tensor<{N}x{D}xf32> {f % "q"},
+                %k: tensor<{M}x{D}xf32> {f % "k"},
+                %v: tensor<{M}x{D}xf32> {f % "v"},
+                %eb: tensor<{EDGES}x{H}xf32> {f % "edge_bias"})
     -> (tensor<{N}x{D}xf32> {{gt.name = "logits"}}) {{
   %m = gt.spmm %rp, %ci, %values, %x
       : (tensor<{N + 1}xi64>, tensor<{EDGES}xi64>, tensor<{EDGES}xf32>,
@@ -54,7 +63,13 @@ func.func @main(%rp: tensor<{N + 1}xi64> {{gt.name = "row_ptr"}},
       -> tensor<{N}x{D}xf32>
   %s = tosa.add %m, %br : (tensor<{N}x{D}xf32>, tensor<{N}x{D}xf32>)
       -> tensor<{N}x{D}xf32>
-  %y = gt.gelu %s {{tanh}} : tensor<{N}x{D}xf32>
+  %a = gt.sparse_attention %q, %k, %v, %rp, %ci2 edge_bias(%eb) heads = {H}
+      : (tensor<{N}x{D}xf32>, tensor<{M}x{D}xf32>, tensor<{M}x{D}xf32>,
+         tensor<{N + 1}xi64>, tensor<{EDGES}xi64>, tensor<{EDGES}x{H}xf32>)
+      -> tensor<{N}x{D}xf32>
+  %sa = tosa.add %s, %a : (tensor<{N}x{D}xf32>, tensor<{N}x{D}xf32>)
+      -> tensor<{N}x{D}xf32>
+  %y = gt.gelu %sa {{tanh}} : tensor<{N}x{D}xf32>
   return %y : tensor<{N}x{D}xf32>
 }}
 """
@@ -65,7 +80,8 @@ def reference(inputs):
     differentiable arguments."""
     t = {k: torch.from_numpy(v) for k, v in inputs.items()}
     leaves = {k: t[k].double().requires_grad_()
-              for k in ("values", "x", "table", "hop_weights")}
+              for k in ("values", "x", "table", "hop_weights", "q", "k", "v",
+                        "edge_bias")}
     rows = torch.repeat_interleave(torch.arange(N), torch.tensor(DEG))
     msg = leaves["values"][:, None] * leaves["x"][t["col_idx"]]
     m = torch.zeros(N, D, dtype=torch.float64).index_add(0, rows, msg)
@@ -75,6 +91,20 @@ def reference(inputs):
     b = torch.einsum("ijlg,lgh->hij", emb, leaves["hop_weights"])
     b = b / t["dist"].clamp(1, L).double()[None]
     s = m + b.reshape(N, D)
+    # Sparse attention over the edges (rows, col_idx2), heads in D.
+    dh = D // H
+    col2 = t["col_idx2"]
+    qh = leaves["q"].reshape(N, H, dh)[rows]
+    kh = leaves["k"].reshape(M, H, dh)[col2]
+    vh = leaves["v"].reshape(M, H, dh)[col2]
+    score = (qh * kh).sum(-1) / np.sqrt(dh) + leaves["edge_bias"]  # [E, H]
+    att = torch.zeros(N, H, dh, dtype=torch.float64)
+    for i in range(N):
+        sel = rows == i
+        if sel.any():
+            p = torch.softmax(score[sel], dim=0)              # [deg, H]
+            att[i] = (p[..., None] * vh[sel]).sum(0)
+    s = s + att.reshape(N, D)
     return torch.nn.functional.gelu(s, approximate="tanh"), leaves
 
 
@@ -106,7 +136,13 @@ def main():
         "path": path, "dist": dist,
         "table": rng.standard_normal((T, H)).astype(np.float32),
         "hop_weights": rng.standard_normal((L, H, H)).astype(np.float32),
+        "col_idx2": rng.integers(0, M, EDGES).astype(np.int64),
+        "q": rng.standard_normal((N, D)).astype(np.float32),
+        "k": rng.standard_normal((M, D)).astype(np.float32),
+        "v": rng.standard_normal((M, D)).astype(np.float32),
+        "edge_bias": rng.standard_normal((EDGES, H)).astype(np.float32),
     }
+    inputs["col_idx2"][3] = inputs["col_idx2"][2]  # a duplicate edge
     labels = rng.integers(0, D, N).astype(np.int64)
     mask = rng.random(N) < 0.7
     mask[0] = True

@@ -153,7 +153,8 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
 // Sparse attention and message passing
 //===----------------------------------------------------------------------===//
 
-def GT_SparseAttentionOp : GT_ComputeOp<"sparse_attention"> {
+def GT_SparseAttentionOp : GT_ComputeOp<"sparse_attention", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Multi-head attention restricted to the edges of a graph";
   let description = [{
     Attention where node `i` attends only to its neighbours `j` in the CSR
