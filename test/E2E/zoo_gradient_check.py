@@ -20,7 +20,7 @@ statistics are initializers, hence trainable in the compiled model: the
 reference makes them parameters of a hand-written BatchNorm formula.
 nn.Embedding's padding_idx is dropped in the reference (ONNX Gather has no
 padding row). Initializers the compiler keeps as constants (no `grad:`
-output) are skipped.
+output) are skipped and the parameters they hold are named as skipped.
 
 usage: zoo_gradient_check.py MEGAGRAPH_COMPILE WORKDIR ENTRY [STYLE [FLAGS...]]
 (STYLE defaults to torch113.) Prints `loss: rel err E OK|FAIL` and one line
@@ -225,16 +225,20 @@ def main():
     # Per parameter: the sum of the gradients of the initializers it maps to.
     per_param = {}
     tied = set()
+    constant = set()
     proto = onnx.load(onnx_path)
     for init in proto.graph.initializer:
         if init.data_type != onnx.TensorProto.FLOAT:
             continue
         path = os.path.join(work, "out", f"grad:{init.name}.npy")
-        if not os.path.exists(path):
-            continue  # a constant of the compiled model
         value = numpy_helper.to_array(init)
-        got = np.load(path)
         found = candidates(value, params)
+        if not os.path.exists(path):
+            # A constant of the compiled model (e.g. the running statistics
+            # of a dynamo export): the parameters it holds are not trained.
+            constant.update(n for n, _, _ in found)
+            continue
+        got = np.load(path)
         if not found:
             print(f"{init.name}: no PyTorch parameter has its value FAIL")
             ok = False
@@ -247,6 +251,9 @@ def main():
             n, _, back = found[0]
             per_param.setdefault(n, []).append((init.name, back(got)))
     covered = set(per_param) | tied
+    for n in sorted(constant - covered):
+        print(f"{n}: a constant of the compiled model, skipped")
+    covered |= constant
     for n, g in grads.items():
         if n not in covered and np.abs(g).max() > 0:
             print(f"{n}: a PyTorch parameter with a gradient but no "
