@@ -1,15 +1,18 @@
 //===- GTGradients.cpp - Reverse-mode gradient rules ------------*- C++ -*-===//
 //
-// Part of MegaGraph. GradientOpInterface rules: on the gt ops that implement
-// them (linear, gelu, layer_norm, cross_entropy, attention, the embeddings)
-// and, through external
-// models, on the TOSA ops the importer produces around them (add, sub, mul,
-// reshape, transpose, matmul, slice, concat, select, clamp, maximum,
-// minimum, negate, cast, reduce_sum, rsqrt, reciprocal, exp, log, tanh,
-// sigmoid: enough for the
-// BatchNorm decomposition, ReLU and nn.MultiheadAttention's packed
-// projections). Each rule builds TOSA on static shapes; broadcasting
-// in the forward becomes a sum over the broadcast dimensions here.
+// Part of MegaGraph. GradientOpInterface rules: on the gt ops (linear,
+// gelu with either form, layer_norm, cross_entropy, attention, the
+// embeddings, spmm, sparse_attention, edge_bias) and, through external
+// models, on every op the ONNX importer and gt-raise create around them:
+// TOSA elementwise, reduction, data-movement, gather and matmul ops,
+// linalg.softmax, and the importer's linalg.generic forms (elementwise
+// bodies, row scatters with runtime indices). Comparisons, logical ops,
+// argmax, integer division, floor and ceil carry an explicit NoGradient
+// model. Each rule builds TOSA on static shapes; broadcasting in the
+// forward becomes a sum over the broadcast dimensions here. Scatter-adds
+// (gather, the embeddings, the CSR ops) are one-hot matmuls: O(rows x
+// indices) work and memory. test/unit/Dialect/GradientCoverageTest.cpp
+// checks that every op the importer creates has a rule.
 //
 //===----------------------------------------------------------------------===//
 
