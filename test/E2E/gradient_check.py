@@ -18,6 +18,10 @@ Models:
   ops         concat, where, clamp, sigmoid, tanh, exp, log, division,
               sum, slices and an activation-activation matmul (the TOSA
               gradient rules the examples do not reach)
+  more_ops    the rules the zoo models need beyond those: pow, amax/amin
+              with ties, prod, abs, sin, cos, erf, flip, pad, repeat,
+              gather, fmod, scatter / scatter_add with runtime indices,
+              softmax, log_softmax, tanh GELU
   ex:graphormer, ex:graphgps, ex:plain_gt
               the example models as committed (examples/models/<name>/
               model.onnx and inputs/*.npy), against the PyTorch modules of
@@ -147,6 +151,51 @@ class Ops(nn.Module):
         return self.head(torch.cat([z, h1[..., :16]], dim=-1))
 
 
+class MoreOps(nn.Module):
+    """The rules the zoo needs beyond `ops`, each with a differentiable
+    operand: pow (both operands, and sqrt), amax/amin (ties split evenly:
+    the clamp makes them), prod, abs, sin, cos, erf, flip, constant pad,
+    repeat (tile), a gather with repeated indices, fmod (an elementwise
+    linalg.generic), scatter and scatter_add with runtime indices (the
+    importer's row-scatter linalg.generic), gather along a dim, an unfused
+    softmax and log_softmax, and the tanh GELU."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 16)
+        self.b = nn.Linear(8, 16)
+        self.head = nn.Linear(16, 4)
+        self.register_buffer("rows", torch.tensor([0, 0, 3, 5, 5, 5, 9, 15]))
+
+    def forward(self, x):
+        h1, h2 = self.a(x), self.b(x)
+        p = torch.pow(1.5 + torch.sigmoid(h1), h2) + torch.sqrt(h2 * h2 + 1.0)
+        c = torch.clamp(h1, max=0.2)
+        m = torch.amax(c, dim=-1, keepdim=True) - torch.amin(
+            torch.clamp(h2, min=-0.3), dim=1, keepdim=True)
+        q = h1[..., :4].prod(-1, keepdim=True)
+        t = torch.abs(h1) + torch.sin(h2) * torch.cos(h1) + torch.erf(h2)
+        f = torch.flip(h1, [1]) + nn.functional.pad(h2, (1, 2))[..., 2:18]
+        r = h1[:, :8].repeat(1, 2, 1)
+        g = h2[:, self.rows].repeat(1, 2, 1)
+        fm = torch.fmod(h1, 0.7 + torch.sigmoid(h2))
+        bit = (h1[:, :8] > 0).long()
+        idx = 2 * torch.arange(8).view(1, 8, 1) + bit
+        sc = h2.scatter(1, idx, h1[:, 8:]) + h2.scatter_add(1, 3 * bit,
+                                                            h1[:, 8:])
+        ge = torch.gather(h1, 1, idx)
+        ge = torch.cat([ge, ge], dim=1)
+        sm = torch.softmax(h1, dim=-1) * 4.0 + torch.log_softmax(h2, dim=1)
+        gl = nn.functional.gelu(h1, approximate="tanh")
+        z = (0.1 * p + m + 0.3 * q + t + f + r * g + fm + sc + ge + sm + gl)
+        return self.head(z)
+
+
+def make_more_ops():
+    x = torch.randn(2, 16, 8)
+    return MoreOps(), {"x": x}, 4
+
+
 def make_ops():
     x = torch.randn(2, 16, 8)
     return Ops(), {"x": x}, 4
@@ -224,7 +273,7 @@ def make_example(name):
 
 
 MODELS = {"block": make_block, "graphormer": make_graphormer,
-          "ops": make_ops}
+          "ops": make_ops, "more_ops": make_more_ops}
 
 
 def reference_grad(name, value, params):

@@ -187,3 +187,137 @@ func.func @main() -> tensor<4x1xf16> {
   %h = tosa.cast %r : (tensor<4x1xf32>) -> tensor<4x1xf16>
   return %h : tensor<4x1xf16>
 }
+
+// -----
+
+ml_program.global private mutable @t(dense<0.5> : tensor<1x5x3xf32>) : tensor<1x5x3xf32> {gt.param}
+
+// gather with a repeated index: the table's gradient is one-hot[N, K, W] @
+// dy, so rows read twice sum both gradients; the indices get none.
+// CHECK-LABEL: func.func @main_grad
+// CHECK:         %[[I:.*]] = "tosa.const"() <{values = dense<{{\[\[}}0, 2, 2, 4]]>
+// CHECK:         gt.cross_entropy
+// CHECK:         %[[DY:.*]] = tosa.reshape %{{.*}} -> tensor<1x4x3xf32>
+// CHECK:         %[[ROWS:.*]] = "tosa.const"() <{values = dense<{{\[\[\[}}0], [1], [2], [3], [4]]]> : tensor<1x5x1xi32>}>
+// CHECK:         %[[IT:.*]] = tosa.reshape %[[I]], %{{.*}} -> tensor<1x1x4xi32>
+// CHECK:         %[[HIT:.*]] = tosa.equal %[[ROWS]], %[[IT]] : {{.*}} -> tensor<1x5x4xi1>
+// CHECK:         %[[OH:.*]] = tosa.cast %[[HIT]] : {{.*}} -> tensor<1x5x4xf32>
+// CHECK:         %[[G:.*]] = tosa.matmul %[[OH]], %[[DY]], {{.*}} -> tensor<1x5x3xf32>
+// CHECK:         return {{.*}}, %[[G]] :
+func.func @main() -> tensor<1x4x3xf32> {
+  %t = ml_program.global_load @t : tensor<1x5x3xf32>
+  %i = "tosa.const"() <{values = dense<[[0, 2, 2, 4]]> : tensor<1x4xi32>}> : () -> tensor<1x4xi32>
+  %y = tosa.gather %t, %i : (tensor<1x5x3xf32>, tensor<1x4xi32>) -> tensor<1x4x3xf32>
+  return %y : tensor<1x4x3xf32>
+}
+
+// -----
+
+ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
+
+// reduce_max: dy to the positions equal to the maximum, split evenly among
+// ties (here all three of each row tie).
+// CHECK-LABEL: func.func @main_grad
+// CHECK:         %[[W:.*]] = ml_program.global_load @w
+// CHECK:         %[[Y:.*]] = tosa.reduce_max %[[W]] {axis = 1 : i32}
+// CHECK:         gt.cross_entropy
+// CHECK:         %[[HIT:.*]] = tosa.equal %[[W]], %[[Y]] : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xi1>
+// CHECK:         %[[ONES:.*]] = tosa.cast %[[HIT]] : {{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[TIES:.*]] = tosa.reduce_sum %[[ONES]] {axis = 1 : i32}
+// CHECK:         %[[INV:.*]] = tosa.reciprocal %[[TIES]]
+// CHECK:         %[[SHARE:.*]] = tosa.mul %{{.*}}, %[[INV]]
+// CHECK:         %[[G:.*]] = tosa.mul %[[ONES]], %[[SHARE]]
+// CHECK:         return {{.*}}, %[[G]] :
+func.func @main() -> tensor<4x1xf32> {
+  %w = ml_program.global_load @w : tensor<4x3xf32>
+  %y = tosa.reduce_max %w {axis = 1 : i32} : (tensor<4x3xf32>) -> tensor<4x1xf32>
+  return %y : tensor<4x1xf32>
+}
+
+// -----
+
+ml_program.global private mutable @a(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
+ml_program.global private mutable @b(dense<2.0> : tensor<1x3xf32>) : tensor<1x3xf32> {gt.param}
+
+// pow: da = dy b a^(b-1) (0 where b = 0), db = dy a^b log(a) (0 where a = 0
+// and b >= 0), db summed over the broadcast rows.
+// CHECK-LABEL: func.func @main_grad
+// CHECK:         %[[A:.*]] = ml_program.global_load @a
+// CHECK:         %[[B:.*]] = ml_program.global_load @b
+// CHECK:         %[[Z:.*]] = tosa.pow %[[A]], %[[B]]
+// CHECK:         gt.cross_entropy
+// CHECK:         %[[BM1:.*]] = tosa.sub %[[B]], %{{.*}} : (tensor<1x3xf32>, tensor<1x1xf32>)
+// CHECK:         %[[P:.*]] = tosa.pow %[[A]], %[[BM1]] : {{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[B0:.*]] = tosa.equal %[[B]], %{{.*}} -> tensor<1x3xi1>
+// CHECK:         %[[DA:.*]] = tosa.select %[[B0]], %{{.*}}, %{{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[LOG:.*]] = tosa.log %[[A]]
+// CHECK:         %[[DB:.*]] = tosa.select %{{.*}}, %{{.*}}, %{{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[DBS:.*]] = tosa.reduce_sum %[[DB]] {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+// CHECK:         return {{.*}}, %[[DA]], %[[DBS]] :
+func.func @main() -> tensor<4x3xf32> {
+  %a = ml_program.global_load @a : tensor<4x3xf32>
+  %b = ml_program.global_load @b : tensor<1x3xf32>
+  %y = tosa.pow %a, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+ml_program.global private mutable @w(dense<0.5> : tensor<2x3xf32>) : tensor<2x3xf32> {gt.param}
+
+// tile: dy viewed as [m0, d0, m1, d1] summed over the copies.
+// CHECK-LABEL: func.func @main_grad
+// CHECK:         gt.cross_entropy
+// CHECK:         %[[V:.*]] = tosa.reshape %{{.*}} -> tensor<2x2x3x3xf32>
+// CHECK:         %[[S0:.*]] = tosa.reduce_sum %[[V]] {axis = 0 : i32}
+// CHECK:         %[[S2:.*]] = tosa.reduce_sum %[[S0]] {axis = 2 : i32} : {{.*}} -> tensor<1x2x1x3xf32>
+// CHECK:         %[[G:.*]] = tosa.reshape %[[S2]], %{{.*}} -> tensor<2x3xf32>
+// CHECK:         return {{.*}}, %[[G]] :
+func.func @main() -> tensor<4x9xf32> {
+  %w = ml_program.global_load @w : tensor<2x3xf32>
+  %m = tosa.const_shape {values = dense<[2, 3]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %y = tosa.tile %w, %m : (tensor<2x3xf32>, !tosa.shape<2>) -> tensor<4x9xf32>
+  return %y : tensor<4x9xf32>
+}
+
+// -----
+
+ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
+
+// pad then reverse: the interior slice of dy, reversed back.
+// CHECK-LABEL: func.func @main_grad
+// CHECK:         gt.cross_entropy
+// CHECK:         %[[SIZE:.*]] = tosa.const_shape {values = dense<[4, 3]>
+// CHECK:         %[[START:.*]] = tosa.const_shape {values = dense<[1, 0]>
+// CHECK:         %[[IN:.*]] = tosa.slice %{{.*}}, %[[START]], %[[SIZE]] : (tensor<5x5xf32>
+// CHECK:         %[[G:.*]] = tosa.reverse %[[IN]] {axis = 0 : i32}
+// CHECK:         return {{.*}}, %[[G]] :
+func.func @main() -> tensor<5x5xf32> {
+  %w = ml_program.global_load @w : tensor<4x3xf32>
+  %y = tosa.reverse %w {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %p = tosa.const_shape {values = dense<[1, 0, 0, 2]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %c = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %z = tosa.pad %y, %p, %c : (tensor<4x3xf32>, !tosa.shape<4>, tensor<1xf32>) -> tensor<5x5xf32>
+  return %z : tensor<5x5xf32>
+}
+
+// -----
+
+ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
+
+// Comparisons give no gradient: only the selected branch's does.
+// CHECK-LABEL: func.func @main_grad
+// CHECK:         %[[W:.*]] = ml_program.global_load @w
+// CHECK:         %[[C:.*]] = tosa.greater %[[W]]
+// CHECK:         gt.cross_entropy
+// CHECK:         %[[G:.*]] = tosa.select %[[C]], %{{.*}}, %{{.*}}
+// CHECK-NOT:     tosa.add
+// CHECK:         return {{.*}}, %[[G]] :
+func.func @main() -> tensor<4x3xf32> {
+  %w = ml_program.global_load @w : tensor<4x3xf32>
+  %z = "tosa.const"() <{values = dense<0.25> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  %c = tosa.greater %w, %z : (tensor<4x3xf32>, tensor<1x1xf32>) -> tensor<4x3xi1>
+  %f = "tosa.const"() <{values = dense<0.0> : tensor<4x3xf32>}> : () -> tensor<4x3xf32>
+  %y = tosa.select %c, %w, %f : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

@@ -13,8 +13,10 @@ class DialectRegistry;
 
 namespace megagraph::gt {
 
-/// Attaches GradientOpInterface to the TOSA ops the importer produces
-/// (add, sub, mul, reshape, transpose).
+/// Attaches GradientOpInterface to the upstream ops the importer and
+/// gt-raise produce: TOSA (rules, or NoGradient for boolean, integer and
+/// piecewise-constant results), linalg.softmax, linalg.generic (the
+/// importer's elementwise and row-scatter forms) and tensor.empty.
 void registerGradientExternalModels(mlir::DialectRegistry &registry);
 
 } // namespace megagraph::gt

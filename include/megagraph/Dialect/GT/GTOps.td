@@ -153,7 +153,8 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
 // Sparse attention and message passing
 //===----------------------------------------------------------------------===//
 
-def GT_SparseAttentionOp : GT_ComputeOp<"sparse_attention"> {
+def GT_SparseAttentionOp : GT_ComputeOp<"sparse_attention", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Multi-head attention restricted to the edges of a graph";
   let description = [{
     Attention where node `i` attends only to its neighbours `j` in the CSR
@@ -182,7 +183,7 @@ def GT_SparseAttentionOp : GT_ComputeOp<"sparse_attention"> {
   }];
 }
 
-def GT_SpmmOp : GT_ComputeOp<"spmm"> {
+def GT_SpmmOp : GT_ComputeOp<"spmm", [], ["getFlops"], ["buildGradient"]> {
   let summary = "Sparse (CSR) times dense matrix: message passing";
   let description = [{
     `result[i] = sum_{e in row_ptr[i]..row_ptr[i+1]} values[e] * x[col_idx[e]]`
@@ -230,7 +231,8 @@ def GT_SpatialBiasOp : GT_ComputeOp<"spatial_bias", [], ["getFlops"],
   }];
 }
 
-def GT_EdgeBiasOp : GT_ComputeOp<"edge_bias"> {
+def GT_EdgeBiasOp : GT_ComputeOp<"edge_bias", [], ["getFlops"],
+    ["buildGradient"]> {
   let summary = "Per-head attention bias from edge features along paths";
   let description = [{
     Graphormer's edge encoding. `path` (`[..., Sq, Sk, L]`) holds the edge
