@@ -18,6 +18,7 @@ Works with torch 1.13 (Debian's python3-torch) and torch 2.x.
 import hashlib
 import os
 import random
+import sys
 from collections import deque
 
 import numpy as np
@@ -25,6 +26,8 @@ import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "models"))
+import common as _example_common  # noqa: E402
 
 
 def seed_everything(seed=0):
@@ -38,21 +41,9 @@ def seed_everything(seed=0):
 # Graphs
 # ---------------------------------------------------------------------------
 
-def bfs_distances(adj, src, max_dist):
-    """Hop distances from src along adj[u, v] != 0; unreachable / further = max_dist."""
-    n = adj.shape[0]
-    dist = np.full(n, max_dist, dtype=np.int64)
-    dist[src] = 0
-    q = deque([src])
-    while q:
-        u = q.popleft()
-        if dist[u] + 1 >= max_dist:
-            continue
-        for v in np.nonzero(adj[u])[0]:
-            if dist[v] > dist[u] + 1:
-                dist[v] = dist[u] + 1
-                q.append(v)
-    return dist
+# Hop distances from src, unreachable / further = max_dist: the example
+# models' BFS (examples/models/common.py).
+bfs_distances = _example_common._bfs_distances
 
 
 def bfs_paths(adj, src):
