@@ -109,9 +109,7 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     split.profile = options.profile; // unit times at the search's rates
     pm.addPass(createGTPipelineSplit(split));
     GTPipelineTrainOptions stages;
-    stages.optimizer = options.optimizer;
-    stages.learningRate = options.learningRate;
-    stages.weightDecay = options.weightDecay;
+    copyOptimizerRecipe(options, stages);
     stages.recompute = plan.recompute;
     pm.addPass(createGTPipelineTrain(stages));
     addCleanup(pm);
@@ -133,9 +131,7 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     pm.addPass(createGTDataParallel(dataParallel));
   }
   GTOptimizerOptions opt;
-  opt.optimizer = options.optimizer;
-  opt.learningRate = options.learningRate;
-  opt.weightDecay = options.weightDecay;
+  copyOptimizerRecipe(options, opt);
   pm.addPass(createGTOptimizer(opt));
   if (plan.dp > 1 && plan.zero >= 1)
     pm.addPass(createGTZeroGather());

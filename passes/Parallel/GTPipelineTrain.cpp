@@ -120,6 +120,27 @@ struct GTPipelineTrainPass
     : megagraph::impl::GTPipelineTrainBase<GTPipelineTrainPass> {
   using GTPipelineTrainBase::GTPipelineTrainBase;
 
+  /// gt-optimizer's options for every stage's update: this pass's recipe.
+  GTOptimizerOptions optimizerOptions() const {
+    GTOptimizerOptions opt;
+    opt.optimizer = optimizer;
+    opt.learningRate = learningRate;
+    opt.weightDecay = weightDecay;
+    opt.momentum = momentum;
+    opt.dampening = dampening;
+    opt.nesterov = nesterov;
+    opt.beta1 = beta1;
+    opt.beta2 = beta2;
+    opt.epsilon = epsilon;
+    opt.lrSchedule = lrSchedule;
+    opt.warmupSteps = warmupSteps;
+    opt.totalSteps = totalSteps;
+    opt.minLr = minLr;
+    opt.power = power;
+    opt.clipGradNorm = clipGradNorm;
+    return opt;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -128,6 +149,14 @@ struct GTPipelineTrainPass
     if (!info || !main) {
       module.emitError("gt-pipeline-train needs @main and the stage "
                        "functions of gt-pipeline-split");
+      return signalPassFailure();
+    }
+    // Each stage's update sees only its own parameters' gradients.
+    if (clipGradNorm > 0) {
+      module.emitError("gt-pipeline-train: clip-grad-norm is not supported "
+                       "with pipeline stages (pp > 1): each stage holds only "
+                       "its parameters' gradients, and the global norm needs "
+                       "them all");
       return signalPassFailure();
     }
     int64_t pp = cast<IntegerAttr>(info.get("pp")).getInt();
@@ -206,11 +235,7 @@ struct GTPipelineTrainPass
       update.setAllArgAttrs(gradAttrs);
       update.setAllResultAttrs(gradAttrs);
       OpPassManager optimizerPm(ModuleOp::getOperationName());
-      GTOptimizerOptions opt;
-      opt.optimizer = optimizer;
-      opt.learningRate = learningRate;
-      opt.weightDecay = weightDecay;
-      optimizerPm.addPass(createGTOptimizer(opt));
+      optimizerPm.addPass(createGTOptimizer(optimizerOptions()));
       func::FuncOp upd =
           runOn(update, optimizerPm, "main", "pp_s" + Twine(k) + "_update");
       if (!upd)

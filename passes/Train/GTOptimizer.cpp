@@ -3,10 +3,17 @@
 // Part of MegaGraph. Turns the gradient function built by gt-autodiff
 // (@main_grad: inputs, labels, label_mask -> loss, correct, grad:<param>...)
 // into the training step @main: each gradient updates its parameter global
-// in place (ml_program.global_store) with SGD or AdamW, and the step returns
-// only the loss and the correct count. AdamW keeps its moments in new
-// zero-initialized globals `<param>.adam_m` / `.adam_v` and the step count
-// in `gt.adam_step`, so the executable carries all training state.
+// in place (ml_program.global_store) and the step returns only the loss and
+// the correct count. The recipes are PyTorch 1.13's: torch.optim.SGD
+// (momentum, dampening, Nesterov, L2 weight decay), torch.optim.Adam (L2
+// weight decay) and torch.optim.AdamW (decoupled), an LR schedule as
+// torch.optim.lr_scheduler.LambdaLR with the Hugging Face transformers
+// warmup/decay factors, and torch.nn.utils.clip_grad_norm_. All training
+// state lives in zero-initialized globals, so the executable carries it and
+// the runtime needs to know nothing about the recipe: the step counter
+// `gt.step` (steps done; the schedule and the bias corrections read it), the
+// Adam moments `<param>.adam_m` / `.adam_v` and the SGD momentum buffers
+// `<param>.momentum_buffer`.
 //
 // Every ml_program.global_store is emitted at the end of the step, after the
 // last read of any state. This is required for correctness, not style: the
@@ -22,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 
@@ -31,6 +39,8 @@
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
 
 namespace megagraph {
 #define GEN_PASS_DEF_GTOPTIMIZER
@@ -76,11 +86,47 @@ struct Updater {
     return tosa::MulOp::create(b, loc, t, x, y, shift);
   }
   Value scale(Value x, double c) { return mul(x, splat(x, c)); }
+  Value recip(Value x) {
+    return tosa::ReciprocalOp::create(b, loc, x.getType(), x);
+  }
+  Value pow(Value x, Value y) {
+    return tosa::PowOp::create(b, loc, x.getType(), x, y);
+  }
+  Value sqrt(Value x) { return pow(x, splat(x, 0.5)); }
+  Value cos(Value x) { return tosa::CosOp::create(b, loc, x.getType(), x); }
+  Value min(Value x, Value y) {
+    return tosa::MinimumOp::create(b, loc, x.getType(), x, y);
+  }
+  Value max(Value x, Value y) {
+    return tosa::MaximumOp::create(b, loc, x.getType(), x, y);
+  }
+  /// `x < y ? onTrue : onFalse`, elementwise.
+  Value selectLess(Value x, Value y, Value onTrue, Value onFalse) {
+    auto i1 = RankedTensorType::get(typeOf(x).getShape(), b.getI1Type());
+    Value less = tosa::GreaterOp::create(b, loc, i1, y, x);
+    return tosa::SelectOp::create(b, loc, onTrue.getType(), less, onTrue,
+                                  onFalse);
+  }
   Value reshape(Value v, Type to) {
     auto t = cast<RankedTensorType>(to);
     ImplicitLocOpBuilder ib(loc, b);
     return tosa::ReshapeOp::create(b, loc, t, v,
                                    tosa::getTosaConstShape(ib, t.getShape()));
+  }
+  /// `s` (any shape of one element) as unit dims of the rank of `like`.
+  Value broadcastLike(Value s, Value like) {
+    RankedTensorType t = typeOf(like);
+    return reshape(s,
+                   RankedTensorType::get(SmallVector<int64_t>(t.getRank(), 1),
+                                         typeOf(s).getElementType()));
+  }
+  /// The sum of all elements of `v`, as a tensor<1xf32>.
+  Value sumAll(Value v) {
+    RankedTensorType t = typeOf(v);
+    Value flat = reshape(
+        v, RankedTensorType::get({t.getNumElements()}, t.getElementType()));
+    auto one = RankedTensorType::get({1}, t.getElementType());
+    return tosa::ReduceSumOp::create(b, loc, one, flat, b.getI32IntegerAttr(0));
   }
 };
 
@@ -98,160 +144,327 @@ ml_program::GlobalOp zeroGlobal(ModuleOp module, OpBuilder &mb, StringRef name,
   return g;
 }
 
+/// A parameter the step updates: its global, its forward value and its
+/// gradient.
+struct ParamUpdate {
+  StringRef name;
+  FlatSymbolRefAttr ref;
+  Value weight, grad;
+};
+
 struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
   using GTOptimizerBase::GTOptimizerBase;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto grad = module.lookupSymbol<func::FuncOp>("main_grad");
-    if (!grad) {
-      module.emitError("gt-optimizer needs the gradient function @main_grad "
-                       "(run gt-autodiff first)");
-      return signalPassFailure();
-    }
-    if (optimizer != "sgd" && optimizer != "adamw") {
-      module.emitError() << "unknown optimizer '" << optimizer
-                         << "'; use sgd or adamw";
-      return signalPassFailure();
-    }
-    if (learningRate <= 0.0 || weightDecay < 0.0) {
-      module.emitError("the learning rate must be positive and the weight "
-                       "decay non-negative");
-      return signalPassFailure();
-    }
-    Block &body = grad.getBody().front();
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    OpBuilder b(ret);
-    OpBuilder mb(module.getBodyRegion());
-    mb.setInsertionPoint(grad);
-    Location loc = grad.getLoc();
-    Updater u{b, loc};
-    // (global, new value) pairs, stored after all the updates are computed.
-    SmallVector<std::pair<FlatSymbolRefAttr, Value>> stores;
-
-    // 1. The AdamW step counter t (incremented once per step).
-    Value biasCorr1, biasCorr2;
-    if (optimizer == "adamw") {
-      auto scalar = RankedTensorType::get({}, b.getF32Type());
-      ml_program::GlobalOp step =
-          zeroGlobal(module, mb, "gt.adam_step", scalar);
-      Value t = ml_program::GlobalLoadOp::create(
-          b, loc, scalar, FlatSymbolRefAttr::get(step.getSymNameAttr()));
-      t = u.add(t, u.splat(t, 1.0));
-      stores.push_back({FlatSymbolRefAttr::get(step.getSymNameAttr()), t});
-      // 1 / (1 - beta^t) for both moments.
-      auto corr = [&](double beta) {
-        Value p = tosa::PowOp::create(b, loc, scalar, u.splat(t, beta), t);
-        return tosa::ReciprocalOp::create(b, loc, scalar,
-                                          u.sub(u.splat(t, 1.0), p))
-            .getResult();
-      };
-      biasCorr1 = corr(beta1);
-      biasCorr2 = corr(beta2);
-    }
-
-    DenseMap<StringAttr, Value> forwardLoads;
-    for (auto load : body.getOps<ml_program::GlobalLoadOp>())
-      forwardLoads.try_emplace(load.getGlobal().getLeafReference(),
-                               load.getResult());
-
-    // 2. One update per gradient result.
-    SmallVector<Value> kept;
-    SmallVector<DictionaryAttr> keptAttrs;
-    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-      auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
-      bool isGrad = name && abi::isGradientName(name.getValue());
-      if (!isGrad || returnState) {
-        kept.push_back(value);
-        keptAttrs.push_back(grad.getResultAttrDict(i));
-      }
-      if (!isGrad)
-        continue;
-      StringRef param = name.getValue().drop_front(5);
-      auto global = module.lookupSymbol<ml_program::GlobalOp>(param);
-      if (!global || !global.getIsMutable()) {
-        grad.emitError() << "gradient '" << name.getValue()
-                         << "' names no mutable parameter global";
-        return signalPassFailure();
-      }
-      auto type = cast<RankedTensorType>(value.getType());
-      auto ref = FlatSymbolRefAttr::get(global.getSymNameAttr());
-      // Reuse the forward's load of the parameter: nothing stores to it
-      // before the updates.
-      Value w = forwardLoads.lookup(global.getSymNameAttr());
-      if (!w)
-        w = ml_program::GlobalLoadOp::create(b, loc, type, ref);
-      Value g = value;
-      Value step;
-      if (optimizer == "sgd") {
-        // w -= lr * (g + wd * w)
-        Value dir = weightDecay > 0 ? u.add(g, u.scale(w, weightDecay)) : g;
-        step = u.scale(dir, learningRate);
-      } else {
-        auto mg = zeroGlobal(module, mb, (param + ".adam_m").str(), type);
-        auto vg = zeroGlobal(module, mb, (param + ".adam_v").str(), type);
-        auto mref = FlatSymbolRefAttr::get(mg.getSymNameAttr());
-        auto vref = FlatSymbolRefAttr::get(vg.getSymNameAttr());
-        Value m = ml_program::GlobalLoadOp::create(b, loc, type, mref);
-        Value v = ml_program::GlobalLoadOp::create(b, loc, type, vref);
-        m = u.add(u.scale(m, beta1), u.scale(g, 1.0 - beta1));
-        v = u.add(u.scale(v, beta2), u.scale(u.mul(g, g), 1.0 - beta2));
-        stores.push_back({mref, m});
-        stores.push_back({vref, v});
-        // Decoupled weight decay: w -= lr * (mhat / (sqrt(vhat) + eps) + wd w)
-        auto bcast = [&](Value s) {
-          SmallVector<int64_t> ones(type.getRank(), 1);
-          return u.reshape(s,
-                           RankedTensorType::get(ones, type.getElementType()));
-        };
-        Value mhat = u.mul(m, bcast(biasCorr1));
-        Value vhat = u.mul(v, bcast(biasCorr2));
-        Value denom =
-            u.add(tosa::PowOp::create(b, loc, type, vhat, u.splat(vhat, 0.5)),
-                  u.splat(vhat, epsilon));
-        Value dir =
-            u.mul(mhat, tosa::ReciprocalOp::create(b, loc, type, denom));
-        if (weightDecay > 0)
-          dir = u.add(dir, u.scale(w, weightDecay));
-        step = u.scale(dir, learningRate);
-      }
-      stores.push_back({ref, u.sub(w, step)});
-      ++numUpdated;
-    }
-    for (auto [ref, value] : stores)
-      ml_program::GlobalStoreOp::create(b, loc, ref, value);
-    // Testing: what the globals hold after the step, loaded back after the
-    // stores.
-    if (returnState)
-      for (auto [ref, value] : stores) {
-        kept.push_back(
-            ml_program::GlobalLoadOp::create(b, loc, value.getType(), ref));
-        keptAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-            "gt.name", b.getStringAttr("state:" + ref.getValue().str()))));
-      }
-
-    // 3. The step returns the loss and the correct count only.
-    func::ReturnOp::create(b, ret.getLoc(), kept);
-    ret.erase();
-    SmallVector<Type> types;
-    for (Value v : kept)
-      types.push_back(v.getType());
-    grad.setType(
-        FunctionType::get(&getContext(), grad.getArgumentTypes(), types));
-    grad.setAllResultAttrs(keptAttrs);
-
-    // 4. The training step is the module's entry point.
-    if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-      main.erase();
-    grad.setSymName("main");
-    module->setAttr(
-        "gt.training",
-        mb.getDictionaryAttr(
-            {mb.getNamedAttr("optimizer", mb.getStringAttr(optimizer)),
-             mb.getNamedAttr("lr", mb.getF64FloatAttr(learningRate)),
-             mb.getNamedAttr("weight_decay",
-                             mb.getF64FloatAttr(weightDecay))}));
+  /// Whether the options form a recipe torch.optim accepts (and the
+  /// schedule's steps are consistent); reports the first violation.
+  LogicalResult verifyOptions(ModuleOp module);
+  /// Whether the step needs the step counter `gt.step`.
+  bool needsCounter() const {
+    return optimizer != "sgd" || lrSchedule != "constant" || warmupSteps > 0 ||
+           (momentum > 0 && dampening > 0);
   }
+  /// The LambdaLR factor f(s) of the schedule after `s` steps (a
+  /// tensor<f32>).
+  Value scheduleFactor(Updater &u, Value s);
+  /// clip_grad_norm_'s coefficient min(1, max / (||g||_2 + 1e-6)) over all
+  /// `params`' gradients (a tensor<1xf32>).
+  Value clipCoefficient(Updater &u, ArrayRef<ParamUpdate> params);
+  /// Appends the update of one parameter to `stores`; `lr` is the
+  /// scheduled rate (a tensor<f32>, null for the constant `learningRate`),
+  /// `t` the step number from 1 and `corr1`, `corr2` Adam's
+  /// 1 / (1 - beta^t).
+  void update(Updater &u, ModuleOp module, OpBuilder &mb, const ParamUpdate &p,
+              Value lr, Value t, Value corr1, Value corr2,
+              SmallVectorImpl<std::pair<FlatSymbolRefAttr, Value>> &stores);
+
+  void runOnOperation() override;
 };
+
+LogicalResult GTOptimizerPass::verifyOptions(ModuleOp module) {
+  auto fail = [&](const auto &...parts) {
+    InFlightDiagnostic diag = module.emitError("gt-optimizer: ");
+    (diag << ... << parts);
+    return failure();
+  };
+  const bool sgd = optimizer == "sgd";
+  if (!sgd && optimizer != "adam" && optimizer != "adamw")
+    return fail("unknown optimizer '", optimizer, "'; use sgd, adam or adamw");
+  if (!(learningRate > 0.0))
+    return fail("lr must be positive, got ", learningRate);
+  if (!(weightDecay >= 0.0))
+    return fail("weight-decay must be non-negative, got ", weightDecay);
+  if (!(momentum >= 0.0 && momentum < 1.0))
+    return fail("momentum must be in [0, 1), got ", momentum);
+  if (!(dampening >= 0.0 && dampening <= 1.0))
+    return fail("dampening must be in [0, 1], got ", dampening);
+  if (!sgd && (momentum > 0.0 || dampening > 0.0 || nesterov))
+    return fail("momentum, dampening and nesterov are sgd options, not ",
+                optimizer, "'s");
+  if (nesterov && (momentum == 0.0 || dampening != 0.0))
+    return fail("nesterov needs momentum > 0 and dampening 0");
+  if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
+    return fail("beta1 and beta2 must be in [0, 1), got ", beta1, " and ",
+                beta2);
+  if (!(epsilon > 0.0))
+    return fail("eps must be positive, got ", epsilon);
+
+  const bool decays = lrSchedule != "constant";
+  if (decays && lrSchedule != "linear" && lrSchedule != "cosine" &&
+      lrSchedule != "polynomial")
+    return fail("unknown lr-schedule '", lrSchedule,
+                "'; use constant, linear, cosine or polynomial");
+  if (warmupSteps < 0 || totalSteps < 0)
+    return fail("warmup-steps and total-steps must be non-negative");
+  if (decays && totalSteps == 0)
+    return fail("lr-schedule=", lrSchedule, " needs total-steps > 0");
+  if (totalSteps > 0 && warmupSteps > totalSteps)
+    return fail("warmup-steps (", int64_t(warmupSteps),
+                ") exceeds total-steps (", int64_t(totalSteps), ")");
+  if (!(minLr >= 0.0))
+    return fail("min-lr must be non-negative, got ", minLr);
+  if (minLr > 0.0 && lrSchedule != "cosine" && lrSchedule != "polynomial")
+    return fail("min-lr applies to the cosine and polynomial schedules only");
+  if (lrSchedule == "cosine" && minLr > learningRate)
+    return fail("min-lr (", minLr, ") exceeds lr (", learningRate, ")");
+  if (lrSchedule == "polynomial" && !(minLr < learningRate))
+    return fail("polynomial decay needs min-lr < lr, got min-lr ", minLr,
+                " and lr ", learningRate);
+  if (!(power > 0.0))
+    return fail("power must be positive, got ", power);
+
+  if (!(clipGradNorm >= 0.0))
+    return fail("clip-grad-norm must be non-negative (0: off), got ",
+                clipGradNorm);
+  if (clipGradNorm > 0.0)
+    if (auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan")) {
+      if (plan.getPp() > 1)
+        return fail("clip-grad-norm is not supported with pipeline stages "
+                    "(pp > 1): each stage holds only its parameters' "
+                    "gradients, and the global norm needs them all");
+      if (plan.getDp() > 1 && plan.getZero() >= 1)
+        return fail("clip-grad-norm is not supported with ZeRO (zero >= 1): "
+                    "each rank holds a shard of the gradients, and the "
+                    "global norm needs them all");
+    }
+  return success();
+}
+
+Value GTOptimizerPass::scheduleFactor(Updater &u, Value s) {
+  const double warmup = std::max<int64_t>(1, warmupSteps);
+  Value one = u.splat(s, 1.0);
+  Value ramp = u.scale(s, 1.0 / warmup);
+  Value decay = one;
+  if (lrSchedule != "constant") {
+    const double span = std::max<int64_t>(1, totalSteps - warmupSteps);
+    // p = (s - W) / max(1, T - W); r = min-lr / lr.
+    Value p = u.scale(u.sub(s, u.splat(s, double(warmupSteps))), 1.0 / span);
+    const double r = minLr / learningRate;
+    if (lrSchedule == "linear") {
+      decay = u.max(u.sub(one, p), u.splat(s, 0.0));
+    } else if (lrSchedule == "cosine") {
+      Value c = u.scale(u.add(one, u.cos(u.scale(p, M_PI))), 0.5);
+      decay = u.max(u.add(u.splat(s, r), u.scale(c, 1.0 - r)), u.splat(s, 0.0));
+    } else {
+      Value left = u.sub(one, u.min(p, one));
+      decay = u.add(u.splat(s, r),
+                    u.scale(u.pow(left, u.splat(s, power)), 1.0 - r));
+    }
+  }
+  if (warmupSteps == 0)
+    return decay;
+  return u.selectLess(s, u.splat(s, double(warmupSteps)), ramp, decay);
+}
+
+Value GTOptimizerPass::clipCoefficient(Updater &u,
+                                       ArrayRef<ParamUpdate> params) {
+  Value sumSq;
+  for (const ParamUpdate &p : params) {
+    Value part = u.sumAll(u.mul(p.grad, p.grad));
+    sumSq = sumSq ? u.add(sumSq, part) : part;
+  }
+  Value norm = u.sqrt(sumSq);
+  Value coef = u.mul(u.splat(norm, clipGradNorm),
+                     u.recip(u.add(norm, u.splat(norm, 1e-6))));
+  return u.min(coef, u.splat(coef, 1.0));
+}
+
+void GTOptimizerPass::update(
+    Updater &u, ModuleOp module, OpBuilder &mb, const ParamUpdate &p, Value lr,
+    Value t, Value corr1, Value corr2,
+    SmallVectorImpl<std::pair<FlatSymbolRefAttr, Value>> &stores) {
+  auto type = cast<RankedTensorType>(p.grad.getType());
+  auto state = [&](StringRef suffix) {
+    ml_program::GlobalOp g =
+        zeroGlobal(module, mb, (p.name + suffix).str(), type);
+    auto ref = FlatSymbolRefAttr::get(g.getSymNameAttr());
+    Value old = ml_program::GlobalLoadOp::create(u.b, u.loc, type, ref);
+    return std::make_pair(ref, old);
+  };
+  auto timesLr = [&](Value x) {
+    return lr ? u.mul(x, u.broadcastLike(lr, x)) : u.scale(x, learningRate);
+  };
+  Value w = p.weight, g = p.grad;
+  // L2 weight decay (sgd, adam) joins the gradient; adamw's is decoupled.
+  if (weightDecay > 0 && optimizer != "adamw")
+    g = u.add(g, u.scale(w, weightDecay));
+
+  Value dir;
+  if (optimizer == "sgd") {
+    dir = g;
+    if (momentum > 0) {
+      // torch.optim.SGD: buf = g at step 1, then
+      // buf = momentum * buf + (1 - dampening) * g. The buffer starts at 0,
+      // so step 1 only differs with dampening: there the gradient's
+      // coefficient is 1 - dampening * (1 - first), first = max(0, 2 - t).
+      auto [ref, buf] = state(".momentum_buffer");
+      Value gScaled = u.scale(g, 1.0 - dampening);
+      if (dampening > 0) {
+        Value first = u.max(u.sub(u.splat(t, 2.0), t), u.splat(t, 0.0));
+        Value c = u.sub(u.splat(t, 1.0),
+                        u.scale(u.sub(u.splat(t, 1.0), first), dampening));
+        gScaled = u.mul(g, u.broadcastLike(c, g));
+      }
+      buf = u.add(u.scale(buf, momentum), gScaled);
+      stores.push_back({ref, buf});
+      dir = nesterov ? u.add(g, u.scale(buf, momentum)) : buf;
+    }
+  } else {
+    auto [mref, m] = state(".adam_m");
+    auto [vref, v] = state(".adam_v");
+    m = u.add(u.scale(m, beta1), u.scale(g, 1.0 - beta1));
+    v = u.add(u.scale(v, beta2), u.scale(u.mul(g, g), 1.0 - beta2));
+    stores.push_back({mref, m});
+    stores.push_back({vref, v});
+    // mhat / (sqrt(vhat) + eps)
+    Value mhat = u.mul(m, u.broadcastLike(corr1, m));
+    Value vhat = u.mul(v, u.broadcastLike(corr2, v));
+    dir = u.mul(mhat, u.recip(u.add(u.sqrt(vhat), u.splat(vhat, epsilon))));
+    if (optimizer == "adamw" && weightDecay > 0)
+      dir = u.add(dir, u.scale(w, weightDecay));
+  }
+  stores.push_back({p.ref, u.sub(w, timesLr(dir))});
+}
+
+void GTOptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto grad = module.lookupSymbol<func::FuncOp>("main_grad");
+  if (!grad) {
+    module.emitError("gt-optimizer needs the gradient function @main_grad "
+                     "(run gt-autodiff first)");
+    return signalPassFailure();
+  }
+  if (failed(verifyOptions(module)))
+    return signalPassFailure();
+  Block &body = grad.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder b(ret);
+  OpBuilder mb(module.getBodyRegion());
+  mb.setInsertionPoint(grad);
+  Location loc = grad.getLoc();
+  Updater u{b, loc};
+  // (global, new value) pairs, stored after all the updates are computed.
+  SmallVector<std::pair<FlatSymbolRefAttr, Value>> stores;
+
+  // 1. The step counter: s steps done before this one, t = s + 1.
+  Value t, lr, corr1, corr2;
+  if (needsCounter()) {
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    ml_program::GlobalOp step = zeroGlobal(module, mb, "gt.step", scalar);
+    auto ref = FlatSymbolRefAttr::get(step.getSymNameAttr());
+    Value s = ml_program::GlobalLoadOp::create(b, loc, scalar, ref);
+    t = u.add(s, u.splat(s, 1.0));
+    stores.push_back({ref, t});
+    // 2. The scheduled rate of this step: LambdaLR's lr * f(s).
+    if (lrSchedule != "constant" || warmupSteps > 0)
+      lr = u.scale(scheduleFactor(u, s), learningRate);
+    // Adam's bias corrections 1 / (1 - beta^t).
+    if (optimizer != "sgd") {
+      auto corr = [&](double beta) {
+        return u.recip(u.sub(u.splat(t, 1.0), u.pow(u.splat(t, beta), t)));
+      };
+      corr1 = corr(beta1);
+      corr2 = corr(beta2);
+    }
+  }
+
+  // 3. The parameters and their gradients; the other results stay.
+  DenseMap<StringAttr, Value> forwardLoads;
+  for (auto load : body.getOps<ml_program::GlobalLoadOp>())
+    forwardLoads.try_emplace(load.getGlobal().getLeafReference(),
+                             load.getResult());
+  SmallVector<Value> kept;
+  SmallVector<DictionaryAttr> keptAttrs;
+  SmallVector<ParamUpdate> params;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
+    bool isGrad = name && abi::isGradientName(name.getValue());
+    if (!isGrad || returnState) {
+      kept.push_back(value);
+      keptAttrs.push_back(grad.getResultAttrDict(i));
+    }
+    if (!isGrad)
+      continue;
+    StringRef param = name.getValue().drop_front(5);
+    auto global = module.lookupSymbol<ml_program::GlobalOp>(param);
+    if (!global || !global.getIsMutable()) {
+      grad.emitError() << "gradient '" << name.getValue()
+                       << "' names no mutable parameter global";
+      return signalPassFailure();
+    }
+    auto ref = FlatSymbolRefAttr::get(global.getSymNameAttr());
+    // Reuse the forward's load of the parameter: nothing stores to it
+    // before the updates.
+    Value w = forwardLoads.lookup(global.getSymNameAttr());
+    if (!w)
+      w = ml_program::GlobalLoadOp::create(b, loc, value.getType(), ref);
+    params.push_back({param, ref, w, value});
+  }
+
+  // 4. Gradient clipping by the global norm, then one update per parameter.
+  if (clipGradNorm > 0 && !params.empty()) {
+    Value coef = clipCoefficient(u, params);
+    for (ParamUpdate &p : params)
+      p.grad = u.mul(p.grad, u.broadcastLike(coef, p.grad));
+  }
+  for (const ParamUpdate &p : params) {
+    update(u, module, mb, p, lr, t, corr1, corr2, stores);
+    ++numUpdated;
+  }
+  for (auto [ref, value] : stores)
+    ml_program::GlobalStoreOp::create(b, loc, ref, value);
+  // Testing: what the globals hold after the step, loaded back after the
+  // stores.
+  if (returnState)
+    for (auto [ref, value] : stores) {
+      kept.push_back(
+          ml_program::GlobalLoadOp::create(b, loc, value.getType(), ref));
+      keptAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          "gt.name", b.getStringAttr("state:" + ref.getValue().str()))));
+    }
+
+  // 5. The step returns the loss and the correct count only.
+  func::ReturnOp::create(b, ret.getLoc(), kept);
+  ret.erase();
+  SmallVector<Type> types;
+  for (Value v : kept)
+    types.push_back(v.getType());
+  grad.setType(
+      FunctionType::get(&getContext(), grad.getArgumentTypes(), types));
+  grad.setAllResultAttrs(keptAttrs);
+
+  // 6. The training step is the module's entry point.
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    main.erase();
+  grad.setSymName("main");
+  SmallVector<NamedAttribute> recipe = {
+      mb.getNamedAttr("optimizer", mb.getStringAttr(optimizer)),
+      mb.getNamedAttr("lr", mb.getF64FloatAttr(learningRate)),
+      mb.getNamedAttr("weight_decay", mb.getF64FloatAttr(weightDecay)),
+      mb.getNamedAttr("lr_schedule", mb.getStringAttr(lrSchedule))};
+  if (clipGradNorm > 0)
+    recipe.push_back(
+        mb.getNamedAttr("clip_grad_norm", mb.getF64FloatAttr(clipGradNorm)));
+  module->setAttr("gt.training", mb.getDictionaryAttr(recipe));
+}
 
 } // namespace

@@ -143,7 +143,7 @@ def main():
                 checked += 1
                 if rel > worst:
                     worst, where = rel, n + suffix
-        t = float(load("state:gt.adam_step"))
+        t = float(load("state:gt.step"))
         loss = float(load("loss"))
         loss_rel = abs(loss - torch_losses[k - 1]) / abs(torch_losses[k - 1])
         evals = float(load("eval_correct"))

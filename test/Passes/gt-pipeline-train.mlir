@@ -70,15 +70,15 @@
 // AdamW: moments per parameter; one step counter, which each rank
 // increments once per step (it runs one stage's update).
 // (gt-optimizer puts the moments of a stage before its update function.)
-// ADAM:       ml_program.global private mutable @gt.adam_step
+// ADAM:       ml_program.global private mutable @gt.step
 // ADAM:       ml_program.global private mutable @w0.adam_m
 // ADAM:       func.func @pp_s0_update(
-// ADAM:       ml_program.global_load @gt.adam_step
-// ADAM:       ml_program.global_store @gt.adam_step
+// ADAM:       ml_program.global_load @gt.step
+// ADAM:       ml_program.global_store @gt.step
 // ADAM:       ml_program.global private mutable @w2.adam_v
 // ADAM:       func.func @pp_s1_update(
-// ADAM:       ml_program.global_load @gt.adam_step
-// ADAM:       ml_program.global_store @gt.adam_step
+// ADAM:       ml_program.global_load @gt.step
+// ADAM:       ml_program.global_store @gt.step
 
 ml_program.global private mutable @w0(dense<0.1> : tensor<4x8xf32>) : tensor<4x8xf32> {gt.param}
 ml_program.global private mutable @b0(dense<0.0> : tensor<8xf32>) : tensor<8xf32> {gt.param}

@@ -112,13 +112,64 @@ cl::opt<bool> train(
 cl::opt<std::string> loss("loss",
                           cl::desc("Training loss (only cross_entropy)"),
                           cl::init("cross_entropy"), cl::cat(category));
-cl::opt<std::string> optimizerName("optimizer",
-                                   cl::desc("Training optimizer: sgd or adamw"),
-                                   cl::init("adamw"), cl::cat(category));
-cl::opt<double> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3),
-                             cl::cat(category));
-cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
+cl::opt<std::string> optimizerName(
+    "optimizer",
+    cl::desc("Training optimizer: sgd (torch.optim.SGD), adam "
+             "(torch.optim.Adam, L2 weight decay) or adamw (torch.optim.AdamW, "
+             "decoupled weight decay)"),
+    cl::init("adamw"), cl::cat(category));
+cl::opt<double> learningRate("lr",
+                             cl::desc("Learning rate (the peak of a "
+                                      "schedule; positive)"),
+                             cl::init(1e-3), cl::cat(category));
+cl::opt<double> weightDecay("weight-decay",
+                            cl::desc("Weight decay: L2 (added to the "
+                                     "gradient) for sgd and adam, decoupled "
+                                     "for adamw"),
                             cl::init(0.0), cl::cat(category));
+cl::opt<double> momentum("momentum", cl::desc("sgd: momentum in [0, 1)"),
+                         cl::init(0.0), cl::cat(category));
+cl::opt<double> dampening("dampening",
+                          cl::desc("sgd: dampening of the momentum, in [0, 1]"),
+                          cl::init(0.0), cl::cat(category));
+cl::opt<bool> nesterov("nesterov",
+                       cl::desc("sgd: Nesterov momentum (needs --momentum, "
+                                "no --dampening)"),
+                       cl::cat(category));
+cl::opt<double> beta1("beta1", cl::desc("adam/adamw: beta1 in [0, 1)"),
+                      cl::init(0.9), cl::cat(category));
+cl::opt<double> beta2("beta2", cl::desc("adam/adamw: beta2 in [0, 1)"),
+                      cl::init(0.999), cl::cat(category));
+cl::opt<double> epsilon("eps", cl::desc("adam/adamw: epsilon (positive)"),
+                        cl::init(1e-8), cl::cat(category));
+cl::opt<std::string> lrSchedule(
+    "lr-schedule",
+    cl::desc("Learning-rate schedule after the linear warmup, as in "
+             "Hugging Face transformers: constant, linear, cosine or "
+             "polynomial (see docs/training.md)"),
+    cl::init("constant"), cl::cat(category));
+cl::opt<int64_t> warmupSteps("warmup-steps",
+                             cl::desc("Steps of linear warmup from 0 to --lr"),
+                             cl::value_desc("N"), cl::init(0),
+                             cl::cat(category));
+cl::opt<int64_t> totalSteps(
+    "total-steps",
+    cl::desc("Step at which the decay of a linear, cosine or polynomial "
+             "schedule ends (at least --warmup-steps)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
+cl::opt<double> minLr("min-lr",
+                      cl::desc("cosine, polynomial: learning rate at the end "
+                               "of the decay (default 0)"),
+                      cl::init(0.0), cl::cat(category));
+cl::opt<double> power("power",
+                      cl::desc("polynomial: exponent of the decay (default 1)"),
+                      cl::init(1.0), cl::cat(category));
+cl::opt<double> clipGradNorm(
+    "clip-grad-norm",
+    cl::desc("Scale the gradients so that their global 2-norm is at most "
+             "MAX (torch.nn.utils.clip_grad_norm_; not with pp > 1 or "
+             "ZeRO)"),
+    cl::value_desc("MAX"), cl::init(0.0), cl::cat(category));
 cl::opt<std::string> planSpec(
     "plan",
     cl::desc("Parallel plan for --train, keys in any order: dp=P (data "
@@ -459,6 +510,18 @@ int run(MLIRContext &context) {
       step.optimizer = optimizerName;
       step.learningRate = learningRate;
       step.weightDecay = weightDecay;
+      step.momentum = momentum;
+      step.dampening = dampening;
+      step.nesterov = nesterov;
+      step.beta1 = beta1;
+      step.beta2 = beta2;
+      step.epsilon = epsilon;
+      step.lrSchedule = lrSchedule;
+      step.warmupSteps = warmupSteps;
+      step.totalSteps = totalSteps;
+      step.minLr = minLr;
+      step.power = power;
+      step.clipGradNorm = clipGradNorm;
       step.ppBalance = pipelineBalance;
       step.profile = profileName;
       megagraph::buildTrainPassPipeline(pm, step);

@@ -30,6 +30,29 @@ namespace megagraph {
 #define GEN_PASS_REGISTRATION
 #include "megagraph/Passes/Passes.h.inc"
 
+/// Copies gt-optimizer's recipe options (GTOptimizerRecipeOptions in
+/// Passes.td: the optimizer, its hyperparameters, the LR schedule and
+/// gradient clipping) between option sets that declare them under the same
+/// names.
+template <typename From, typename To>
+void copyOptimizerRecipe(const From &from, To &to) {
+  to.optimizer = from.optimizer;
+  to.learningRate = from.learningRate;
+  to.weightDecay = from.weightDecay;
+  to.momentum = from.momentum;
+  to.dampening = from.dampening;
+  to.nesterov = from.nesterov;
+  to.beta1 = from.beta1;
+  to.beta2 = from.beta2;
+  to.epsilon = from.epsilon;
+  to.lrSchedule = from.lrSchedule;
+  to.warmupSteps = from.warmupSteps;
+  to.totalSteps = from.totalSteps;
+  to.minLr = from.minLr;
+  to.power = from.power;
+  to.clipGradNorm = from.clipGradNorm;
+}
+
 } // namespace megagraph
 
 #endif // MEGAGRAPH_PASSES_PASSES_H

@@ -348,21 +348,88 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
                            "::mlir::tosa::TosaDialect"];
 }
 
+/// The training recipe's options, shared by gt-optimizer and
+/// gt-pipeline-train (which runs gt-optimizer on every stage's update).
+defvar GTOptimizerRecipeOptions = [
+  Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+         "sgd, adam or adamw">,
+  Option<"learningRate", "lr", "double", /*default=*/"1e-3",
+         "Peak learning rate (the schedule's factor multiplies it)">,
+  Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+         "Weight decay: added to the gradient (L2) for sgd and adam, "
+         "decoupled for adamw">,
+  Option<"momentum", "momentum", "double", /*default=*/"0.0",
+         "sgd: momentum factor in [0, 1)">,
+  Option<"dampening", "dampening", "double", /*default=*/"0.0",
+         "sgd: dampening of the momentum, in [0, 1]">,
+  Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+         "sgd: Nesterov momentum (needs momentum > 0, dampening 0)">,
+  Option<"beta1", "beta1", "double", /*default=*/"0.9",
+         "adam/adamw: first-moment decay in [0, 1)">,
+  Option<"beta2", "beta2", "double", /*default=*/"0.999",
+         "adam/adamw: second-moment decay in [0, 1)">,
+  Option<"epsilon", "eps", "double", /*default=*/"1e-8",
+         "adam/adamw: denominator epsilon (positive)">,
+  Option<"lrSchedule", "lr-schedule", "std::string",
+         /*default=*/"\"constant\"",
+         "constant, linear, cosine or polynomial (after linear warmup)">,
+  Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+         "Steps of linear warmup from 0 to lr">,
+  Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+         "Step at which the decay ends (linear, cosine, polynomial)">,
+  Option<"minLr", "min-lr", "double", /*default=*/"0.0",
+         "Learning rate at the end of the decay (cosine, polynomial)">,
+  Option<"power", "power", "double", /*default=*/"1.0",
+         "polynomial: exponent of the decay (positive)">,
+  Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+         "Scale the gradients to a global 2-norm of at most this (0: off)">,
+];
+
 def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
-  let summary = "Turn the gradient function into a training step (SGD/AdamW)";
+  let summary = "Turn the gradient function into a training step";
   let description = [{
     Consumes `@main_grad` from gt-autodiff: every `grad:<param>` result
     updates its parameter global in place (`ml_program.global_store`) and
     the function, renamed `@main`, returns only the loss and the correct
-    count. The forward `@main` is removed.
+    count. The forward `@main` is removed. The update of step k (from 1)
+    is the one of the same recipe in PyTorch 1.13, `torch.optim` with
+    `torch.optim.lr_scheduler.LambdaLR` stepped after every optimizer step
+    and `torch.nn.utils.clip_grad_norm_` before it:
 
-    * `sgd`: `w -= lr * (g + weight_decay * w)`.
-    * `adamw`: moments in new zero-initialized globals `<param>.adam_m` and
-      `<param>.adam_v`, the step count in `gt.adam_step`, bias-corrected,
-      with decoupled weight decay:
-      `w -= lr * (mhat / (sqrt(vhat) + eps) + weight_decay * w)`.
+    * `sgd` (`torch.optim.SGD`): `g += weight_decay * w`; with momentum,
+      `buf = g` at step 1, then `buf = momentum * buf + (1 - dampening) * g`
+      (global `<param>.momentum_buffer`), and `g = buf`, or
+      `g += momentum * buf` with `nesterov`; `w -= lr_k * g`.
+    * `adam` (`torch.optim.Adam`): `g += weight_decay * w`, then
+      `m = beta1 m + (1 - beta1) g`, `v = beta2 v + (1 - beta2) g^2`
+      (globals `<param>.adam_m`, `<param>.adam_v`),
+      `w -= lr_k * mhat / (sqrt(vhat) + eps)` with the bias-corrected
+      `mhat = m / (1 - beta1^k)`, `vhat = v / (1 - beta2^k)`.
+    * `adamw` (`torch.optim.AdamW`): the same moments on `g`, decoupled
+      decay: `w -= lr_k * (mhat / (sqrt(vhat) + eps) + weight_decay * w)`.
 
-    The module records the choice in a `gt.training` attribute.
+    `lr_k = lr * f(k - 1)`, computed in the step from the step counter
+    global `gt.step` (the number of steps done, incremented by each step),
+    with warmup `W` and total `T` steps, `f(s) = s / max(1, W)` for `s < W`
+    and otherwise, with `p = (s - W) / max(1, T - W)` and `r = min-lr / lr`,
+    the Hugging Face `transformers` schedules:
+
+    * `constant`: 1 (`get_constant_schedule_with_warmup`);
+    * `linear`: `max(0, 1 - p)` (`get_linear_schedule_with_warmup`);
+    * `cosine`: `max(0, r + (1 - r) * 0.5 * (1 + cos(pi * p)))`
+      (`get_cosine_schedule_with_warmup` for `min-lr` 0, else
+      `get_cosine_with_min_lr_schedule_with_warmup`; not clamped after T);
+    * `polynomial`: `r + (1 - r) * (1 - min(p, 1))^power`
+      (`get_polynomial_decay_schedule_with_warmup` with `lr_end = min-lr`).
+
+    `clip-grad-norm=c` first scales every gradient by
+    `min(1, c / (||g||_2 + 1e-6))`, the 2-norm over all the parameters'
+    gradients (`torch.nn.utils.clip_grad_norm_`). Gradients of a ZeRO
+    shard or of one pipeline stage are only part of the norm, so clipping
+    is refused under a `gt.plan` with `zero >= 1` or `pp > 1`.
+
+    Every store comes after the last read of any state (see the pass's
+    file comment). The module records the recipe in `gt.training`.
 
     Example:
 
@@ -374,21 +441,12 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
     ml_program.global_store @w = %w2 ...
     ```
   }];
-  let options = [
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
-           "sgd or adamw">,
-    Option<"learningRate", "lr", "double", /*default=*/"1e-3",
-           "Learning rate">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "Weight decay (L2 for sgd, decoupled for adamw)">,
-    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
-    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
-    Option<"epsilon", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+  let options = !listconcat(GTOptimizerRecipeOptions, [
     Option<"returnState", "return-state", "bool", /*default=*/"false",
            "Testing: also return every gradient (grad:<param>) and every "
            "global the step stores, read back after the step "
            "(state:<global>)">,
-  ];
+  ]);
   let dependentDialects = ["::mlir::ml_program::MLProgramDialect",
                            "::mlir::tosa::TosaDialect"];
   let statistics = [
@@ -655,23 +713,19 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
         recomputing (parameter loads and constants are redone).
       * `@pp_s<k>_update` (entry `s<k>.update`): the gt-optimizer update of
         the stage's parameters from the gradients accumulated over the
-        step's micro-batches (inputs `grad:<param>`).
+        step's micro-batches (inputs `grad:<param>`), with this pass's
+        optimizer options (clip-grad-norm is refused: the norm spans
+        the stages).
     `@main` becomes a stub with the driver's view of one step (graph inputs
     with mb times the micro-batch, labels, masks -> loss, correct,
     eval_correct; it returns zeros and is never called: the driver runs the
     1F1B schedule over the entries, runtime/driver/Pipeline.cpp).
   }];
-  let options = [
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
-           "sgd or adamw">,
-    Option<"learningRate", "lr", "double", /*default=*/"1e-3",
-           "Learning rate">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "Weight decay">,
+  let options = !listconcat(GTOptimizerRecipeOptions, [
     Option<"recompute", "recompute", "bool", /*default=*/"true",
            "Stage backwards recompute the forward (false: the forward "
            "returns the values the backward reads as saved<i>)">,
-  ];
+  ]);
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect",
                            "::mlir::func::FuncDialect"];

@@ -42,14 +42,49 @@ struct TrainPipelineOptions
       *this, "gradients",
       llvm::cl::desc("Only the loss and its gradients (no plan, no update)"),
       llvm::cl::init(false)};
+  // gt-optimizer's recipe (Passes.td, GTOptimizerRecipeOptions), under the
+  // same names.
   Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("sgd or adamw"),
+                                llvm::cl::desc("sgd, adam or adamw"),
                                 llvm::cl::init("adamw")};
   Option<double> learningRate{*this, "lr", llvm::cl::desc("Learning rate"),
                               llvm::cl::init(1e-3)};
   Option<double> weightDecay{*this, "weight-decay",
                              llvm::cl::desc("Weight decay"),
                              llvm::cl::init(0.0)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("sgd: momentum"),
+                          llvm::cl::init(0.0)};
+  Option<double> dampening{*this, "dampening", llvm::cl::desc("sgd: dampening"),
+                           llvm::cl::init(0.0)};
+  Option<bool> nesterov{*this, "nesterov",
+                        llvm::cl::desc("sgd: Nesterov momentum"),
+                        llvm::cl::init(false)};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("adam/adamw: beta1"),
+                       llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::desc("adam/adamw: beta2"),
+                       llvm::cl::init(0.999)};
+  Option<double> epsilon{*this, "eps", llvm::cl::desc("adam/adamw: eps"),
+                         llvm::cl::init(1e-8)};
+  Option<std::string> lrSchedule{
+      *this, "lr-schedule",
+      llvm::cl::desc("constant, linear, cosine or polynomial"),
+      llvm::cl::init("constant")};
+  Option<int64_t> warmupSteps{*this, "warmup-steps",
+                              llvm::cl::desc("Linear warmup steps"),
+                              llvm::cl::init(0)};
+  Option<int64_t> totalSteps{*this, "total-steps",
+                             llvm::cl::desc("Step at which the decay ends"),
+                             llvm::cl::init(0)};
+  Option<double> minLr{*this, "min-lr",
+                       llvm::cl::desc("Learning rate at the end of the decay"),
+                       llvm::cl::init(0.0)};
+  Option<double> power{*this, "power",
+                       llvm::cl::desc("polynomial: exponent of the decay"),
+                       llvm::cl::init(1.0)};
+  Option<double> clipGradNorm{
+      *this, "clip-grad-norm",
+      llvm::cl::desc("Clip the gradients' global 2-norm (0: off)"),
+      llvm::cl::init(0.0)};
   Option<std::string> ppBalance{
       *this, "pp-balance",
       llvm::cl::desc("Pipeline stage boundaries without the plan's stages: "
