@@ -317,7 +317,7 @@ void GTOptimizerPass::update(
       // so step 1 only differs with dampening: there the gradient's
       // coefficient is 1 - dampening * (1 - first), first = max(0, 2 - t).
       auto [ref, buf] = state(".momentum_buffer");
-      Value gScaled = u.scale(g, 1.0 - dampening);
+      Value gScaled = g;
       if (dampening > 0) {
         Value first = u.max(u.sub(u.splat(t, 2.0), t), u.splat(t, 0.0));
         Value c = u.sub(u.splat(t, 1.0),

@@ -1,6 +1,9 @@
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=sgd lr=0.5" | FileCheck %s
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01" | FileCheck %s --check-prefix=ADAM
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3 recompute=false" --gt-pipeline-train="optimizer=sgd lr=0.5 recompute=false" | FileCheck %s --check-prefix=STASH
+// Clipping by the global norm needs every stage's gradients: refused.
+// RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=sgd lr=0.5 clip-grad-norm=1" 2>&1 | FileCheck %s --check-prefix=CLIP
+// CLIP: error: gt-pipeline-train: clip-grad-norm is not supported with pipeline stages (pp > 1): each stage holds only its parameters' gradients, and the global norm needs them all
 
 // Without recomputation stage 0's forward also returns what its backward
 // reads (the encoder output and the bias), and the backward takes them
