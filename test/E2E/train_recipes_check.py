@@ -69,8 +69,8 @@ RECIPES = {
         ("polynomial", 2, 15, 0.01, 2.0), 0.0),
     "sgd-cosine-min-lr-clip": (
         "--optimizer sgd --lr 0.5 --lr-schedule cosine --total-steps 12 "
-        "--min-lr 0.05 --clip-grad-norm 1.0",
-        "SGD", dict(lr=0.5), ("cosine", 0, 12, 0.05, 1.0), 1.0),
+        "--min-lr 0.05 --clip-grad-norm 2.0",
+        "SGD", dict(lr=0.5), ("cosine", 0, 12, 0.05, 1.0), 2.0),
 }
 
 
