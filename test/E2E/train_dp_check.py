@@ -133,6 +133,9 @@ def main():
     ap.add_argument("--lr", default="0.1")
     ap.add_argument("--global-batch", type=int, default=4)
     ap.add_argument("--zero", type=int, default=0)
+    ap.add_argument("--recipe", default="",
+                    help="more training flags for both compiles, e.g. "
+                         "'--momentum 0.9 --clip-grad-norm 1'")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
@@ -143,7 +146,7 @@ def main():
     # -O0: LLVM's -O3 takes most of the compile time and is not what is
     # tested here (the runtime's kernels are optimized either way).
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
-             "--emit=exe", "-O0"]
+             *args.recipe.split(), "--emit=exe", "-O0"]
     exes, state, params, init = {}, {}, {}, {}
     for name, batch, plan in (("single", B, []),
                               (f"dp{P}", B // P,
