@@ -9,15 +9,19 @@ cross-entropy loss of the model's output and every parameter gradient with
 `loss.backward()` of the zoo's PyTorch module (`examples/zoo/<model>.py`,
 rebuilt with its exported weights by `build()`), in float64 where it can.
 
-Mapping ONNX initializers back to PyTorch parameters: an initializer is the
-parameter of its name, or, found by value, a parameter the exporter folded
-into it (transposed for MatMul, e.g. `onnx::MatMul_123`; reshaped, possibly
-negated). A parameter used under several initializers (e.g. itself and its
-transpose) gets the sum of their gradients; an initializer whose value equals
-several parameters (the exporter keeps one copy of equal initializers) is
-compared with the sum of their gradients. Inference-mode BatchNorm's running
-statistics are initializers, hence trainable in the compiled model: the
-reference makes them parameters of a hand-written BatchNorm formula.
+Mapping compiled parameters back to PyTorch parameters: a compiled parameter
+is an initializer or a copy of one (the compiler gives each node using a
+shared initializer its own copy, `gt.onnx_untied` in its --emit=mlir). It is
+the PyTorch parameter of its name when that parameter has its value, else,
+found by value, a parameter the exporter folded into it (transposed for
+MatMul, e.g. `onnx::MatMul_123`; reshaped, possibly negated). A parameter used
+under several initializers (e.g. itself and its transpose) gets the sum of
+their gradients; the copies of one initializer not matched by name are
+compared, summed, with the sum of the gradients of the other parameters of
+their value (the exporter keeps one initializer per distinct value).
+Inference-mode BatchNorm's running statistics are buffers, constants of the
+compiled model: the reference keeps them buffers of a hand-written BatchNorm
+formula.
 nn.Embedding's padding_idx is dropped in the reference (ONNX Gather has no
 padding row). Initializers the compiler keeps as constants (no `grad:`
 output) are skipped and the parameters they hold are named as skipped.
@@ -27,7 +31,9 @@ usage: zoo_gradient_check.py MEGAGRAPH_COMPILE WORKDIR ENTRY [STYLE [FLAGS...]]
 per parameter; exits 1 on any FAIL.
 """
 import importlib
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -51,15 +57,16 @@ MODULES = ["graphormer_ms", "torchgt_graphormer", "torchgt_node", "nagphormer",
 
 
 class ManualBatchNorm(nn.Module):
-    """Inference-mode BatchNorm with the running statistics as parameters,
-    normalizing dim 1: (x - mean) / sqrt(var + eps) * weight + bias."""
+    """Inference-mode BatchNorm normalizing dim 1, as the compiled model
+    computes it: (x - mean) / sqrt(var + eps) * weight + bias, with the
+    running statistics buffers (casting with the module)."""
 
     def __init__(self, bn):
         super().__init__()
         self.eps = bn.eps
         self.weight, self.bias = bn.weight, bn.bias
-        self.running_mean = nn.Parameter(bn.running_mean.detach().clone())
-        self.running_var = nn.Parameter(bn.running_var.detach().clone())
+        self.register_buffer("running_mean", bn.running_mean.detach().clone())
+        self.register_buffer("running_var", bn.running_var.detach().clone())
 
     def forward(self, x):
         shape = [1, -1] + [1] * (x.dim() - 2)
@@ -151,6 +158,19 @@ def candidates(value, params):
     return found
 
 
+def compiled_copies(compiler, onnx_path, work, flags):
+    """{initializer: [its name and the names of its copies]} for the
+    initializers the compiler untied (`gt.onnx_untied` of the module)."""
+    mlir = os.path.join(work, "import.mlir")
+    subprocess.run([compiler, onnx_path, "--emit=mlir", "-o", mlir] + flags,
+                   check=True)
+    with open(mlir) as f:
+        header = f.readline()
+    match = re.search(r"gt\.onnx_untied = (\[\[.*?\]\])", header)
+    return {names[0]: names for names in json.loads(match.group(1))} \
+        if match else {}
+
+
 def main():
     compiler, work, entry = sys.argv[1], sys.argv[2], sys.argv[3]
     style = sys.argv[4] if len(sys.argv) > 4 else "torch113"
@@ -227,29 +247,52 @@ def main():
     tied = set()
     constant = set()
     proto = onnx.load(onnx_path)
+    untied = compiled_copies(compiler, onnx_path, work, flags)
     for init in proto.graph.initializer:
         if init.data_type != onnx.TensorProto.FLOAT:
             continue
-        path = os.path.join(work, "out", f"grad:{init.name}.npy")
         value = numpy_helper.to_array(init)
         found = candidates(value, params)
-        if not os.path.exists(path):
+        # The compiled parameters holding this initializer: itself and its
+        # copies, less the constants (no gradient output).
+        names = untied.get(init.name, [init.name])
+        paths = {n: os.path.join(work, "out", f"grad:{n}.npy") for n in names}
+        names = [n for n in names if os.path.exists(paths[n])]
+        if not names:
             # A constant of the compiled model (e.g. the running statistics
             # of a dynamo export): the parameters it holds are not trained.
             constant.update(n for n, _, _ in found)
             continue
-        got = np.load(path)
         if not found:
             print(f"{init.name}: no PyTorch parameter has its value FAIL")
+            ok = False
+            continue
+        # A copy named after a parameter of its value is that parameter.
+        rest = []
+        for name in names:
+            match = [f for f in found if f[0] == name]
+            if len(found) > 1 and match:
+                n, _, back = match[0]
+                per_param.setdefault(n, []).append((name, back(np.load(
+                    paths[name]))))
+                found = [f for f in found if f[0] != name]
+            else:
+                rest.append(name)
+        if not rest:
+            continue
+        got = sum(np.load(paths[n]) for n in rest)
+        label = ", ".join(rest)
+        if not found:
+            print(f"{label}: no other PyTorch parameter has its value FAIL")
             ok = False
         elif len(found) > 1:
             want = sum(to(grads[n]) for n, to, _ in found)
             tied.update(n for n, _, _ in found)
-            report(f"{init.name} (= {', '.join(n for n, _, _ in found)})",
+            report(f"{label} (= {', '.join(n for n, _, _ in found)})",
                    got, want.astype(np.float32))
         else:
             n, _, back = found[0]
-            per_param.setdefault(n, []).append((init.name, back(got)))
+            per_param.setdefault(n, []).append((label, back(got)))
     covered = set(per_param) | tied
     for n in sorted(constant - covered):
         print(f"{n}: a constant of the compiled model, skipped")

@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <map>
 
 using namespace mlir;
 using namespace megagraph;
@@ -233,6 +234,9 @@ private:
   /// Gives each node using a shared float parameter its own copy, and
   /// BatchNorm running statistics constant copies; see the definition.
   void untieInitializers(onnx::GraphProto &graph);
+  /// Replaces the exporter's `NAME = Identity(SHARED)` of a float
+  /// initializer by a copy of it named NAME; see the definition.
+  void foldInitializerIdentities(onnx::GraphProto &graph);
   LogicalResult importInitializer(const onnx::TensorProto &init,
                                   ImportContext &ic, ModuleOp module,
                                   OpBuilder &moduleBuilder);
@@ -250,6 +254,8 @@ private:
   std::vector<std::string> constantInitializers;
   /// Each untied initializer followed by its copies (untieInitializers).
   std::vector<SmallVector<std::string>> untied;
+  /// The copies foldInitializerIdentities made of each initializer.
+  std::map<std::string, SmallVector<std::string>> identityCopies;
   /// Parameters used by several nodes and kept tied
   /// (--keep-tied-initializers).
   std::vector<std::string> keptTied;
@@ -478,14 +484,69 @@ static std::string untiedName(StringRef init, const onnx::NodeProto &node,
          (slotName.empty() ? "" : "." + slotName.str());
 }
 
+/// The TorchScript exporter (torch 1.13) keeps one initializer per distinct
+/// value and gives each other parameter of that value an Identity node
+/// from the kept one: `blocks.1.norm.weight = Identity(
+/// blocks.0.norm.weight)`. Each such Identity becomes an initializer of its
+/// own, named after the parameter (so classifyInitializers, --freeze and
+/// --trainable see that name), unless --keep-tied-initializers; Identities
+/// that feed a BatchNorm's running statistics are folded in any case, as
+/// those are buffers (untieInitializers makes them constants).
+void ModelImporter::foldInitializerIdentities(onnx::GraphProto &graph) {
+  llvm::StringMap<int> initIndex;
+  for (auto [i, init] : llvm::enumerate(graph.initializer()))
+    if (isa_and_nonnull<FloatType>(convertElementType(&ctx, init.data_type())))
+      initIndex[init.name()] = i;
+  llvm::StringSet<> runningStatistics;
+  for (const onnx::NodeProto &node : graph.node())
+    for (auto [slot, name] : llvm::enumerate(node.input()))
+      if (isRunningStatistic(node, slot))
+        runningStatistics.insert(name);
+  SmallVector<int> folded;
+  for (auto [i, node] : llvm::enumerate(graph.node())) {
+    if (node.op_type() != "Identity" || node.input_size() != 1 ||
+        node.output_size() != 1 || !initIndex.count(node.input(0)) ||
+        initIndex.count(node.output(0)))
+      continue;
+    if (options.keepTiedInitializers &&
+        !runningStatistics.contains(node.output(0)))
+      continue;
+    onnx::TensorProto copy = graph.initializer(initIndex[node.input(0)]);
+    copy.set_name(node.output(0));
+    *graph.add_initializer() = std::move(copy);
+    identityCopies[node.input(0)].push_back(node.output(0));
+    folded.push_back(i);
+  }
+  for (int i : llvm::reverse(folded))
+    graph.mutable_node()->DeleteSubrange(i, 1);
+}
+
+/// The PyTorch module that runs `node`, as far as its name tells: the
+/// module path of a TorchScript name ("/layers.0/norm/LayerNormalization"
+/// -> "/layers.0/norm", "/Add" -> ""), the node itself when it is unnamed
+/// ("#INDEX"), else unknown, taken for the top-level module ("").
+static std::string moduleOf(const onnx::NodeProto &node) {
+  StringRef name = node.name();
+  if (name.starts_with("#"))
+    return name.str();
+  if (!name.starts_with("/"))
+    return "";
+  return name.substr(0, name.rfind('/')).str();
+}
+
 /// The TorchScript exporter stores one initializer per distinct value, so
 /// parameters that start equal (LayerNorm weights of ones, zero biases, a
 /// BatchNorm's running mean and a bias) reach the importer as one tensor
 /// used by several nodes. Training it as one parameter diverges from the
 /// PyTorch module, so:
-/// * each node using a float parameter gets its own copy (untiedName), the
-///   first node keeping the original name unless another one's copy would
-///   carry it; --keep-tied-initializers keeps one parameter for all nodes;
+/// * each module using a float parameter (moduleOf its nodes) gets its own
+///   copy (untiedName), the first keeping the original name unless another
+///   one's copy would carry it. Nodes of one module share their copy: a
+///   parameter that one module's forward uses twice (Graphormer's virtual
+///   distance, added to a row and a column of the attention bias) is one
+///   initializer used by two of its nodes; --keep-tied-initializers keeps
+///   one parameter for all modules (weights tied on purpose, as an
+///   embedding and an output projection);
 /// * a BatchNorm's running statistics are buffers: their uses get a
 ///   constant copy, whatever --trainable says.
 /// Constants and integer initializers stay shared. --freeze and
@@ -548,11 +609,19 @@ void ModelImporter::untieInitializers(onnx::GraphProto &graph) {
     SmallVector<const Use *> bufferUses, paramUses;
     for (const Use &u : list)
       (u.buffer ? bufferUses : paramUses).push_back(&u);
-    if (untie)
-      for (const Use *u : paramUses)
-        groups.push_back({u});
-    else
+    if (untie) {
+      llvm::StringMap<unsigned> groupOfModule;
+      for (const Use *u : paramUses) {
+        auto [it, isNew] = groupOfModule.try_emplace(
+            moduleOf(graph.node(u->node)), groups.size());
+        if (isNew)
+          groups.push_back({u});
+        else
+          groups[it->second].push_back(u);
+      }
+    } else {
       groups.push_back(paramUses);
+    }
     if (!untie && paramUses.size() > 1 && role == InitializerRole::Parameter)
       keptTied.push_back(name);
     if (!bufferUses.empty())
@@ -601,6 +670,22 @@ void ModelImporter::untieInitializers(onnx::GraphProto &graph) {
     }
     if (copies.size() > 1)
       untied.push_back(std::move(copies));
+  }
+
+  // 3. The trained copies of foldInitializerIdentities, for the report.
+  for (auto &[name, folded] : identityCopies) {
+    auto entry = llvm::find_if(untied, [&, &name = name](const auto &names) {
+      return names.front() == name;
+    });
+    if (entry == untied.end()) {
+      untied.push_back({name});
+      entry = std::prev(untied.end());
+    }
+    for (const std::string &copy : folded)
+      if (roles.lookup(copy) == InitializerRole::Parameter)
+        entry->push_back(copy);
+    if (entry->size() == 1)
+      untied.erase(entry);
   }
 }
 
@@ -758,6 +843,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
   }
   externalData = std::make_unique<ExternalData>(dataDir);
   ic.external = externalData.get();
+  foldInitializerIdentities(graph);
   classifyInitializers(graph);
   untieInitializers(graph);
   moduleBuilder.setInsertionPoint(func);
