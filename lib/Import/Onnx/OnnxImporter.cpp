@@ -489,9 +489,12 @@ static std::string untiedName(StringRef init, const onnx::NodeProto &node,
 /// from the kept one: `blocks.1.norm.weight = Identity(
 /// blocks.0.norm.weight)`. Each such Identity becomes an initializer of its
 /// own, named after the parameter (so classifyInitializers, --freeze and
-/// --trainable see that name), unless --keep-tied-initializers; Identities
-/// that feed a BatchNorm's running statistics are folded in any case, as
-/// those are buffers (untieInitializers makes them constants).
+/// --trainable see that name), unless --keep-tied-initializers. An
+/// Identity named by the exporter ("onnx::Expand_490") stays: it is a
+/// second folded form of one parameter (Graphormer's virtual distance,
+/// `w.view(1, 1, 1, 1)` twice), which must stay one. Identities that feed
+/// a BatchNorm's running statistics are folded in any case, as those are
+/// buffers (untieInitializers makes them constants).
 void ModelImporter::foldInitializerIdentities(onnx::GraphProto &graph) {
   llvm::StringMap<int> initIndex;
   for (auto [i, init] : llvm::enumerate(graph.initializer()))
@@ -508,8 +511,9 @@ void ModelImporter::foldInitializerIdentities(onnx::GraphProto &graph) {
         node.output_size() != 1 || !initIndex.count(node.input(0)) ||
         initIndex.count(node.output(0)))
       continue;
-    if (options.keepTiedInitializers &&
-        !runningStatistics.contains(node.output(0)))
+    bool untie = !options.keepTiedInitializers &&
+                 !StringRef(node.output(0)).contains("::");
+    if (!untie && !runningStatistics.contains(node.output(0)))
       continue;
     onnx::TensorProto copy = graph.initializer(initIndex[node.input(0)]);
     copy.set_name(node.output(0));
