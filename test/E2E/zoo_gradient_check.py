@@ -158,6 +158,41 @@ def candidates(value, params):
     return found
 
 
+def batchnorm_scales(model):
+    """[(name prefix, s, shift)] of each BatchNorm of the reference, which
+    the dynamo exporter may fold into the Linear before it: W' = s W (per
+    output row) and b' = s b + shift, with s = weight / sqrt(var + eps) and
+    shift = bias - s mean."""
+    found = []
+    for name, m in model.named_modules():
+        if isinstance(m, ManualBatchNorm):
+            s = (m.weight / torch.sqrt(m.running_var + m.eps)).detach()
+            shift = (m.bias - s * m.running_mean).detach()
+            found.append((name, s.numpy(), shift.numpy()))
+    return found
+
+
+def folded_candidates(value, params, scales):
+    """[(parameter name, to, back, batchnorm)] of a Linear weight or bias
+    that the exporter multiplied by a following BatchNorm (batchnorm_scales)
+    to give `value`. With y = s z + shift for z = x W^T + b, the folded
+    parameters' gradients are dL/dW' = dL/dW / s and dL/db' = dL/db / s."""
+    found = []
+    for name, p in params.items():
+        w = p.detach().numpy()
+        if w.shape != value.shape or w.ndim not in (1, 2):
+            continue
+        for bn, sc, shift in scales:
+            if sc.shape[0] != w.shape[0]:
+                continue
+            col = sc.reshape((-1,) + (1,) * (w.ndim - 1))
+            folded = col * w + (shift if w.ndim == 1 else 0)
+            if np.allclose(folded, value, rtol=1e-5, atol=1e-6):
+                found.append((name, lambda g, c=col: g / c,
+                              lambda g, c=col: g * c, bn))
+    return found
+
+
 def compiled_copies(compiler, onnx_path, work, flags):
     """{initializer: [its name and the names of its copies]} for the
     initializers the compiler untied (`gt.onnx_untied` of the module)."""
@@ -248,6 +283,10 @@ def main():
     constant = set()
     proto = onnx.load(onnx_path)
     untied = compiled_copies(compiler, onnx_path, work, flags)
+    scales = batchnorm_scales(model)
+    # BatchNorms folded into a Linear: their weight and bias are no
+    # parameters of the compiled model.
+    folded_bns = set()
     for init in proto.graph.initializer:
         if init.data_type != onnx.TensorProto.FLOAT:
             continue
@@ -264,8 +303,16 @@ def main():
             constant.update(n for n, _, _ in found)
             continue
         if not found:
-            print(f"{init.name}: no PyTorch parameter has its value FAIL")
-            ok = False
+            folded = folded_candidates(value, params, scales)
+            if len(folded) != 1 or len(names) != 1:
+                print(f"{init.name}: no PyTorch parameter has its value FAIL")
+                ok = False
+                continue
+            n, _, back, bn = folded[0]
+            per_param.setdefault(n, []).append(
+                (f"{init.name}, folded with {bn}", back(np.load(
+                    paths[names[0]]))))
+            folded_bns.add(bn)
             continue
         # A copy named after a parameter of its value is that parameter.
         rest = []
@@ -294,6 +341,10 @@ def main():
             n, _, back = found[0]
             per_param.setdefault(n, []).append((label, back(got)))
     covered = set(per_param) | tied
+    for bn in sorted(folded_bns):
+        print(f"{bn}: folded into the Linear before it by the exporter, "
+              "not a parameter of the compiled model")
+        covered |= {f"{bn}.weight", f"{bn}.bias"}
     for n in sorted(constant - covered):
         print(f"{n}: a constant of the compiled model, skipped")
     covered |= constant
