@@ -34,6 +34,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -245,6 +246,9 @@ def main():
 
     feeds.update({"labels": labels, "label_mask": mask,
                   "eval_mask": (~mask).astype(np.float32)})
+    # A fresh output folder: gradients of an earlier build's parameters
+    # must not be taken for this one's.
+    shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
     cmd = [exe, "--mode", "infer", "--quiet", "--output-dir",
            os.path.join(work, "out")]
     for name, value in feeds.items():

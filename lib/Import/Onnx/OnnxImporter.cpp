@@ -474,12 +474,12 @@ static std::string untiedName(StringRef init, const onnx::NodeProto &node,
       lastSlash > 0)
     scope = nodeName.substr(1, lastSlash - 1).str();
   std::replace(scope.begin(), scope.end(), '/', '.');
-  StringRef attr = parameterSlotName(node.op_type(), slot);
+  StringRef slotName = parameterSlotName(node.op_type(), slot);
+  StringRef attr = slotName;
   if (attr.empty() && init.contains('.') && !init.contains("::"))
     attr = init.rsplit('.').second;
   if (!scope.empty() && !attr.empty())
     return scope + "." + attr.str();
-  StringRef slotName = parameterSlotName(node.op_type(), slot);
   return init.str() + "@" + nodeLabel(node) +
          (slotName.empty() ? "" : "." + slotName.str());
 }
