@@ -47,13 +47,17 @@ def init_from_onnx(model, reference, onnx_path):
     parameter of `reference` (the exported module) is found among the
     initializers, by name, else by value (as is or transposed: exported
     Linear weights become MatMul operands). torch.onnx.export keeps one
-    initializer per distinct value, so parameters with equal initial values
-    (here the five LayerNorms' ones and zeros) are one parameter of the ONNX
-    model and of the compiled step; they are tied in `model` the same way.
-    Returns (names of parameters without an initializer, number of ONNX
-    parameters used)."""
-    inits = [(t.name, numpy_helper.to_array(t))
-             for t in onnx.load(onnx_path).graph.initializer]
+    initializer per distinct value and names the other parameters of that
+    value (here the five LayerNorms' ones and zeros) with Identity nodes
+    from it; the compiler makes each such Identity a parameter of its own,
+    named after it, and so does this function. Returns (names of
+    parameters without an initializer, number of ONNX parameters used)."""
+    graph = onnx.load(onnx_path).graph
+    inits = [(t.name, numpy_helper.to_array(t)) for t in graph.initializer]
+    value = dict(inits)
+    inits += [(n.output[0], value[n.input[0]]) for n in graph.node
+              if n.op_type == "Identity" and n.input[0] in value
+              and "::" not in n.output[0]]
     missing, shared = [], {}
     ref = dict(reference.named_parameters())
     for name in param_names(model):

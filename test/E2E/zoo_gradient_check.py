@@ -9,15 +9,19 @@ cross-entropy loss of the model's output and every parameter gradient with
 `loss.backward()` of the zoo's PyTorch module (`examples/zoo/<model>.py`,
 rebuilt with its exported weights by `build()`), in float64 where it can.
 
-Mapping ONNX initializers back to PyTorch parameters: an initializer is the
-parameter of its name, or, found by value, a parameter the exporter folded
-into it (transposed for MatMul, e.g. `onnx::MatMul_123`; reshaped, possibly
-negated). A parameter used under several initializers (e.g. itself and its
-transpose) gets the sum of their gradients; an initializer whose value equals
-several parameters (the exporter keeps one copy of equal initializers) is
-compared with the sum of their gradients. Inference-mode BatchNorm's running
-statistics are initializers, hence trainable in the compiled model: the
-reference makes them parameters of a hand-written BatchNorm formula.
+Mapping compiled parameters back to PyTorch parameters: a compiled parameter
+is an initializer or a copy of one (the compiler gives each node using a
+shared initializer its own copy, `gt.onnx_untied` in its --emit=mlir). It is
+the PyTorch parameter of its name when that parameter has its value, else,
+found by value, a parameter the exporter folded into it (transposed for
+MatMul, e.g. `onnx::MatMul_123`; reshaped, possibly negated). A parameter used
+under several initializers (e.g. itself and its transpose) gets the sum of
+their gradients; the copies of one initializer not matched by name are
+compared, summed, with the sum of the gradients of the other parameters of
+their value (the exporter keeps one initializer per distinct value).
+Inference-mode BatchNorm's running statistics are buffers, constants of the
+compiled model: the reference keeps them buffers of a hand-written BatchNorm
+formula.
 nn.Embedding's padding_idx is dropped in the reference (ONNX Gather has no
 padding row). Initializers the compiler keeps as constants (no `grad:`
 output) are skipped and the parameters they hold are named as skipped.
@@ -27,7 +31,10 @@ usage: zoo_gradient_check.py MEGAGRAPH_COMPILE WORKDIR ENTRY [STYLE [FLAGS...]]
 per parameter; exits 1 on any FAIL.
 """
 import importlib
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -51,15 +58,16 @@ MODULES = ["graphormer_ms", "torchgt_graphormer", "torchgt_node", "nagphormer",
 
 
 class ManualBatchNorm(nn.Module):
-    """Inference-mode BatchNorm with the running statistics as parameters,
-    normalizing dim 1: (x - mean) / sqrt(var + eps) * weight + bias."""
+    """Inference-mode BatchNorm normalizing dim 1, as the compiled model
+    computes it: (x - mean) / sqrt(var + eps) * weight + bias, with the
+    running statistics buffers (casting with the module)."""
 
     def __init__(self, bn):
         super().__init__()
         self.eps = bn.eps
         self.weight, self.bias = bn.weight, bn.bias
-        self.running_mean = nn.Parameter(bn.running_mean.detach().clone())
-        self.running_var = nn.Parameter(bn.running_var.detach().clone())
+        self.register_buffer("running_mean", bn.running_mean.detach().clone())
+        self.register_buffer("running_var", bn.running_var.detach().clone())
 
     def forward(self, x):
         shape = [1, -1] + [1] * (x.dim() - 2)
@@ -151,6 +159,54 @@ def candidates(value, params):
     return found
 
 
+def batchnorm_scales(model):
+    """[(name prefix, s, shift)] of each BatchNorm of the reference, which
+    the dynamo exporter may fold into the Linear before it: W' = s W (per
+    output row) and b' = s b + shift, with s = weight / sqrt(var + eps) and
+    shift = bias - s mean."""
+    found = []
+    for name, m in model.named_modules():
+        if isinstance(m, ManualBatchNorm):
+            s = (m.weight / torch.sqrt(m.running_var + m.eps)).detach()
+            shift = (m.bias - s * m.running_mean).detach()
+            found.append((name, s.numpy(), shift.numpy()))
+    return found
+
+
+def folded_candidates(value, params, scales):
+    """[(parameter name, to, back, batchnorm)] of a Linear weight or bias
+    that the exporter multiplied by a following BatchNorm (batchnorm_scales)
+    to give `value`. With y = s z + shift for z = x W^T + b, the folded
+    parameters' gradients are dL/dW' = dL/dW / s and dL/db' = dL/db / s."""
+    found = []
+    for name, p in params.items():
+        w = p.detach().numpy()
+        if w.shape != value.shape or w.ndim not in (1, 2):
+            continue
+        for bn, sc, shift in scales:
+            if sc.shape[0] != w.shape[0]:
+                continue
+            col = sc.reshape((-1,) + (1,) * (w.ndim - 1))
+            folded = col * w + (shift if w.ndim == 1 else 0)
+            if np.allclose(folded, value, rtol=1e-5, atol=1e-6):
+                found.append((name, lambda g, c=col: g / c,
+                              lambda g, c=col: g * c, bn))
+    return found
+
+
+def compiled_copies(compiler, onnx_path, work, flags):
+    """{initializer: [its name and the names of its copies]} for the
+    initializers the compiler untied (`gt.onnx_untied` of the module)."""
+    mlir = os.path.join(work, "import.mlir")
+    subprocess.run([compiler, onnx_path, "--emit=mlir", "-o", mlir] + flags,
+                   check=True)
+    with open(mlir) as f:
+        header = f.readline()
+    match = re.search(r"gt\.onnx_untied = (\[\[.*?\]\])", header)
+    return {names[0]: names for names in json.loads(match.group(1))} \
+        if match else {}
+
+
 def main():
     compiler, work, entry = sys.argv[1], sys.argv[2], sys.argv[3]
     style = sys.argv[4] if len(sys.argv) > 4 else "torch113"
@@ -190,6 +246,9 @@ def main():
 
     feeds.update({"labels": labels, "label_mask": mask,
                   "eval_mask": (~mask).astype(np.float32)})
+    # A fresh output folder: gradients of an earlier build's parameters
+    # must not be taken for this one's.
+    shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
     cmd = [exe, "--mode", "infer", "--quiet", "--output-dir",
            os.path.join(work, "out")]
     for name, value in feeds.items():
@@ -227,30 +286,69 @@ def main():
     tied = set()
     constant = set()
     proto = onnx.load(onnx_path)
+    untied = compiled_copies(compiler, onnx_path, work, flags)
+    scales = batchnorm_scales(model)
+    # BatchNorms folded into a Linear: their weight and bias are no
+    # parameters of the compiled model.
+    folded_bns = set()
     for init in proto.graph.initializer:
         if init.data_type != onnx.TensorProto.FLOAT:
             continue
-        path = os.path.join(work, "out", f"grad:{init.name}.npy")
         value = numpy_helper.to_array(init)
         found = candidates(value, params)
-        if not os.path.exists(path):
+        # The compiled parameters holding this initializer: itself and its
+        # copies, less the constants (no gradient output).
+        names = untied.get(init.name, [init.name])
+        paths = {n: os.path.join(work, "out", f"grad:{n}.npy") for n in names}
+        names = [n for n in names if os.path.exists(paths[n])]
+        if not names:
             # A constant of the compiled model (e.g. the running statistics
             # of a dynamo export): the parameters it holds are not trained.
             constant.update(n for n, _, _ in found)
             continue
-        got = np.load(path)
         if not found:
-            print(f"{init.name}: no PyTorch parameter has its value FAIL")
+            folded = folded_candidates(value, params, scales)
+            if len(folded) != 1 or len(names) != 1:
+                print(f"{init.name}: no PyTorch parameter has its value FAIL")
+                ok = False
+                continue
+            n, _, back, bn = folded[0]
+            per_param.setdefault(n, []).append(
+                (f"{init.name}, folded with {bn}", back(np.load(
+                    paths[names[0]]))))
+            folded_bns.add(bn)
+            continue
+        # A copy named after a parameter of its value is that parameter.
+        rest = []
+        for name in names:
+            match = [f for f in found if f[0] == name]
+            if len(found) > 1 and match:
+                n, _, back = match[0]
+                per_param.setdefault(n, []).append((name, back(np.load(
+                    paths[name]))))
+                found = [f for f in found if f[0] != name]
+            else:
+                rest.append(name)
+        if not rest:
+            continue
+        got = sum(np.load(paths[n]) for n in rest)
+        label = ", ".join(rest)
+        if not found:
+            print(f"{label}: no other PyTorch parameter has its value FAIL")
             ok = False
         elif len(found) > 1:
             want = sum(to(grads[n]) for n, to, _ in found)
             tied.update(n for n, _, _ in found)
-            report(f"{init.name} (= {', '.join(n for n, _, _ in found)})",
+            report(f"{label} (= {', '.join(n for n, _, _ in found)})",
                    got, want.astype(np.float32))
         else:
             n, _, back = found[0]
-            per_param.setdefault(n, []).append((init.name, back(got)))
+            per_param.setdefault(n, []).append((label, back(got)))
     covered = set(per_param) | tied
+    for bn in sorted(folded_bns):
+        print(f"{bn}: folded into the Linear before it by the exporter, "
+              "not a parameter of the compiled model")
+        covered |= {f"{bn}.weight", f"{bn}.bias"}
     for n in sorted(constant - covered):
         print(f"{n}: a constant of the compiled model, skipped")
     covered |= constant

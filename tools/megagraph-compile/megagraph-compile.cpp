@@ -93,6 +93,12 @@ cl::list<std::string> trainableInitializers(
              "where the importer takes them for constants (repeatable; "
              "wins over --freeze)"),
     cl::value_desc("REGEX"), cl::cat(category));
+cl::opt<bool> keepTiedInitializers(
+    "keep-tied-initializers",
+    cl::desc("Train a float initializer that several nodes use as one "
+             "parameter (by default each node gets its own copy, as the "
+             "TorchScript exporter merges parameters of equal value)"),
+    cl::cat(category));
 cl::opt<bool> referenceAttention(
     "reference-attention",
     cl::desc("Lower gt.attention to explicit scores and softmax instead of "
@@ -396,6 +402,39 @@ void reportParameters(ModuleOp module) {
     llvm::errs() << "; --trainable REGEX trains them)";
   }
   llvm::errs() << "\n";
+  // Shared initializers: untied into one parameter per node, or kept tied.
+  if (auto untied = module->getAttrOfType<ArrayAttr>("gt.onnx_untied")) {
+    int64_t copies = 0;
+    for (auto names : untied.getAsRange<ArrayAttr>())
+      copies += names.size();
+    llvm::errs() << "megagraph-compile: untied " << untied.size()
+                 << " float initializers shared by several nodes into "
+                 << copies << " parameters (";
+    for (auto [i, names] : llvm::enumerate(untied.getAsRange<ArrayAttr>())) {
+      if (i == 4) {
+        llvm::errs() << "; ...";
+        break;
+      }
+      llvm::errs() << (i ? "; " : "") << cast<StringAttr>(names[0]).getValue()
+                   << " -> ";
+      for (auto [j, name] : llvm::enumerate(names.getAsRange<StringAttr>()))
+        llvm::errs() << (j ? ", " : "") << name.getValue();
+    }
+    llvm::errs() << "; --keep-tied-initializers trains each as one)\n";
+  }
+  if (auto tied = module->getAttrOfType<ArrayAttr>("gt.onnx_tied")) {
+    llvm::errs() << "megagraph-compile: " << tied.size()
+                 << " float initializers shared by several nodes are trained "
+                    "tied (";
+    for (auto [i, name] : llvm::enumerate(tied.getAsRange<StringAttr>())) {
+      if (i == 4) {
+        llvm::errs() << ", ...";
+        break;
+      }
+      llvm::errs() << (i ? ", " : "") << name.getValue();
+    }
+    llvm::errs() << ")\n";
+  }
 }
 
 int run(MLIRContext &context) {
@@ -428,6 +467,12 @@ int run(MLIRContext &context) {
       into->push_back(pattern);
     }
   }
+
+  if (isMlir && keepTiedInitializers)
+    return toolError("--keep-tied-initializers applies to ONNX models only, "
+                     "not to '" +
+                     path + "'");
+  options.keepTiedInitializers = keepTiedInitializers;
 
   std::string error;
   std::unique_ptr<MemoryBuffer> buffer = openInputFile(path, &error);

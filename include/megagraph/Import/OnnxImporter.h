@@ -40,6 +40,12 @@ struct OnnxImportOptions {
   /// whatever the importer would decide (whole-name regular expressions;
   /// --trainable wins).
   std::vector<std::string> freezePatterns, trainablePatterns;
+  /// Train a float initializer that several nodes use as one parameter.
+  /// By default each consuming node gets its own copy: the TorchScript
+  /// exporter stores equal parameters (LayerNorm weights of ones, zero
+  /// biases) as one initializer, and training them as one diverges from the
+  /// PyTorch module.
+  bool keepTiedInitializers = false;
 };
 
 /// Checks a --freeze / --trainable regular expression; returns an error

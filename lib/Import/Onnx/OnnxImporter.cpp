@@ -31,9 +31,11 @@
 #include "llvm/Support/raw_ostream.h"
 #include <google/protobuf/unknown_field_set.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <map>
 
 using namespace mlir;
 using namespace megagraph;
@@ -229,6 +231,12 @@ private:
   /// Decides which float initializers are trainable parameters (the rest
   /// become compile-time constants); see the definition.
   void classifyInitializers(const onnx::GraphProto &graph);
+  /// Gives each node using a shared float parameter its own copy, and
+  /// BatchNorm running statistics constant copies; see the definition.
+  void untieInitializers(onnx::GraphProto &graph);
+  /// Replaces the exporter's `NAME = Identity(SHARED)` of a float
+  /// initializer by a copy of it named NAME; see the definition.
+  void foldInitializerIdentities(onnx::GraphProto &graph);
   LogicalResult importInitializer(const onnx::TensorProto &init,
                                   ImportContext &ic, ModuleOp module,
                                   OpBuilder &moduleBuilder);
@@ -244,6 +252,13 @@ private:
   llvm::StringMap<InitializerRole> roles;
   /// Float initializers imported as constants rather than parameters.
   std::vector<std::string> constantInitializers;
+  /// Each untied initializer followed by its copies (untieInitializers).
+  std::vector<SmallVector<std::string>> untied;
+  /// The copies foldInitializerIdentities made of each initializer.
+  std::map<std::string, SmallVector<std::string>> identityCopies;
+  /// Parameters used by several nodes and kept tied
+  /// (--keep-tied-initializers).
+  std::vector<std::string> keptTied;
   /// Reads the tensors stored beside the model file.
   std::unique_ptr<ExternalData> externalData;
 };
@@ -409,6 +424,275 @@ void ModelImporter::classifyInitializers(const onnx::GraphProto &graph) {
   }
 }
 
+/// True if input `slot` of `node` is a running statistic (mean or
+/// variance) of a BatchNorm: a buffer, which is never trained.
+static bool isRunningStatistic(const onnx::NodeProto &node, int slot) {
+  return node.op_type() == "BatchNormalization" && (slot == 3 || slot == 4);
+}
+
+/// The PyTorch attribute name of input `slot` of an op whose inputs are
+/// module parameters ("weight", "bias", "running_mean", ...), or "".
+static StringRef parameterSlotName(StringRef opType, int slot) {
+  if (opType == "BatchNormalization") {
+    static const char *names[] = {"", "weight", "bias", "running_mean",
+                                  "running_var"};
+    return slot < 5 ? names[slot] : "";
+  }
+  if (llvm::is_contained({"LayerNormalization", "InstanceNormalization",
+                          "GroupNormalization", "RMSNormalization", "Conv",
+                          "ConvTranspose", "Gemm"},
+                         opType))
+    return slot == 1 ? "weight" : slot == 2 ? "bias" : "";
+  return "";
+}
+
+/// A node's name as part of a parameter name: '/' written '.' (parameter
+/// names become file names), and an unnamed node (named "#INDEX" by the
+/// importer) called "OPTYPE_INDEX".
+static std::string nodeLabel(const onnx::NodeProto &node) {
+  StringRef name = node.name();
+  if (name.starts_with("#"))
+    return node.op_type() + "_" + name.drop_front().str();
+  std::string label = name.ltrim('/').str();
+  std::replace(label.begin(), label.end(), '/', '.');
+  return label;
+}
+
+/// The name of the copy of initializer `init` that `node` uses at `slot`.
+/// TorchScript names a node after the module that runs it
+/// ("/layers.1/norm/LayerNormalization"): the copy is that module's
+/// parameter, "layers.1.norm.weight", its attribute taken from the op's
+/// input (LayerNorm's scale is "weight") or from `init`'s own name. Other
+/// copies are named "INIT@NODE" (nodeLabel), or "INIT@NODE.ATTR" where the
+/// op's input has a PyTorch name.
+static std::string untiedName(StringRef init, const onnx::NodeProto &node,
+                              int slot) {
+  StringRef nodeName = node.name();
+  size_t lastSlash = nodeName.rfind('/');
+  std::string scope;
+  if (nodeName.starts_with("/") && lastSlash != StringRef::npos &&
+      lastSlash > 0)
+    scope = nodeName.substr(1, lastSlash - 1).str();
+  std::replace(scope.begin(), scope.end(), '/', '.');
+  StringRef slotName = parameterSlotName(node.op_type(), slot);
+  StringRef attr = slotName;
+  if (attr.empty() && init.contains('.') && !init.contains("::"))
+    attr = init.rsplit('.').second;
+  if (!scope.empty() && !attr.empty())
+    return scope + "." + attr.str();
+  return init.str() + "@" + nodeLabel(node) +
+         (slotName.empty() ? "" : "." + slotName.str());
+}
+
+/// The TorchScript exporter (torch 1.13) keeps one initializer per distinct
+/// value and gives each other parameter of that value an Identity node
+/// from the kept one: `blocks.1.norm.weight = Identity(
+/// blocks.0.norm.weight)`. Each such Identity becomes an initializer of its
+/// own, named after the parameter (so classifyInitializers, --freeze and
+/// --trainable see that name), unless --keep-tied-initializers. An
+/// Identity named by the exporter ("onnx::Expand_490") stays: it is a
+/// second folded form of one parameter (Graphormer's virtual distance,
+/// `w.view(1, 1, 1, 1)` twice), which must stay one. Identities that feed
+/// a BatchNorm's running statistics are folded in any case, as those are
+/// buffers (untieInitializers makes them constants).
+void ModelImporter::foldInitializerIdentities(onnx::GraphProto &graph) {
+  llvm::StringMap<int> initIndex;
+  for (auto [i, init] : llvm::enumerate(graph.initializer()))
+    if (isa_and_nonnull<FloatType>(convertElementType(&ctx, init.data_type())))
+      initIndex[init.name()] = i;
+  llvm::StringSet<> runningStatistics;
+  for (const onnx::NodeProto &node : graph.node())
+    for (auto [slot, name] : llvm::enumerate(node.input()))
+      if (isRunningStatistic(node, slot))
+        runningStatistics.insert(name);
+  SmallVector<int> folded;
+  for (auto [i, node] : llvm::enumerate(graph.node())) {
+    if (node.op_type() != "Identity" || node.input_size() != 1 ||
+        node.output_size() != 1 || !initIndex.count(node.input(0)) ||
+        initIndex.count(node.output(0)))
+      continue;
+    bool untie = !options.keepTiedInitializers &&
+                 !StringRef(node.output(0)).contains("::");
+    if (!untie && !runningStatistics.contains(node.output(0)))
+      continue;
+    onnx::TensorProto copy = graph.initializer(initIndex[node.input(0)]);
+    copy.set_name(node.output(0));
+    *graph.add_initializer() = std::move(copy);
+    identityCopies[node.input(0)].push_back(node.output(0));
+    folded.push_back(i);
+  }
+  for (int i : llvm::reverse(folded))
+    graph.mutable_node()->DeleteSubrange(i, 1);
+}
+
+/// The PyTorch module that runs `node`, as far as its name tells: the
+/// module path of a TorchScript name ("/layers.0/norm/LayerNormalization"
+/// -> "/layers.0/norm", "/Add" -> ""), the node itself when it is unnamed
+/// ("#INDEX"), else unknown, taken for the top-level module ("").
+static std::string moduleOf(const onnx::NodeProto &node) {
+  StringRef name = node.name();
+  if (name.starts_with("#"))
+    return name.str();
+  if (!name.starts_with("/"))
+    return "";
+  return name.substr(0, name.rfind('/')).str();
+}
+
+/// The TorchScript exporter stores one initializer per distinct value, so
+/// parameters that start equal (LayerNorm weights of ones, zero biases, a
+/// BatchNorm's running mean and a bias) reach the importer as one tensor
+/// used by several nodes. Training it as one parameter diverges from the
+/// PyTorch module, so:
+/// * each module using a float parameter (moduleOf its nodes) gets its own
+///   copy (untiedName), the first keeping the original name unless another
+///   one's copy would carry it. Nodes of one module share their copy: a
+///   parameter that one module's forward uses twice (Graphormer's virtual
+///   distance, added to a row and a column of the attention bias) is one
+///   initializer used by two of its nodes; --keep-tied-initializers keeps
+///   one parameter for all modules (weights tied on purpose, as an
+///   embedding and an output projection);
+/// * a BatchNorm's running statistics are buffers: their uses get a
+///   constant copy, whatever --trainable says.
+/// Constants and integer initializers stay shared. --freeze and
+/// --trainable apply to the copies' names as well.
+void ModelImporter::untieInitializers(onnx::GraphProto &graph) {
+  // 1. The nodes using each float initializer, and whether each use is a
+  //    running statistic; a node's uses of one kind form one group.
+  struct Use {
+    int node;
+    SmallVector<int, 1> slots;
+    bool buffer;
+  };
+  llvm::StringMap<SmallVector<Use>> uses;
+  llvm::StringSet<> taken;
+  for (const onnx::TensorProto &init : graph.initializer())
+    taken.insert(init.name());
+  for (const onnx::ValueInfoProto &in : graph.input())
+    taken.insert(in.name());
+  for (auto [i, node] : llvm::enumerate(graph.node())) {
+    for (const std::string &out : node.output())
+      taken.insert(out);
+    for (auto [slot, name] : llvm::enumerate(node.input())) {
+      if (!roles.count(name))
+        continue;
+      bool buffer = isRunningStatistic(node, slot);
+      SmallVector<Use> &list = uses[name];
+      auto it = llvm::find_if(list, [&](const Use &u) {
+        return u.node == (int)i && u.buffer == buffer;
+      });
+      if (it == list.end())
+        list.push_back(Use{(int)i, {(int)slot}, buffer});
+      else
+        it->slots.push_back(slot);
+    }
+  }
+
+  // 2. Per initializer, in file order: which groups get a copy.
+  int numOriginal = graph.initializer_size();
+  for (int index = 0; index < numOriginal; ++index) {
+    std::string name = graph.initializer(index).name();
+    auto found = uses.find(name);
+    if (found == uses.end())
+      continue;
+    SmallVector<Use> &list = found->second;
+    // Read, not referenced: adding the copies' roles may move the entries.
+    InitializerRole role = roles.lookup(name);
+    bool trained = llvm::any_of(list, [](const Use &u) { return !u.buffer; });
+    if (!trained) {
+      roles[name] = InitializerRole::Constant;
+      continue;
+    }
+    if (role == InitializerRole::Constant)
+      continue;
+    // Groups of uses that share one tensor: the buffer uses, and the
+    // parameter uses (one group each unless kept tied or not a plain
+    // parameter).
+    bool untie =
+        !options.keepTiedInitializers && role == InitializerRole::Parameter;
+    SmallVector<SmallVector<const Use *>> groups;
+    SmallVector<const Use *> bufferUses, paramUses;
+    for (const Use &u : list)
+      (u.buffer ? bufferUses : paramUses).push_back(&u);
+    if (untie) {
+      llvm::StringMap<unsigned> groupOfModule;
+      for (const Use *u : paramUses) {
+        auto [it, isNew] = groupOfModule.try_emplace(
+            moduleOf(graph.node(u->node)), groups.size());
+        if (isNew)
+          groups.push_back({u});
+        else
+          groups[it->second].push_back(u);
+      }
+    } else {
+      groups.push_back(paramUses);
+    }
+    if (!untie && paramUses.size() > 1 && role == InitializerRole::Parameter)
+      keptTied.push_back(name);
+    if (!bufferUses.empty())
+      groups.push_back(bufferUses);
+    if (groups.size() == 1)
+      continue;
+    // The group keeping the original name: the parameter group whose copy
+    // would be named so, else the first (a parameter group, as the buffer
+    // group comes last).
+    auto nameOf = [&](const SmallVector<const Use *> &group) {
+      const Use &first = *group.front();
+      return untiedName(name, graph.node(first.node), first.slots.front());
+    };
+    unsigned keep = 0;
+    for (auto [g, group] : llvm::enumerate(groups))
+      if (!group.front()->buffer && nameOf(group) == name) {
+        keep = g;
+        break;
+      }
+    SmallVector<std::string> copies{name};
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      if (g == keep)
+        continue;
+      std::string copyName = nameOf(group);
+      if (taken.contains(copyName))
+        copyName = name + "@" + nodeLabel(graph.node(group.front()->node));
+      for (int k = 2; taken.contains(copyName); ++k)
+        copyName = name + "@" + std::to_string(k);
+      taken.insert(copyName);
+      onnx::TensorProto copy = graph.initializer(index);
+      copy.set_name(copyName);
+      *graph.add_initializer() = std::move(copy);
+      for (const Use *u : group)
+        for (int slot : u->slots)
+          graph.mutable_node(u->node)->set_input(slot, copyName);
+      InitializerRole copyRole = role;
+      if (matchesAny(copyName, options.freezePatterns))
+        copyRole = InitializerRole::Constant;
+      if (matchesAny(copyName, options.trainablePatterns))
+        copyRole = InitializerRole::Parameter;
+      if (group.front()->buffer)
+        copyRole = InitializerRole::Constant;
+      else if (copyRole == InitializerRole::Parameter)
+        copies.push_back(copyName);
+      roles[copyName] = copyRole;
+    }
+    if (copies.size() > 1)
+      untied.push_back(std::move(copies));
+  }
+
+  // 3. The trained copies of foldInitializerIdentities, for the report.
+  for (auto &[name, folded] : identityCopies) {
+    auto entry = llvm::find_if(untied, [&, &name = name](const auto &names) {
+      return names.front() == name;
+    });
+    if (entry == untied.end()) {
+      untied.push_back({name});
+      entry = std::prev(untied.end());
+    }
+    for (const std::string &copy : folded)
+      if (roles.lookup(copy) == InitializerRole::Parameter)
+        entry->push_back(copy);
+    if (entry->size() == 1)
+      untied.erase(entry);
+  }
+}
+
 /// True if every element of `c` has the same value.
 static bool isSplatTensor(const ConstTensor &c) {
   for (int64_t i = 1, n = c.numElements(); i < n; ++i)
@@ -563,7 +847,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
   }
   externalData = std::make_unique<ExternalData>(dataDir);
   ic.external = externalData.get();
+  foldInitializerIdentities(graph);
   classifyInitializers(graph);
+  untieInitializers(graph);
   moduleBuilder.setInsertionPoint(func);
   for (const onnx::TensorProto &init : graph.initializer())
     if (failed(importInitializer(init, ic, *module, moduleBuilder)))
@@ -576,6 +862,20 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
       attrs.push_back(builder.getStringAttr(name));
     (*module)->setAttr("gt.onnx_constants", builder.getArrayAttr(attrs));
   }
+  // The shared initializers, untied (each followed by its copies) or kept
+  // tied, for the compile report.
+  if (!untied.empty()) {
+    SmallVector<Attribute> attrs;
+    for (const SmallVector<std::string> &names : untied)
+      attrs.push_back(builder.getStrArrayAttr(llvm::to_vector(llvm::map_range(
+          names, [](const std::string &n) { return StringRef(n); }))));
+    (*module)->setAttr("gt.onnx_untied", builder.getArrayAttr(attrs));
+  }
+  if (!keptTied.empty())
+    (*module)->setAttr(
+        "gt.onnx_tied",
+        builder.getStrArrayAttr(llvm::to_vector(llvm::map_range(
+            keptTied, [](const std::string &n) { return StringRef(n); }))));
 
   // 3. Nodes, in graph order. A handler reports its own failure; keep only
   //    its first error (a failing input lookup followed by the handler's own
