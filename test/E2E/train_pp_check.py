@@ -48,6 +48,9 @@ def main():
     ap.add_argument("--stages", default="")
     ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
     ap.add_argument("--recompute", action="store_true")
+    ap.add_argument("--recipe", default="",
+                    help="more training flags for both compiles, e.g. "
+                         "'--momentum 0.9 --lr-schedule cosine ...'")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
@@ -64,7 +67,7 @@ def main():
     if args.recompute:
         plan += ",recompute=1"
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
-             "-O0"]
+             *args.recipe.split(), "-O0"]
     exes = {}
     for name, batch, extra in (("single", G, []),
                                ("pp", MICRO, ["--plan", plan])):
