@@ -82,6 +82,8 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
   if (options.gradients) {
     GTAutodiffOptions autodiff;
     autodiff.replaceMain = true;
+    autodiff.loss = options.loss;
+    autodiff.outputName = options.lossOutput;
     pm.addPass(createGTAutodiff(autodiff));
     addCleanup(pm);
     return;
@@ -124,7 +126,10 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     contextParallel.mode = plan.cpMode;
     pm.addPass(createGTContextParallel(contextParallel));
   }
-  pm.addPass(createGTAutodiff());
+  GTAutodiffOptions autodiff;
+  autodiff.loss = options.loss;
+  autodiff.outputName = options.lossOutput;
+  pm.addPass(createGTAutodiff(autodiff));
   if (plan.dp * plan.cp > 1) { // gradients summed over dp x cp
     GTDataParallelOptions dataParallel;
     dataParallel.dp = plan.dp * plan.cp;

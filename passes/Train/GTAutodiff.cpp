@@ -1,16 +1,18 @@
 //===- GTAutodiff.cpp - Reverse-mode differentiation of @main ---*- C++ -*-===//
 //
 // Part of MegaGraph. Builds the gradient function of a model: a copy of
-// @main extended with `labels`, `label_mask` and `eval_mask` arguments, the
-// masked cross-entropy of the chosen output, and a reverse sweep that asks
-// every op on a path from a parameter to the loss for its
+// @main extended with `labels`, `label_mask` (and, for classification,
+// `eval_mask`) arguments, the masked mean loss of the chosen output
+// (cross-entropy, nll, mse, l1 or bce_with_logits), and a reverse sweep that
+// asks every op on a path from a parameter to the loss for its
 // GradientOpInterface rule.
 // The function returns the loss and one gradient per parameter global
 // (`gt.param`), named `grad:<parameter>`, after the loss, the number of
 // correctly classified labelled items (`correct`) and the number of correctly
 // classified evaluation items (`eval_correct`, weighted by the f32
-// `eval_mask`; the test split). Fan-out accumulates with tosa.add.
-// The optimizer update (issue 5) consumes these gradients.
+// `eval_mask`; the test split); these counts exist for the classification
+// losses only. Fan-out accumulates with tosa.add. gt-optimizer consumes
+// these gradients.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,9 @@
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
 
 namespace megagraph {
 #define GEN_PASS_DEF_GTAUTODIFF
@@ -90,6 +95,145 @@ Value countCorrect(OpBuilder &b, Location loc, Value logits, Value labels,
   Value sum = tosa::ReduceSumOp::create(b, loc, RankedTensorType::get({1}, f),
                                         ones, b.getI32IntegerAttr(0));
   return reshape(sum, {});
+}
+
+/// The losses of the `loss` option.
+enum class LossKind { CrossEntropy, Nll, Mse, L1, BceWithLogits };
+
+/// The loss named `name`, or nothing.
+std::optional<LossKind> parseLoss(StringRef name) {
+  return llvm::StringSwitch<std::optional<LossKind>>(name)
+      .Case("cross_entropy", LossKind::CrossEntropy)
+      .Case("nll", LossKind::Nll)
+      .Case("mse", LossKind::Mse)
+      .Case("l1", LossKind::L1)
+      .Case("bce_with_logits", LossKind::BceWithLogits)
+      .Default(std::nullopt);
+}
+
+/// Classification losses take class labels and report accuracy counts.
+bool isClassification(LossKind kind) {
+  return kind == LossKind::CrossEntropy || kind == LossKind::Nll;
+}
+
+/// TOSA builders for the loss formulas, on flat `[n, c]` tensors.
+struct LossBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  RankedTensorType like(Value v, ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(
+        shape, cast<RankedTensorType>(v.getType()).getElementType());
+  }
+  ArrayRef<int64_t> shape(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  Value reshape(Value v, ArrayRef<int64_t> to) {
+    if (shape(v) == to)
+      return v;
+    ImplicitLocOpBuilder ib(loc, b);
+    return tosa::ReshapeOp::create(b, loc, like(v, to), v,
+                                   tosa::getTosaConstShape(ib, to));
+  }
+  Value constant(Type elem, ArrayRef<int64_t> shape, double value) {
+    return splat(b, loc, RankedTensorType::get(shape, elem), value);
+  }
+  Value mul(Value x, Value y) {
+    auto i8 = RankedTensorType::get({1}, b.getI8Type());
+    Value shift = tosa::ConstOp::create(
+        b, loc, i8, DenseElementsAttr::get(i8, b.getI8IntegerAttr(0)));
+    return tosa::MulOp::create(b, loc, x.getType(), x, y, shift);
+  }
+  Value sub(Value x, Value y) {
+    return tosa::SubOp::create(b, loc, x.getType(), x, y);
+  }
+  Value add(Value x, Value y) {
+    return tosa::AddOp::create(b, loc, x.getType(), x, y);
+  }
+  /// The sum of all elements of a rank-2 tensor, as `[1]`.
+  Value sumAll(Value v) {
+    ArrayRef<int64_t> s = shape(v);
+    Value rows = tosa::ReduceSumOp::create(b, loc, like(v, {s[0], 1}), v,
+                                           b.getI32IntegerAttr(1));
+    Value all = tosa::ReduceSumOp::create(b, loc, like(v, {1, 1}), rows,
+                                          b.getI32IntegerAttr(0));
+    return reshape(all, {1});
+  }
+};
+
+/// The masked mean loss `kind` of the prediction `pred` `[..., C]`: the sum
+/// over the items `mask` (i1 `[...]`) counts, divided by the count (at least
+/// 1) and, for the element-wise losses, by C, so that it equals torch's
+/// `loss(pred[mask], labels[mask])` with `reduction='mean'`. `labels` are
+/// class ids `[...]` (nll) or targets of `pred`'s shape (mse, l1,
+/// bce_with_logits).
+Value buildElementwiseLoss(OpBuilder &b, Location loc, LossKind kind,
+                           Value pred, Value labels, Value mask) {
+  LossBuilder lb{b, loc};
+  auto type = cast<RankedTensorType>(pred.getType());
+  Type f = type.getElementType();
+  int64_t c = type.getShape().back(), n = type.getNumElements() / c;
+  Value p = lb.reshape(pred, {n, c});
+  Value m = tosa::CastOp::create(b, loc, RankedTensorType::get({n, 1}, f),
+                                 lb.reshape(mask, {n, 1}));
+  Value perElement; // [n, c], zero outside the counted items
+  double perItem = c;
+  switch (kind) {
+  case LossKind::Nll: {
+    // -p[label]: p times the one-hot of the label, masked.
+    SmallVector<APInt> iota;
+    for (int64_t j = 0; j < c; ++j)
+      iota.push_back(APInt(32, j));
+    auto i32Row = RankedTensorType::get({1, c}, b.getI32Type());
+    Value classes = tosa::ConstOp::create(b, loc, i32Row,
+                                          DenseElementsAttr::get(i32Row, iota));
+    Value lab = tosa::CastOp::create(
+        b, loc, RankedTensorType::get({n, 1}, b.getI32Type()),
+        lb.reshape(labels, {n, 1}));
+    Value hit = tosa::EqualOp::create(
+        b, loc, RankedTensorType::get({n, c}, b.getI1Type()), lab, classes);
+    Value oneHot =
+        tosa::CastOp::create(b, loc, RankedTensorType::get({n, c}, f), hit);
+    perElement =
+        lb.mul(lb.mul(p, oneHot), lb.mul(m, lb.constant(f, {1, 1}, -1.0)));
+    perItem = 1;
+    break;
+  }
+  case LossKind::Mse: {
+    Value d = lb.sub(p, lb.reshape(labels, {n, c}));
+    perElement = lb.mul(lb.mul(d, d), m);
+    break;
+  }
+  case LossKind::L1: {
+    Value d = lb.sub(p, lb.reshape(labels, {n, c}));
+    perElement =
+        lb.mul(tosa::AbsOp::create(b, loc, d.getType(), d).getResult(), m);
+    break;
+  }
+  case LossKind::BceWithLogits: {
+    // torch's stable form: max(p, 0) - p y + log(1 + exp(-|p|)).
+    Value y = lb.reshape(labels, {n, c});
+    Value zero = lb.constant(f, {1, 1}, 0.0);
+    Value relu = tosa::MaximumOp::create(b, loc, p.getType(), p, zero);
+    Value absP = tosa::AbsOp::create(b, loc, p.getType(), p);
+    Value negAbs = lb.mul(absP, lb.constant(f, {1, 1}, -1.0));
+    Value softplus = tosa::LogOp::create(
+        b, loc, p.getType(),
+        lb.add(tosa::ExpOp::create(b, loc, p.getType(), negAbs),
+               lb.constant(f, {1, 1}, 1.0)));
+    perElement = lb.mul(lb.add(lb.sub(relu, lb.mul(p, y)), softplus), m);
+    break;
+  }
+  case LossKind::CrossEntropy:
+    llvm_unreachable("cross_entropy is gt.cross_entropy");
+  }
+  Value count = tosa::MaximumOp::create(b, loc, RankedTensorType::get({1}, f),
+                                        lb.sumAll(m), lb.constant(f, {1}, 1.0));
+  Value denom = lb.mul(count, lb.constant(f, {1}, perItem));
+  Value mean = lb.mul(
+      lb.sumAll(perElement),
+      tosa::ReciprocalOp::create(b, loc, denom.getType(), denom).getResult());
+  return lb.reshape(mean, {});
 }
 
 /// Values of `body` that depend on a parameter load or on one of `seeds`.
@@ -262,6 +406,31 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
       module.emitError("gt-autodiff needs a single-block func.func @main");
       return signalPassFailure();
     }
+    std::optional<LossKind> kind = parseLoss(loss);
+    if (!kind) {
+      module.emitError() << "unknown loss '" << loss
+                         << "' (expected cross_entropy, nll, mse, l1 or "
+                            "bce_with_logits)";
+      return signalPassFailure();
+    }
+    if (!outputName.empty()) {
+      std::string names;
+      std::optional<unsigned> found;
+      for (unsigned i = 0; i < main.getNumResults(); ++i) {
+        auto name = main.getResultAttrOfType<StringAttr>(i, "gt.name");
+        std::string text = name ? name.str() : "#" + std::to_string(i);
+        names += (names.empty() ? "" : ", ") + text;
+        if (name && name.getValue() == outputName)
+          found = i;
+      }
+      if (!found) {
+        main.emitError() << "loss output '" << outputName
+                         << "' is not an output of the model (outputs: "
+                         << names << ")";
+        return signalPassFailure();
+      }
+      output = *found;
+    }
     if (output >= main.getNumResults()) {
       main.emitError() << "output #" << static_cast<unsigned>(output)
                        << " does not exist (@main has " << main.getNumResults()
@@ -284,7 +453,8 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     }
 
     // 1. The gradient function starts as a copy of @main with labels and a
-    //    label mask over the logits' items.
+    //    label mask over the prediction's items; classification also gets
+    //    the evaluation mask of its accuracy count.
     OpBuilder b(ctx);
     b.setInsertionPointAfter(main);
     auto grad = cast<func::FuncOp>(b.clone(*main));
@@ -292,17 +462,24 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     Block &body = grad.getBody().front();
     Location loc = grad.getLoc();
     ArrayRef<int64_t> items = logitsType.getShape().drop_back();
-    Value labels =
-        body.addArgument(RankedTensorType::get(items, b.getI64Type()), loc);
+    const bool classes = isClassification(*kind);
+    Value labels = body.addArgument(
+        classes ? RankedTensorType::get(items, b.getI64Type()) : logitsType,
+        loc);
     Value mask =
         body.addArgument(RankedTensorType::get(items, b.getI1Type()), loc);
     // The evaluation (test-split) mask: which items eval_correct counts.
-    Value evalMask = body.addArgument(
-        RankedTensorType::get(items, logitsType.getElementType()), loc);
+    Value evalMask;
+    if (classes)
+      evalMask = body.addArgument(
+          RankedTensorType::get(items, logitsType.getElementType()), loc);
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     b.setInsertionPoint(ret);
-    Value loss = gt::CrossEntropyOp::create(b, loc, ret.getOperand(output),
-                                            labels, mask);
+    Value pred = ret.getOperand(output);
+    Value loss =
+        *kind == LossKind::CrossEntropy
+            ? gt::CrossEntropyOp::create(b, loc, pred, labels, mask).getResult()
+            : buildElementwiseLoss(b, loc, *kind, pred, labels, mask);
 
     // 2. Values that depend on a parameter (or on an input marked
     //    `gt.differentiable`): only their producers need rules.
@@ -320,26 +497,31 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     if (failed(reverseSweep(b, loc, body, ret, dependsOnParam, grads)))
       return signalPassFailure();
 
-    // 4. Count the correctly classified items (argmax == label) among the
-    //    labelled ones (the training log's accuracy) and among the
-    //    evaluation ones (test accuracy), both from the forward logits, i.e.
-    //    before any update of this step.
-    Value logits = ret.getOperand(output);
-    Value correct = countCorrect(b, loc, logits, labels, mask);
-    Value evalCorrect = countCorrect(b, loc, logits, labels, evalMask);
+    // 4. Classification: count the correctly classified items (argmax ==
+    //    label) among the labelled ones (the training log's accuracy) and
+    //    among the evaluation ones (test accuracy), both from the forward
+    //    logits, i.e. before any update of this step. Regression and binary
+    //    losses have no such metric.
+    SmallVector<Value> results = {loss};
+    SmallVector<std::string> resultNames = {abi::kLoss.str()};
+    SmallVector<StringRef> addedArgs = {abi::kLabels, abi::kLabelMask};
+    if (classes) {
+      results.push_back(countCorrect(b, loc, pred, labels, mask));
+      results.push_back(countCorrect(b, loc, pred, labels, evalMask));
+      resultNames.push_back(abi::kCorrect.str());
+      resultNames.push_back(abi::kEvalCorrect.str());
+      addedArgs.push_back(abi::kEvalMask);
+    }
 
     // 5. Return the loss, the counts and the parameter gradients.
-    unsigned numArgs = body.getNumArguments();
     SmallVector<DictionaryAttr> argAttrs;
-    for (unsigned i = 0; i + 3 < numArgs; ++i)
+    for (unsigned i = 0; i < main.getNumArguments(); ++i)
       argAttrs.push_back(main.getArgAttrDict(i));
-    for (StringRef name : {abi::kLabels, abi::kLabelMask, abi::kEvalMask})
+    for (StringRef name : addedArgs)
       argAttrs.push_back(b.getDictionaryAttr(
           b.getNamedAttr("gt.name", b.getStringAttr(name))));
-    finishGradient(
-        b, loc, grad, ret, {loss, correct, evalCorrect},
-        {abi::kLoss.str(), abi::kCorrect.str(), abi::kEvalCorrect.str()},
-        diffInputs, diffNames, grads, argAttrs);
+    finishGradient(b, loc, grad, ret, results, resultNames, diffInputs,
+                   diffNames, grads, argAttrs);
 
     // 6. Optionally make it the module's entry point.
     if (replaceMain) {

@@ -17,6 +17,7 @@
 #include "driver/ContextParallel.h"
 #include "driver/Descriptor.h"
 #include "driver/Inputs.h"
+#include "driver/NpyBatches.h"
 #include "driver/Pipeline.h"
 #include "driver/Roles.h"
 #include "support/Blas.h"
@@ -154,9 +155,137 @@ int fail(const std::string &message, int code = 1) {
   return code;
 }
 
+/// Output indices of the training step the loop reads.
+struct StepOutputs {
+  int loss = -1, correct = -1, evalCorrect = -1;
+};
+
+/// --data npy:DIR: the user's tensors, one process, no graph data set.
+/// Logs as the graph loop does; `correct` and `eval_correct` are optional
+/// (regression losses have none).
+int trainOnNpy(const mgrt_model_info &model, const Options &opts,
+               const StepOutputs &outs) {
+  if (model.plan &&
+      (model.plan->dp > 1 || model.plan->pp > 1 || model.plan->cp > 1))
+    return fail("--data npy: runs one process; the model was compiled for a "
+                "parallel plan (dp x pp x cp > 1)");
+  if (opts.steps < 1)
+    return fail("--steps K is required for --mode train");
+  NpyBatches batches;
+  std::vector<std::string> errors;
+  if (!batches.open(model, opts.data.substr(4), opts.quiet, errors)) {
+    for (const std::string &e : errors)
+      fail(e);
+    return 1;
+  }
+  State st;
+  st.inputs.assign(model.num_inputs, mgrt_tensor{});
+  st.outputs.assign(model.num_outputs, mgrt_tensor{});
+  for (int k = 0; k < 2; ++k) {
+    const int n = k ? model.num_outputs : model.num_inputs;
+    const mgrt_tensor_info *infos = k ? model.outputs : model.inputs;
+    std::vector<mgrt_tensor> &ts = k ? st.outputs : st.inputs;
+    for (int i = 0; i < n; ++i)
+      if (mgrt_tensor_alloc(&ts[i], infos[i].dtype, infos[i].rank,
+                            infos[i].shape) != MGRT_OK)
+        return fail("out of memory allocating " + std::string(infos[i].name));
+  }
+  std::vector<std::vector<int64_t>> descriptors;
+  for (const mgrt_tensor &t : st.inputs)
+    descriptors.push_back(descriptorOf(t));
+  for (const mgrt_tensor &t : st.outputs)
+    descriptors.push_back(descriptorOf(t));
+  std::vector<void *> args;
+  for (std::vector<int64_t> &d : descriptors)
+    args.push_back(d.data());
+  if (!opts.logJson.empty()) {
+    st.log = std::fopen(opts.logJson.c_str(), "a");
+    if (!st.log)
+      return fail("--log-json '" + opts.logJson +
+                  "': cannot open for appending: " + std::strerror(errno));
+  }
+  if (!opts.quiet)
+    std::fprintf(stderr, "train: %s: %zu step(s) of tensors, cycled\n",
+                 opts.data.c_str(), batches.size());
+  auto scalar = [&](int i) {
+    return static_cast<double>(*static_cast<const float *>(st.outputs[i].data));
+  };
+  double lastLoss = NAN, lastAcc = NAN, totalS = 0;
+  long done = 0;
+  int status = 0;
+  for (long step = 0; step < opts.steps; ++step) {
+    int64_t evalCounted = 0;
+    const int64_t counted = batches.fill(step, st.inputs, evalCounted);
+    auto start = std::chrono::steady_clock::now();
+    model.entry(args.data());
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    totalS += secs;
+    ++done;
+    const double loss = scalar(outs.loss);
+    const double acc =
+        outs.correct >= 0 && counted > 0 ? scalar(outs.correct) / counted : NAN;
+    const double testAcc = outs.evalCorrect >= 0 && evalCounted > 0
+                               ? scalar(outs.evalCorrect) / evalCounted
+                               : NAN;
+    lastLoss = loss, lastAcc = acc;
+    if (!opts.quiet) {
+      char accText[32] = "-", testText[32] = "";
+      if (std::isfinite(acc))
+        std::snprintf(accText, sizeof accText, "%.3f", acc);
+      if (std::isfinite(testAcc))
+        std::snprintf(testText, sizeof testText, "  test %.3f", testAcc);
+      std::printf("step %ld/%ld  loss %.4f  acc %s%s  %.3f s\n", step + 1,
+                  opts.steps, loss, accText, testText, secs);
+      std::fflush(stdout);
+    }
+    if (st.log) {
+      const std::string line = "{\"step\":" + std::to_string(step + 1) +
+                               ",\"loss\":" + jsonNumber(loss) +
+                               ",\"accuracy\":" + jsonNumber(acc) +
+                               ",\"test_accuracy\":" + jsonNumber(testAcc) +
+                               ",\"step_time_s\":" + jsonNumber(secs) + "}\n";
+      if (std::fputs(line.c_str(), st.log) < 0 || std::fflush(st.log) != 0) {
+        status = fail("--log-json '" + opts.logJson +
+                      "': write failed: " + std::strerror(errno));
+        break;
+      }
+    }
+    if (!std::isfinite(loss)) {
+      status = fail("loss is not finite at step " + std::to_string(step + 1));
+      break;
+    }
+  }
+  char accBuf[32] = "-";
+  if (std::isfinite(lastAcc))
+    std::snprintf(accBuf, sizeof accBuf, "%.4f", lastAcc);
+  std::printf("%s: train %s, %ld step(s), final loss %.4f, final acc %s, "
+              "mean step %.3f s\n",
+              model.model_name ? model.model_name : "model",
+              status ? "FAILED" : "ok", done, lastLoss, accBuf,
+              done ? totalS / done : 0.0);
+  std::fflush(stdout);
+  return status;
+}
+
 } // namespace
 
 int train(const mgrt_model_info &model, const Options &opts) {
+  // The user's tensors: any input names, no graph data set.
+  if (opts.data.compare(0, 4, "npy:") == 0) {
+    StepOutputs outs;
+    outs.loss = findRole(model.outputs, model.num_outputs, MGRT_ROLE_LOSS);
+    outs.correct =
+        findRole(model.outputs, model.num_outputs, MGRT_ROLE_CORRECT);
+    outs.evalCorrect =
+        findRole(model.outputs, model.num_outputs, MGRT_ROLE_EVAL_CORRECT);
+    if (outs.loss < 0)
+      return fail("--mode train: the model has no training step (no output "
+                  "'loss'); compile it with --train",
+                  2);
+    return trainOnNpy(model, opts, outs);
+  }
   // Data parallelism (runtime/comm/DriverComm.h): rank r of P takes the
   // sequences [r B, (r + 1) B) of each global batch of P B; rank 0 logs.
   DataParallel dp;

@@ -115,9 +115,17 @@ cl::opt<bool> train(
     cl::desc("Compile a training step: forward, masked cross-entropy loss, "
              "backward and optimizer update (run with --mode train)"),
     cl::cat(category));
-cl::opt<std::string> loss("loss",
-                          cl::desc("Training loss (only cross_entropy)"),
-                          cl::init("cross_entropy"), cl::cat(category));
+cl::opt<std::string>
+    loss("loss",
+         cl::desc("Training loss over the items label_mask counts: "
+                  "cross_entropy or nll (int64 class labels), mse, l1 or "
+                  "bce_with_logits (float labels of the prediction's shape)"),
+         cl::value_desc("NAME"), cl::init("cross_entropy"), cl::cat(category));
+cl::opt<std::string>
+    lossOutput("loss-output",
+               cl::desc("The model output the loss applies to (default: the "
+                        "first)"),
+               cl::value_desc("NAME"), cl::init(""), cl::cat(category));
 cl::opt<std::string> optimizerName("optimizer",
                                    cl::desc("Training optimizer: sgd or adamw"),
                                    cl::init("adamw"), cl::cat(category));
@@ -488,6 +496,16 @@ int run(MLIRContext &context) {
       return rc;
   }
 
+  // Pipeline stages build their loss in gt-pipeline-train, which only knows
+  // cross-entropy on the first output.
+  if (train && plan.pp > 1 && (loss != "cross_entropy" || !lossOutput.empty()))
+    return toolError(
+        "--loss=" + loss +
+        (lossOutput.empty() ? "" : " --loss-output=" + lossOutput) +
+        " is not supported with pipeline parallelism (pp=" +
+        std::to_string(plan.pp) +
+        "); use a plan without pp or the default loss");
+
   // The registered pipelines (megagraph/Pipelines/Pipelines.h), so
   // megagraph-opt --pass-pipeline='builtin.module(import-to-gt,train{...})'
   // reproduces this.
@@ -501,6 +519,8 @@ int run(MLIRContext &context) {
       step.gradients = gradients;
       if (train)
         step.plan = megagraph::toString(plan);
+      step.loss = loss;
+      step.lossOutput = lossOutput;
       step.optimizer = optimizerName;
       step.learningRate = learningRate;
       step.weightDecay = weightDecay;
@@ -578,8 +598,16 @@ int main(int argc, char **argv) {
     if (llvm::Error error = parsePlan(planSpec))
       return toolError(llvm::toString(std::move(error)));
   }
-  if (loss != "cross_entropy")
-    return toolError("--loss=" + loss + " is not supported; use cross_entropy");
+  if (!llvm::is_contained(
+          {"cross_entropy", "nll", "mse", "l1", "bce_with_logits"},
+          StringRef(loss)))
+    return toolError("--loss=" + loss +
+                     " is not a loss; use cross_entropy, nll, mse, l1 or "
+                     "bce_with_logits");
+  if (!train && !gradients &&
+      (loss.getNumOccurrences() || lossOutput.getNumOccurrences()))
+    return toolError("--loss and --loss-output apply to --train and "
+                     "--gradients");
   if (!train && (emit == Emit::Plan || devices != 0 || explainPlan))
     return toolError("--emit=plan, --devices and --explain choose a plan for "
                      "training steps; add --train");

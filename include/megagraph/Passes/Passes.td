@@ -310,6 +310,25 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
     and one gradient per parameter, named `grad:<parameter>` (`gt.name`). An op
     without a rule on such a path is an error naming it.
 
+    `loss` picks the loss of the prediction `p` (`[..., C]`, items `[...]`),
+    always the mean over the items `label_mask` counts (0 when none does),
+    as `torch.nn.functional.<loss>(p[mask], labels[mask])` with
+    `reduction='mean'`:
+
+    * `cross_entropy` (`gt.cross_entropy`) and `nll` (`p` holds
+      log-probabilities: the mean of `-p[label]`) take int64 class labels
+      `[...]` and also return `correct` and `eval_correct` (argmax of `p`),
+      counted over the f32 `eval_mask` argument.
+    * `mse`, `l1` and `bce_with_logits` (`max(p, 0) - p * y +
+      log(1 + exp(-|p|))`) take float labels with `p`'s full shape `[..., C]`
+      and divide the masked sum by `count * C`. They have no accuracy
+      metric: the function returns the loss and the gradients only, and
+      takes no `eval_mask`.
+
+    These are built from TOSA ops, so the existing gradient rules
+    differentiate them; the data-parallel weighting by the `label_mask`
+    count and the context-parallel loss seed apply unchanged.
+
     Inputs of @main marked `gt.differentiable` (pipeline stage inputs) also
     get gradients, returned as `d<name>` after the counts and before the
     parameter gradients. With `cotangents` (non-last pipeline stages) there
@@ -338,6 +357,11 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
   let options = [
     Option<"output", "output", "unsigned", /*default=*/"0",
            "Which result of @main the loss applies to">,
+    Option<"outputName", "output-name", "std::string", /*default=*/"\"\"",
+           "The result of @main the loss applies to, by its gt.name "
+           "(overrides `output`)">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross_entropy\"",
+           "cross_entropy, nll, mse, l1 or bce_with_logits">,
     Option<"replaceMain", "replace-main", "bool", /*default=*/"false",
            "Replace @main by the gradient function">,
     Option<"cotangents", "cotangents", "bool", /*default=*/"false",

@@ -42,6 +42,15 @@ struct TrainPipelineOptions
       *this, "gradients",
       llvm::cl::desc("Only the loss and its gradients (no plan, no update)"),
       llvm::cl::init(false)};
+  Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("cross_entropy, nll, mse, l1 or bce_with_logits"),
+      llvm::cl::init("cross_entropy")};
+  Option<std::string> lossOutput{
+      *this, "loss-output",
+      llvm::cl::desc("The @main result (gt.name) the loss applies to "
+                     "(default: the first)"),
+      llvm::cl::init("")};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("sgd or adamw"),
                                 llvm::cl::init("adamw")};
