@@ -28,9 +28,9 @@ Models:
               examples/models/<name>.py with the same weights (rebuilt with
               the examples' seeds; every ONNX initializer must equal a
               parameter or its transpose, else FAIL). Inference-mode
-              BatchNorm's running statistics are initializers, hence
-              trainable parameters of the compiled model: the reference
-              makes them nn.Parameters of a hand-written BatchNorm formula.
+              BatchNorm's running statistics are buffers, constants of the
+              compiled model (no gradient output, skipped): the reference
+              keeps them buffers of a hand-written BatchNorm formula.
               nn.Embedding's padding_idx is dropped in the reference (ONNX
               Gather has no padding row; its row gets a gradient).
 
@@ -41,6 +41,7 @@ parameter; exits 1 on FAIL.
 """
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -223,15 +224,15 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
 
 
 class ManualBatchNorm(nn.Module):
-    """Inference-mode BatchNorm1d with the running statistics as
-    parameters: (x - mean) / sqrt(var + eps) * weight + bias."""
+    """Inference-mode BatchNorm1d with the running statistics as buffers:
+    (x - mean) / sqrt(var + eps) * weight + bias."""
 
     def __init__(self, bn):
         super().__init__()
         self.eps = bn.eps
         self.weight, self.bias = bn.weight, bn.bias
-        self.running_mean = nn.Parameter(bn.running_mean.detach().clone())
-        self.running_var = nn.Parameter(bn.running_var.detach().clone())
+        self.register_buffer("running_mean", bn.running_mean.detach().clone())
+        self.register_buffer("running_var", bn.running_var.detach().clone())
 
     def forward(self, x):
         return ((x - self.running_mean) / torch.sqrt(self.running_var + self.eps)
@@ -340,6 +341,9 @@ def make_feeds(inputs, classes):
 def run_exe(exe, feeds, work, out):
     """Runs a compiled function on FEEDS (saved under WORK); its outputs
     land in OUT as <name>.npy."""
+    # A fresh folder: gradients of an earlier build's parameters must not
+    # be taken for this one's.
+    shutil.rmtree(out, ignore_errors=True)
     cmd = [exe, "--mode", "infer", "--quiet", "--output-dir", out]
     for name, value in feeds.items():
         path = os.path.join(work, name + ".npy")
@@ -383,17 +387,28 @@ def main():
     report("loss", np.load(os.path.join(work, "out", "loss.npy")),
            loss.detach().numpy())
     params = dict(model.named_parameters())
-    for init in onnx.load(onnx_path).graph.initializer:
-        if init.data_type != onnx.TensorProto.FLOAT:
+    # The compiled parameters: the float initializers, and the parameters
+    # the exporter named with an Identity of an initializer of equal value,
+    # which the importer makes parameters of their own (docs/importer.md).
+    graph = onnx.load(onnx_path).graph
+    inits = [(t.name, numpy_helper.to_array(t)) for t in graph.initializer
+             if t.data_type == onnx.TensorProto.FLOAT]
+    values = dict(inits)
+    inits += [(n.output[0], values[n.input[0]]) for n in graph.node
+              if n.op_type == "Identity" and n.input[0] in values
+              and "::" not in n.output[0]]
+    for name, value in inits:
+        path = os.path.join(work, "out", f"grad:{name}.npy")
+        if not os.path.exists(path):
+            print(f"{name}: a constant of the compiled model, skipped")
             continue
-        value = numpy_helper.to_array(init)
-        got = np.load(os.path.join(work, "out", f"grad:{init.name}.npy"))
-        want = reference_grad(init.name, value, params)
+        got = np.load(path)
+        want = reference_grad(name, value, params)
         if want is None:
-            print(f"{init.name}: no PyTorch parameter has its value FAIL")
+            print(f"{name}: no PyTorch parameter has its value FAIL")
             ok = False
             continue
-        report(init.name, got, want.astype(np.float32))
+        report(name, got, want.astype(np.float32))
     return 0 if ok else 1
 
 
