@@ -5,6 +5,10 @@
 // `label_mask`, and returns `loss` (and `correct`); parameters and optimizer
 // state live inside the compiled code and are updated in place by the step.
 //
+// --data npy:DIR (NpyBatches.h) skips the graph data set below: every input,
+// whatever its name, comes from the user's .npy files, one process, and the
+// log has no accuracy when the step returns no `correct` (regression).
+//
 // Batches (../shared/DESIGN.md "Data model"): B sequences of S nodes, both
 // read from the model's static [B, S, ...] input shapes (--batch / --seq-len
 // must equal them). Data: --data synthetic:sbm,... (mgrt_sbm_generate), or

@@ -19,6 +19,13 @@
 // DP: func.func @main({{.*}}gt.name = "labels"{{.*}}gt.name = "label_mask"{{.*}}) -> (tensor<f32> {gt.name = "loss"})
 // DP: shard.all_reduce
 
+// Context parallelism seeds each rank's share of the masked mean with its
+// label_mask count over the total, whatever the loss: each rank gets float
+// labels for its block of rows.
+// RUN: megagraph-compile %examples/models/graphormer/model.onnx --train --plan cp=2 --optimizer sgd --loss mse --emit=gt | FileCheck %s --check-prefix=CP
+// CP: func.func @main({{.*}}tensor<2x8x4xf32> {gt.name = "labels"}, %{{.*}}: tensor<2x8xi1> {gt.name = "label_mask"}) -> (tensor<f32> {gt.name = "loss"})
+// CP: shard.all_reduce {{.*}} on @gt_cp grid_axes = [0, 1] : tensor<1xf32>
+
 // RUN: not megagraph-compile %s --gradients --emit=gt --loss hinge 2>&1 | FileCheck %s --check-prefix=BAD-LOSS
 // BAD-LOSS: --loss=hinge is not a loss; use cross_entropy, nll, mse, l1 or bce_with_logits
 
