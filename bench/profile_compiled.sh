@@ -44,7 +44,7 @@ print("static void entry(void **d) { _mlir_ciface_megagraph_model(%s); }"
 print("static const mgrt_tensor_info inputs[] = {%s};" % ", ".join(map(info, ins)))
 print("static const mgrt_tensor_info outputs[] = {%s};" % ", ".join(map(info, outs)))
 print('static const mgrt_model_info model = {"model", %d, inputs, %d, outputs, entry};' % (len(ins), len(outs)))
-print("int main(int argc, char **argv) { return mgrt_main(argc, argv, &model); }")
+print("int main(int argc, char **argv) { return mgrt_infer_main(argc, argv, &model); }")
 PYEOF
 WRAP=()
 for s in _mlir_ciface_mgrt_attention_f32 _mlir_ciface_mgrt_matmul_f32 \
@@ -55,7 +55,7 @@ for s in _mlir_ciface_mgrt_attention_f32 _mlir_ciface_mgrt_matmul_f32 \
 done
 g++ -O2 -I"$ROOT/runtime/include" "$P/shim.cpp" \
   "$ROOT/bench/profile/kernel_timers.cpp" "$P/model.o" "${WRAP[@]}" \
-  "$BUILD_DIR/lib/libmegagraph_rt.a" -lopenblas -lpthread -lm -o "$P/m_prof"
+  "$BUILD_DIR/lib/libmegagraph_driver.a" "$BUILD_DIR/lib/libmegagraph_rt.a" -lopenblas -lpthread -lm -o "$P/m_prof"
 
 # 2. the lowered IR, to name the ops of the generated code
 PIPE=$(sed -n '/kLoweringPipeline =/,/;/p' "$ROOT/lib/Target/Cpu/CpuCompiler.cpp" |

@@ -311,8 +311,9 @@ int compileForCpu(ModuleOp module) {
   if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)) ||
       failed(megagraph::writeEntryShim(*signature, modelName, shimPath, error,
                                        target)) ||
-      failed(megagraph::linkExecutable(objPath, shimPath, outputFile, options,
-                                       error)))
+      failed(megagraph::linkExecutable(
+          objPath, shimPath, outputFile,
+          megagraph::needsTrainingDriver(*signature), options, error)))
     return toolError(error);
   return 0;
 }

@@ -102,20 +102,26 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
 mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef path,
                                    std::string &error);
 
-/// Writes the C++ entry shim: model signature tables and `main()` calling
-/// `mgrt_main` with a function that forwards descriptors to
-/// `_mlir_ciface_main`.
-/// Writes the C++ entry shim (mgrt_model_info and main). For `Target::Cuda`
-/// every entry runs through mgrt_cuda_run_entry (host tensors in and out).
+/// Writes the C++ entry shim: model signature tables (mgrt_model_info) and
+/// `main()` calling `mgrt_main`, or `mgrt_infer_main` for a model without a
+/// training step (needsTrainingDriver). For `Target::Cuda` every entry runs
+/// through mgrt_cuda_run_entry (host tensors in and out).
 mlir::LogicalResult writeEntryShim(const ModelSignature &signature,
                                    llvm::StringRef modelName,
                                    llvm::StringRef path, std::string &error,
                                    Target target = Target::Cpu);
 
-/// Compiles the shim and links it with `objectPath` and the runtime.
+/// Whether the executable runs the training driver (mgrt_main): the model
+/// has a plan, pipeline stage entries or a `loss` output. Otherwise its shim
+/// calls mgrt_infer_main and it links neither METIS, zlib nor MPI.
+bool needsTrainingDriver(const ModelSignature &signature);
+
+/// Compiles the shim and links it with `objectPath`, the runtime and its
+/// driver; `training` (needsTrainingDriver) adds the training driver's
+/// libraries.
 mlir::LogicalResult linkExecutable(llvm::StringRef objectPath,
                                    llvm::StringRef shimPath,
-                                   llvm::StringRef outputPath,
+                                   llvm::StringRef outputPath, bool training,
                                    const CpuCompileOptions &options,
                                    std::string &error);
 

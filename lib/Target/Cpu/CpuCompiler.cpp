@@ -312,14 +312,23 @@ LogicalResult megagraph::writeEntryShim(const ModelSignature &sig,
   if (!sig.entries.empty())
     os << ", " << sig.entries.size() << ", entries";
   os << "};\n\n"
-     << "int main(int argc, char **argv) { return mgrt_main(argc, argv, "
-        "&model); }\n";
+     << "int main(int argc, char **argv) { return "
+     << (needsTrainingDriver(sig) ? "mgrt_main" : "mgrt_infer_main")
+     << "(argc, argv, &model); }\n";
   return success();
+}
+
+bool megagraph::needsTrainingDriver(const ModelSignature &signature) {
+  return signature.plan || !signature.entries.empty() ||
+         llvm::any_of(signature.outputs, [](const TensorSignature &t) {
+           return t.role == MGRT_ROLE_LOSS;
+         });
 }
 
 LogicalResult megagraph::linkExecutable(llvm::StringRef objectPath,
                                         llvm::StringRef shimPath,
                                         llvm::StringRef outputPath,
+                                        bool training,
                                         const CpuCompileOptions &options,
                                         std::string &error) {
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(options.cxx);
@@ -328,28 +337,35 @@ LogicalResult megagraph::linkExecutable(llvm::StringRef objectPath,
             "' to link the executable (install g++)";
     return failure();
   }
+  std::string driverLib = options.runtimeLibDir + "/libmegagraph_driver.a";
   std::string lib = options.runtimeLibDir + "/libmegagraph_rt.a";
-  if (!llvm::sys::fs::exists(lib)) {
-    error = "runtime library not found at " + lib +
-            "; build the megagraph_rt target or pass --runtime-dir";
-    return failure();
+  for (const std::string &path : {driverLib, lib}) {
+    if (!llvm::sys::fs::exists(path)) {
+      error = "runtime library not found at " + path +
+              "; build the megagraph_rt and megagraph_driver targets or pass "
+              "--runtime-dir";
+      return failure();
+    }
   }
+  // The driver archive first: an inference shim calls mgrt_infer_main,
+  // which pulls only the driver's command line, so the data layer (METIS,
+  // zlib) and the communication runtime (MPI) stay out of the executable.
   std::vector<std::string> args = {*cxx,
                                    "-O2",
                                    "-I" + options.runtimeIncludeDir,
                                    shimPath.str(),
                                    objectPath.str(),
+                                   driverLib,
                                    lib,
-                                   "-lmetis",
-                                   "-lz",
                                    "-lopenblas",
                                    "-lpthread",
                                    "-lm",
                                    "-o",
                                    outputPath.str()};
-  // Libraries the runtime itself needs (MPI), one per line, written by
-  // runtime/comm/CMakeLists.txt next to the archive; with --target cuda
-  // first the CUDA runtime's (runtime/cuda/CMakeLists.txt).
+  // Further libraries, one per line, written next to the archives: with
+  // --target cuda first the CUDA runtime's (runtime/cuda/CMakeLists.txt);
+  // for training the data layer's (runtime/CMakeLists.txt) and MPI
+  // (runtime/comm/CMakeLists.txt).
   auto addLinkFile = [&](const std::string &path) {
     auto extra = llvm::MemoryBuffer::getFile(path);
     if (!extra)
@@ -370,7 +386,10 @@ LogicalResult megagraph::linkExecutable(llvm::StringRef objectPath,
             "found) or pass --runtime-dir";
     return failure();
   }
-  addLinkFile(options.runtimeLibDir + "/megagraph_rt.link");
+  if (training) {
+    addLinkFile(options.runtimeLibDir + "/megagraph_driver.link");
+    addLinkFile(options.runtimeLibDir + "/megagraph_rt.link");
+  }
   SmallVector<StringRef> refs(args.begin(), args.end());
   std::string message;
   int rc =
