@@ -130,19 +130,12 @@ struct GTDataParallelPass
     Location loc = grad.getLoc();
     Builder h{b, loc};
 
-    // 1. The grid, and the plan for the driver.
+    // 1. The grid, and the plan for the driver (mgrt_plan, written by the
+    // entry shim from `gt.plan`).
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPointToStart(module.getBody());
     shard::GridOp::create(mb, loc, kGrid, ArrayRef<int64_t>{dp});
     mb.setInsertionPoint(grad);
-    auto planFn = func::FuncOp::create(mb, loc, "megagraph_plan_dp",
-                                       mb.getFunctionType({}, mb.getI64Type()));
-    {
-      OpBuilder fb(planFn.getContext());
-      fb.setInsertionPointToStart(planFn.addEntryBlock());
-      Value v = arith::ConstantIntOp::create(fb, loc, fb.getI64Type(), dp);
-      func::ReturnOp::create(fb, loc, v);
-    }
     // The plan megagraph-compile attached (it may have more axes, e.g. cp)
     // stays; a module without one gets this pass's.
     if (!module->getAttrOfType<gt::PlanAttr>("gt.plan"))
