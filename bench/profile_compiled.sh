@@ -12,8 +12,8 @@
 # with the default allocator and with glibc malloc keeping freed memory,
 # then once single-threaded with program-counter sampling, attributed by
 # bench/profile/attribute_samples.py to functions and to the ops of the
-# lowered IR (megagraph-opt, the pipeline of lib/Target/Cpu/CpuCompiler.cpp
-# up to convert-linalg-to-loops). Needs megagraph-opt built in BUILD_DIR.
+# lowered IR (megagraph-opt, lower-cpu of lib/Pipelines/Pipelines.cpp up to
+# its loops: the bufferization part, kBufferPipeline). Needs megagraph-opt built in BUILD_DIR.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-bench}
@@ -58,8 +58,8 @@ g++ -O2 -I"$ROOT/runtime/include" "$P/shim.cpp" \
   "$BUILD_DIR/lib/libmegagraph_driver.a" "$BUILD_DIR/lib/libmegagraph_rt.a" -lopenblas -lpthread -lm -o "$P/m_prof"
 
 # 2. the lowered IR, to name the ops of the generated code
-PIPE=$(sed -n '/kLoweringPipeline =/,/;/p' "$ROOT/lib/Target/Cpu/CpuCompiler.cpp" |
-  grep -o '"[^"]*"' | tr -d '"\n' | sed 's/convert-linalg-to-loops.*//; s/,$//')
+PIPE=$(sed -n '/kBufferPipeline =/,/;/p' "$ROOT/lib/Pipelines/Pipelines.cpp" |
+  grep -o '"[^"]*"' | tr -d '"\n' | sed 's/,$//')
 "$BUILD_DIR/bin/megagraph-compile" "$D/model.onnx" --emit=gt -o "$P/model.gt.mlir"
 "$BUILD_DIR/bin/megagraph-opt" "$P/model.gt.mlir" \
   --mlir-elide-resource-strings-if-larger=16 \

@@ -1,18 +1,19 @@
-//===- CpuCompiler.h - From gt/TOSA modules to CPU executables --*- C++ -*-===//
+//===- Executable.h - From a raised module to an executable -----*- C++ -*-===//
 //
-// Part of MegaGraph. The back half of megagraph-compile for --target cpu:
-// lower a raised module to the LLVM dialect (gt-decompose, tosa-to-linalg,
-// one-shot bufferization, buffer deallocation, LLVM conversion), translate
+// Part of MegaGraph. The back half of megagraph-compile, shared by every
+// target (lib/Target/Common): lower a raised module to the LLVM dialect
+// with the backend's pipeline (megagraph/Target/TargetBackend.h), translate
 // and optimize it with LLVM, emit an object file, generate the entry shim
 // that tells the runtime driver the model's inputs and outputs, and link
-// everything with libmegagraph_rt into an executable.
+// everything with the runtime into an executable.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MEGAGRAPH_TARGET_CPUCOMPILER_H
-#define MEGAGRAPH_TARGET_CPUCOMPILER_H
+#ifndef MEGAGRAPH_TARGET_EXECUTABLE_H
+#define MEGAGRAPH_TARGET_EXECUTABLE_H
 
 #include "megagraph/Plan/ParallelPlan.h"
+#include "megagraph/Target/TargetBackend.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -27,35 +28,6 @@ class LLVMContext;
 } // namespace llvm
 
 namespace megagraph {
-
-/// Options of the CPU back end.
-/// Where the compiled step runs.
-enum class Target { Cpu, Cuda };
-
-struct CpuCompileOptions {
-  /// --target: the host CPU, or an NVIDIA GPU (the host code only launches
-  /// kernels; every buffer is device memory).
-  Target target = Target::Cpu;
-  /// --target cuda: the PTX target chip (the driver JIT-compiles the PTX
-  /// for the GPU at hand, so any later chip runs it too) and the CUDA
-  /// toolkit (for libdevice, when the kernels call into it).
-  std::string cudaChip = "sm_80";
-  std::string cudaPath = "/usr/local/cuda";
-  /// Testing (--target cpu only): run the loop nests through
-  /// gt-gpu-offload's kernels, emulated as host loops over blocks and
-  /// threads, so the GPU indexing is checked on a machine without a GPU.
-  bool emulateGpuOnHost = false;
-  /// Decompose gt.attention into explicit scores instead of calling the
-  /// fused runtime kernel (the reference path).
-  bool referenceAttention = false;
-  /// LLVM optimization level (0-3).
-  unsigned optLevel = 3;
-  /// Where libmegagraph_rt.a and megagraph/Runtime.h are.
-  std::string runtimeLibDir;
-  std::string runtimeIncludeDir;
-  /// The C++ compiler driver used to compile the entry shim and link.
-  std::string cxx = "c++";
-};
 
 /// One graph input or output: its name, runtime dtype enumerator (e.g.
 /// "MGRT_F32"), static shape, and its mgrt_tensor_role and role index
@@ -88,15 +60,17 @@ struct ModelSignature {
 /// for dynamic shapes or unsupported element types.
 mlir::FailureOr<ModelSignature> getModelSignature(mlir::ModuleOp module);
 
-/// Lowers a module of gt/TOSA/linalg/ml_program ops to the LLVM dialect.
+/// Lowers a module of gt/TOSA/linalg/ml_program ops to the LLVM dialect
+/// with the backend's pipeline.
 mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
-                                       const CpuCompileOptions &options);
+                                       const TargetBackend &backend,
+                                       const CompileOptions &options);
 
 /// Translates an LLVM-dialect module to LLVM IR and optimizes it for the
 /// host CPU.
-std::unique_ptr<llvm::Module>
-translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
-                  const CpuCompileOptions &options);
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                const CompileOptions &options);
 
 /// Writes an object file for the host.
 mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef path,
@@ -104,27 +78,29 @@ mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef path,
 
 /// Writes the C++ entry shim: model signature tables (mgrt_model_info) and
 /// `main()` calling `mgrt_main`, or `mgrt_infer_main` for a model without a
-/// training step (needsTrainingDriver). For `Target::Cuda` every entry runs
-/// through mgrt_cuda_run_entry (host tensors in and out).
+/// training step (needsTrainingDriver). A staging backend wraps every
+/// entry (TargetBackend::writeEntryStaging).
 mlir::LogicalResult writeEntryShim(const ModelSignature &signature,
                                    llvm::StringRef modelName,
-                                   llvm::StringRef path, std::string &error,
-                                   Target target = Target::Cpu);
+                                   llvm::StringRef path,
+                                   const TargetBackend &backend,
+                                   std::string &error);
 
 /// Whether the executable runs the training driver (mgrt_main): the model
 /// has a plan, pipeline stage entries or a `loss` output. Otherwise its shim
 /// calls mgrt_infer_main and it links neither METIS, zlib nor MPI.
 bool needsTrainingDriver(const ModelSignature &signature);
 
-/// Compiles the shim and links it with `objectPath`, the runtime and its
-/// driver; `training` (needsTrainingDriver) adds the training driver's
-/// libraries.
+/// Compiles the shim and links it with `objectPath`, the backend's
+/// runtime, the runtime and its driver; `training` (needsTrainingDriver)
+/// adds the training driver's libraries.
 mlir::LogicalResult linkExecutable(llvm::StringRef objectPath,
                                    llvm::StringRef shimPath,
                                    llvm::StringRef outputPath, bool training,
-                                   const CpuCompileOptions &options,
+                                   const TargetBackend &backend,
+                                   const CompileOptions &options,
                                    std::string &error);
 
 } // namespace megagraph
 
-#endif // MEGAGRAPH_TARGET_CPUCOMPILER_H
+#endif // MEGAGRAPH_TARGET_EXECUTABLE_H
