@@ -20,8 +20,10 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
+#include "megagraph/Support/TosaBuilder.h"
 
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -39,7 +41,7 @@ using namespace megagraph;
 namespace {
 
 /// Name of the data-parallel grid.
-constexpr StringLiteral kGrid = abi::kDataParallelGrid;
+constexpr StringLiteral kGrid = gt::kDataParallelGrid;
 
 /// One flattened value to reduce and where its result goes.
 struct Piece {
@@ -62,12 +64,7 @@ struct Builder {
     return RankedTensorType::get(shape, b.getF32Type());
   }
   Value reshape(Value v, ArrayRef<int64_t> shape) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (t.getShape() == shape)
-      return v;
-    ImplicitLocOpBuilder ib(loc, b);
-    return tosa::ReshapeOp::create(b, loc, t.clone(shape), v,
-                                   tosa::getTosaConstShape(ib, shape));
+    return TosaBuilder(b, loc).reshape(v, shape);
   }
   Value flatten(Value v) {
     return reshape(v, {cast<RankedTensorType>(v.getType()).getNumElements()});
