@@ -1,6 +1,6 @@
 //===- GTContextParallel.cpp - Shard the node dimension over cp -*- C++ -*-===//
 //
-// Part of MegaGraph. Context parallelism (issue 7) on the forward @main,
+// Part of MegaGraph. Context parallelism on the forward @main,
 // before gt-autodiff. Each of the cp ranks of a cp group holds S / cp rows
 // (nodes) of every sequence: this pass finds the values that carry the node
 // dimension, by propagation from gt.attention through the row-local ops,

@@ -160,7 +160,7 @@ cl::opt<bool> cudaEmulate(
     cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                            cl::Prefix, cl::init(3), cl::cat(category));
-// The plan search (issue 9, PlanChoice.cpp).
+// The plan search (PlanChoice.cpp).
 cl::opt<int64_t> devices(
     "devices",
     cl::desc("Devices (MPI ranks) to train on: without --plan the plan "
@@ -207,7 +207,7 @@ llvm::Error parsePlan(StringRef spec) {
   return megagraph::checkPlanImplemented(plan);
 }
 
-/// Pipeline stage boundaries without --plan stages= (issue 8).
+/// Pipeline stage boundaries without --plan stages=.
 cl::opt<std::string> pipelineBalance(
     "pp-balance",
     cl::desc("Pipeline stage boundaries without --plan stages=: cost (the "
