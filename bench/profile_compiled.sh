@@ -12,8 +12,8 @@
 # with the default allocator and with glibc malloc keeping freed memory,
 # then once single-threaded with program-counter sampling, attributed by
 # bench/profile/attribute_samples.py to functions and to the ops of the
-# lowered IR (megagraph-opt, the pipeline of lib/Target/Cpu/CpuCompiler.cpp
-# up to convert-linalg-to-loops). Needs megagraph-opt built in BUILD_DIR.
+# lowered IR (megagraph-opt, lower-cpu of lib/Pipelines/Pipelines.cpp up to
+# its loops: the bufferization part, kBufferPipeline). Needs megagraph-opt built in BUILD_DIR.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-bench}
@@ -44,7 +44,7 @@ print("static void entry(void **d) { _mlir_ciface_megagraph_model(%s); }"
 print("static const mgrt_tensor_info inputs[] = {%s};" % ", ".join(map(info, ins)))
 print("static const mgrt_tensor_info outputs[] = {%s};" % ", ".join(map(info, outs)))
 print('static const mgrt_model_info model = {"model", %d, inputs, %d, outputs, entry};' % (len(ins), len(outs)))
-print("int main(int argc, char **argv) { return mgrt_main(argc, argv, &model); }")
+print("int main(int argc, char **argv) { return mgrt_infer_main(argc, argv, &model); }")
 PYEOF
 WRAP=()
 for s in _mlir_ciface_mgrt_attention_f32 _mlir_ciface_mgrt_matmul_f32 \
@@ -55,11 +55,11 @@ for s in _mlir_ciface_mgrt_attention_f32 _mlir_ciface_mgrt_matmul_f32 \
 done
 g++ -O2 -I"$ROOT/runtime/include" "$P/shim.cpp" \
   "$ROOT/bench/profile/kernel_timers.cpp" "$P/model.o" "${WRAP[@]}" \
-  "$BUILD_DIR/lib/libmegagraph_rt.a" -lopenblas -lpthread -lm -o "$P/m_prof"
+  "$BUILD_DIR/lib/libmegagraph_driver.a" "$BUILD_DIR/lib/libmegagraph_rt.a" -lopenblas -lpthread -lm -o "$P/m_prof"
 
 # 2. the lowered IR, to name the ops of the generated code
-PIPE=$(sed -n '/kLoweringPipeline =/,/;/p' "$ROOT/lib/Target/Cpu/CpuCompiler.cpp" |
-  grep -o '"[^"]*"' | tr -d '"\n' | sed 's/convert-linalg-to-loops.*//; s/,$//')
+PIPE=$(sed -n '/kBufferPipeline =/,/;/p' "$ROOT/lib/Pipelines/Pipelines.cpp" |
+  grep -o '"[^"]*"' | tr -d '"\n' | sed 's/,$//')
 "$BUILD_DIR/bin/megagraph-compile" "$D/model.onnx" --emit=gt -o "$P/model.gt.mlir"
 "$BUILD_DIR/bin/megagraph-opt" "$P/model.gt.mlir" \
   --mlir-elide-resource-strings-if-larger=16 \

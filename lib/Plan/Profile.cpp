@@ -143,31 +143,32 @@ bool megagraph::getBuiltinProfile(StringRef name, HardwareProfile &profile) {
   return true;
 }
 
-std::string megagraph::loadProfile(StringRef nameOrFile,
-                                   HardwareProfile &profile) {
+llvm::Expected<HardwareProfile> megagraph::loadProfile(StringRef nameOrFile) {
+  HardwareProfile profile;
   if (getBuiltinProfile(nameOrFile, profile))
-    return "";
+    return profile;
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError("--profile " + nameOrFile + ": " + why);
+  };
   auto buffer = llvm::MemoryBuffer::getFile(nameOrFile);
   if (!buffer)
-    return "--profile " + nameOrFile.str() + ": neither a built-in profile (" +
-           llvm::join(builtinProfileNames(), ", ") + ") nor a readable file";
+    return fail("neither a built-in profile (" +
+                llvm::join(builtinProfileNames(), ", ") +
+                ") nor a readable file");
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json)
-    return "--profile " + nameOrFile.str() +
-           ": invalid JSON: " + llvm::toString(json.takeError());
+    return fail("invalid JSON: " + llvm::toString(json.takeError()));
   llvm::json::Path::Root root;
   if (!fromJSON(*json, profile, root))
-    return "--profile " + nameOrFile.str() +
-           ": not a hardware profile: " + llvm::toString(root.getError());
+    return fail("not a hardware profile: " + llvm::toString(root.getError()));
   if (profile.gemmFlops <= 0 || profile.memoryBandwidth <= 0)
-    return "--profile " + nameOrFile.str() +
-           ": gemm_flops and memory_bandwidth must be positive";
+    return fail("gemm_flops and memory_bandwidth must be positive");
   if (profile.attentionFlops <= 0)
     profile.attentionFlops = profile.gemmFlops;
   if (profile.smallGemmFlops <= 0)
     profile.smallGemmFlops = profile.gemmFlops;
-  return "";
+  return profile;
 }
 
 llvm::json::Value megagraph::toJSON(const HardwareProfile &p) {

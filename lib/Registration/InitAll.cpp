@@ -9,7 +9,6 @@
 #include "megagraph/Dialect/GT/GTBufferization.h"
 #include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Dialect/GT/GTGradients.h"
-#include "megagraph/Dialect/GT/GTSharding.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Pipelines/Pipelines.h"
 
@@ -115,7 +114,6 @@ void megagraph::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::linalg::registerShardingInterfaceExternalModels(registry);
   mlir::tensor::registerShardingInterfaceExternalModels(registry);
   mlir::tosa::registerShardingInterfaceExternalModels(registry);
-  gt::registerShardingInterfaceExternalModels(registry); // gt.attention (cp)
   mlir::func::registerAllExtensions(registry);
   mlir::tensor::registerAllExtensions(registry);
 }

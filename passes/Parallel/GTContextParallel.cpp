@@ -1,6 +1,6 @@
 //===- GTContextParallel.cpp - Shard the node dimension over cp -*- C++ -*-===//
 //
-// Part of MegaGraph. Context parallelism (issue 7) on the forward @main,
+// Part of MegaGraph. Context parallelism on the forward @main,
 // before gt-autodiff. Each of the cp ranks of a cp group holds S / cp rows
 // (nodes) of every sequence: this pass finds the values that carry the node
 // dimension, by propagation from gt.attention through the row-local ops,
@@ -271,9 +271,10 @@ struct GTContextParallelPass
                        "(run it before gt-autodiff)");
       return signalPassFailure();
     }
-    if (module.lookupSymbol("megagraph_plan_cp")) {
-      module.emitError("gt-context-parallel: the module already has "
-                       "@megagraph_plan_cp (the pass ran twice?)");
+    if (module.lookupSymbol(kContextParallelGrid)) {
+      module.emitError() << "gt-context-parallel: the module already has a "
+                            "symbol @"
+                         << kContextParallelGrid << " (the pass ran twice?)";
       return signalPassFailure();
     }
 
@@ -431,7 +432,7 @@ struct GTContextParallelPass
     main.setType(FunctionType::get(
         &getContext(), main.getBody().front().getArgumentTypes(), results));
 
-    // 5. Mark the attentions; the plan function for the driver.
+    // 5. Mark the attentions; the grid.
     OpBuilder b(&getContext());
     auto cpAttr = b.getDictionaryAttr(
         {b.getNamedAttr("size", b.getI64IntegerAttr(cp)),
@@ -446,14 +447,6 @@ struct GTContextParallelPass
     b.setInsertionPointToStart(module.getBody());
     shard::GridOp::create(b, main.getLoc(), kContextParallelGrid,
                           ArrayRef<int64_t>{dp, cp});
-    b.setInsertionPoint(main);
-    auto planFn = func::FuncOp::create(b, main.getLoc(), "megagraph_plan_cp",
-                                       b.getFunctionType({}, b.getI64Type()));
-    OpBuilder fb(&getContext());
-    fb.setInsertionPointToStart(planFn.addEntryBlock());
-    Value v = arith::ConstantIntOp::create(fb, main.getLoc(), fb.getI64Type(),
-                                           static_cast<int64_t>(cp));
-    func::ReturnOp::create(fb, main.getLoc(), v);
   }
 };
 

@@ -20,8 +20,10 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
+#include "megagraph/Support/TosaBuilder.h"
 
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -39,7 +41,7 @@ using namespace megagraph;
 namespace {
 
 /// Name of the data-parallel grid.
-constexpr StringLiteral kGrid = abi::kDataParallelGrid;
+constexpr StringLiteral kGrid = gt::kDataParallelGrid;
 
 /// One flattened value to reduce and where its result goes.
 struct Piece {
@@ -62,12 +64,7 @@ struct Builder {
     return RankedTensorType::get(shape, b.getF32Type());
   }
   Value reshape(Value v, ArrayRef<int64_t> shape) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (t.getShape() == shape)
-      return v;
-    ImplicitLocOpBuilder ib(loc, b);
-    return tosa::ReshapeOp::create(b, loc, t.clone(shape), v,
-                                   tosa::getTosaConstShape(ib, shape));
+    return TosaBuilder(b, loc).reshape(v, shape);
   }
   Value flatten(Value v) {
     return reshape(v, {cast<RankedTensorType>(v.getType()).getNumElements()});
@@ -130,19 +127,12 @@ struct GTDataParallelPass
     Location loc = grad.getLoc();
     Builder h{b, loc};
 
-    // 1. The grid, and the plan for the driver.
+    // 1. The grid, and the plan for the driver (mgrt_plan, written by the
+    // entry shim from `gt.plan`).
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPointToStart(module.getBody());
     shard::GridOp::create(mb, loc, kGrid, ArrayRef<int64_t>{dp});
     mb.setInsertionPoint(grad);
-    auto planFn = func::FuncOp::create(mb, loc, "megagraph_plan_dp",
-                                       mb.getFunctionType({}, mb.getI64Type()));
-    {
-      OpBuilder fb(planFn.getContext());
-      fb.setInsertionPointToStart(planFn.addEntryBlock());
-      Value v = arith::ConstantIntOp::create(fb, loc, fb.getI64Type(), dp);
-      func::ReturnOp::create(fb, loc, v);
-    }
     // The plan megagraph-compile attached (it may have more axes, e.g. cp)
     // stays; a module without one gets this pass's.
     if (!module->getAttrOfType<gt::PlanAttr>("gt.plan"))

@@ -124,11 +124,13 @@ struct GTPipelineSplitPass
                        << ", mb=" << static_cast<int64_t>(microBatches);
       return signalPassFailure();
     }
-    HardwareProfile hw;
-    if (std::string error = loadProfile(profile, hw); !error.empty()) {
-      module.emitError("gt-pipeline-split: ") << error;
+    llvm::Expected<HardwareProfile> loaded = loadProfile(profile);
+    if (!loaded) {
+      module.emitError("gt-pipeline-split: ")
+          << llvm::toString(loaded.takeError());
       return signalPassFailure();
     }
+    const HardwareProfile &hw = *loaded;
     // CPU ranks share the node's cores (the profile's rates are the whole
     // node's); a GPU rank owns its device.
     const double share = hw.computeShare(pp);

@@ -12,6 +12,7 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Plan/ParallelPlan.h"
 
 namespace megagraph {
@@ -28,11 +29,6 @@ namespace {
 
 struct GTSetPlan : public megagraph::impl::GTSetPlanBase<GTSetPlan> {
   using GTSetPlanBase::GTSetPlanBase;
-
-  /// #gt.plan needs the gt dialect, also in a module without gt ops.
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gt::GTDialect>();
-  }
 
   void runOnOperation() override {
     ParallelPlan parsed;

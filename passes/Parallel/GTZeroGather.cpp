@@ -27,8 +27,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
+#include "megagraph/Support/TosaBuilder.h"
 
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -45,19 +47,14 @@ using namespace megagraph;
 
 namespace {
 
-constexpr StringLiteral kGrid = abi::kDataParallelGrid;
+constexpr StringLiteral kGrid = gt::kDataParallelGrid;
 
 RankedTensorType f32(OpBuilder &b, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, b.getF32Type());
 }
 
 Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
-  auto t = cast<RankedTensorType>(v.getType());
-  if (t.getShape() == shape)
-    return v;
-  ImplicitLocOpBuilder ib(loc, b);
-  return tosa::ReshapeOp::create(b, loc, t.clone(shape), v,
-                                 tosa::getTosaConstShape(ib, shape));
+  return TosaBuilder(b, loc).reshape(v, shape);
 }
 
 /// One bucket: its parameters and their sizes, from `gt.zero_shard`.

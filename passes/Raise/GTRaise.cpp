@@ -14,6 +14,7 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Support/TosaBuilder.h"
 
 #include "llvm/ADT/Statistic.h"
 
@@ -677,12 +678,7 @@ struct RaiseDegreeEmbedding : OpRewritePattern<tosa::AddOp> {
 
 Value buildReshape(PatternRewriter &rewriter, Location loc, Value v,
                    ArrayRef<int64_t> shape) {
-  if (shapeOf(v) == shape)
-    return v;
-  Value s = tosa::getTosaConstShape(rewriter, loc, shape);
-  auto type = RankedTensorType::get(
-      shape, cast<RankedTensorType>(v.getType()).getElementType());
-  return tosa::ReshapeOp::create(rewriter, loc, type, v, s);
+  return TosaBuilder(rewriter, loc).reshape(v, shape);
 }
 
 Value buildTranspose(PatternRewriter &rewriter, Location loc, Value v,

@@ -50,6 +50,23 @@ int checkGraphHeader(const mgrt_graph *g, const char *who, char *err,
   return MGRT_OK;
 }
 
+int checkGraphRow(const mgrt_graph *g, int64_t u, const char *who, char *err,
+                  size_t errlen) {
+  const int64_t n = g->num_nodes;
+  const int64_t b = g->row_ptr[u], e = g->row_ptr[u + 1];
+  if (b > e || e > g->num_edges)
+    return dataFail(err, errlen, MGRT_ERR_FORMAT,
+                    "%s: row %lld breaks the CSR contract; see "
+                    "mgrt_graph_check",
+                    who, (long long)u);
+  for (int64_t k = b; k < e; ++k)
+    if (g->col_idx[k] < 0 || g->col_idx[k] >= n)
+      return dataFail(err, errlen, MGRT_ERR_FORMAT,
+                      "%s: col_idx[%lld] = %lld is out of range [0, %lld)", who,
+                      (long long)k, (long long)g->col_idx[k], (long long)n);
+  return MGRT_OK;
+}
+
 } // namespace mgrt
 
 using namespace mgrt;

@@ -27,6 +27,12 @@ int dataFail(char *err, size_t errlen, int code, const char *fmt, ...)
 int checkGraphHeader(const mgrt_graph *g, const char *who, char *err,
                      size_t errlen);
 
+/// Checks row `u` of a graph that passed checkGraphHeader: row_ptr[u] <=
+/// row_ptr[u + 1] <= num_edges and every col_idx of the row in [0, N).
+/// MGRT_ERR_FORMAT with the row or edge at fault (`who` names the caller).
+int checkGraphRow(const mgrt_graph *g, int64_t u, const char *who, char *err,
+                  size_t errlen);
+
 /// splitmix64 step: advances `state` and returns the next output.
 inline uint64_t splitmix64(uint64_t &state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);

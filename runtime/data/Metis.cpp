@@ -30,19 +30,11 @@ int symmetrize(const mgrt_graph *g, std::vector<idx_t> &xadj,
   const int64_t n = g->num_nodes;
   std::vector<int64_t> count(n + 1, 0);
   for (int64_t u = 0; u < n; ++u) {
+    if (int rc = checkGraphRow(g, u, "mgrt_partition_metis", err, errlen))
+      return rc;
     const int64_t b = g->row_ptr[u], e = g->row_ptr[u + 1];
-    if (b > e || e > g->num_edges)
-      return dataFail(err, errlen, MGRT_ERR_FORMAT,
-                      "mgrt_partition_metis: row %lld breaks the CSR "
-                      "contract; see mgrt_graph_check",
-                      (long long)u);
     for (int64_t k = b; k < e; ++k) {
       const int64_t v = g->col_idx[k];
-      if (v < 0 || v >= n)
-        return dataFail(err, errlen, MGRT_ERR_FORMAT,
-                        "mgrt_partition_metis: col_idx[%lld] = %lld is out "
-                        "of range [0, %lld)",
-                        (long long)k, (long long)v, (long long)n);
       if (v != u)
         ++count[u + 1], ++count[v + 1];
     }
@@ -233,19 +225,11 @@ int mgrt_partition_edge_cut(const mgrt_graph *g, const int64_t *order,
   }
   int64_t c = 0;
   for (int64_t u = 0; u < n; ++u) {
+    if (int rc = checkGraphRow(g, u, "mgrt_partition_edge_cut", err, errlen))
+      return rc;
     const int64_t b = g->row_ptr[u], e = g->row_ptr[u + 1];
-    if (b > e || e > g->num_edges)
-      return dataFail(err, errlen, MGRT_ERR_FORMAT,
-                      "mgrt_partition_edge_cut: row %lld breaks the CSR "
-                      "contract; see mgrt_graph_check",
-                      (long long)u);
     for (int64_t k = b; k < e; ++k) {
       const int64_t v = g->col_idx[k];
-      if (v < 0 || v >= n)
-        return dataFail(err, errlen, MGRT_ERR_FORMAT,
-                        "mgrt_partition_edge_cut: col_idx[%lld] = %lld is "
-                        "out of range [0, %lld)",
-                        (long long)k, (long long)v, (long long)n);
       c += v != u && seq[u] != seq[v];
     }
   }

@@ -39,9 +39,10 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
     return planError("--device-memory needs a positive byte count such as "
                      "17179869184, 16GiB or 80GB, got '" +
                      request.deviceMemory + "'");
-  HardwareProfile profile;
-  if (std::string e = loadProfile(request.profile, profile); !e.empty())
-    return planError(e);
+  llvm::Expected<HardwareProfile> loaded = loadProfile(request.profile);
+  if (!loaded)
+    return planError(llvm::toString(loaded.takeError()));
+  HardwareProfile profile = std::move(*loaded);
   if (request.devices < 0)
     return planError("--devices must be positive");
 

@@ -27,7 +27,9 @@
 #include "megagraph/Pipelines/Pipelines.h"
 #include "megagraph/Plan/ParallelPlan.h"
 #include "megagraph/Plan/Profile.h"
-#include "megagraph/Target/CpuCompiler.h"
+#include "megagraph/Target/CpuTarget.h"
+#include "megagraph/Target/CudaTarget.h"
+#include "megagraph/Target/Executable.h"
 
 #include "PlanChoice.h"
 
@@ -223,7 +225,7 @@ cl::opt<bool> cudaEmulate(
     cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                            cl::Prefix, cl::init(3), cl::cat(category));
-// The plan search (issue 9, PlanChoice.cpp).
+// The plan search (PlanChoice.cpp).
 cl::opt<int64_t> devices(
     "devices",
     cl::desc("Devices (MPI ranks) to train on: without --plan the plan "
@@ -270,7 +272,7 @@ llvm::Error parsePlan(StringRef spec) {
   return megagraph::checkPlanImplemented(plan);
 }
 
-/// Pipeline stage boundaries without --plan stages= (issue 8).
+/// Pipeline stage boundaries without --plan stages=.
 cl::opt<std::string> pipelineBalance(
     "pp-balance",
     cl::desc("Pipeline stage boundaries without --plan stages=: cost (the "
@@ -329,18 +331,25 @@ private:
 
 /// --emit=llvm|obj|exe: lower, translate, and write or link.
 int compileForCpu(ModuleOp module) {
-  megagraph::CpuCompileOptions options;
+  megagraph::CompileOptions options;
   options.referenceAttention = referenceAttention;
   options.optLevel = std::min(3u, optLevel.getValue());
   options.runtimeLibDir = runtimeDir;
   options.runtimeIncludeDir = MEGAGRAPH_RUNTIME_INCLUDE_DIR;
-  options.target = target;
-  options.cudaChip = cudaArch;
-  options.emulateGpuOnHost = cudaEmulate;
+  std::unique_ptr<megagraph::TargetBackend> backend;
+  if (target == megagraph::Target::Cuda) {
+    megagraph::CudaTargetOptions cuda;
+    cuda.chip = cudaArch;
+    backend = megagraph::createCudaTargetBackend(cuda);
+  } else {
+    megagraph::CpuTargetOptions cpu;
+    cpu.emulateGpuOnHost = cudaEmulate;
+    backend = megagraph::createCpuTargetBackend(cpu);
+  }
   FailureOr<megagraph::ModelSignature> signature =
       megagraph::getModelSignature(module);
   if (failed(signature) ||
-      failed(megagraph::lowerToLLVMDialect(module, options)))
+      failed(megagraph::lowerToLLVMDialect(module, *backend, options)))
     return 1;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -374,10 +383,12 @@ int compileForCpu(ModuleOp module) {
   FileRemover removeObj(objPath), removeShim(shimPath);
   std::string modelName = sys::path::stem(inputFile).str();
   if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)) ||
-      failed(megagraph::writeEntryShim(*signature, modelName, shimPath, error,
-                                       target)) ||
-      failed(megagraph::linkExecutable(objPath, shimPath, outputFile, options,
-                                       error)))
+      failed(megagraph::writeEntryShim(*signature, modelName, shimPath,
+                                       *backend, error)) ||
+      failed(
+          megagraph::linkExecutable(objPath, shimPath, outputFile,
+                                    megagraph::needsTrainingDriver(*signature),
+                                    *backend, options, error)))
     return toolError(error);
   return 0;
 }

@@ -14,15 +14,15 @@
 #ifndef MEGAGRAPH_PASSES_CONTEXTPARALLEL_H
 #define MEGAGRAPH_PASSES_CONTEXTPARALLEL_H
 
+#include "megagraph/Dialect/GT/GTNames.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace megagraph {
 
-/// Unit attribute that gt-context-parallel puts on @main.
-constexpr llvm::StringLiteral kContextParallelSeedAttr = "gt.cp_seed";
-/// The grid of gt-context-parallel: shape [dp, cp].
-constexpr llvm::StringLiteral kContextParallelGrid = "gt_cp";
+using gt::kContextParallelGrid;
+using gt::kContextParallelSeedAttr;
 
 /// The loss-gradient seed of this rank, n_r / max(1, N) of type `lossType`
 /// (a 0-d float tensor), where n_r counts the true entries of `mask` and N

@@ -495,6 +495,8 @@ def GTSetPlan : Pass<"gt-set-plan", "::mlir::ModuleOp"> {
     Option<"plan", "plan", "std::string", /*default=*/"\"\"",
            "The plan in --plan syntax (\"dp=2,pp=2,mb=4\")">,
   ];
+  // #gt.plan needs the gt dialect, also in a module without gt ops.
+  let dependentDialects = ["::megagraph::gt::GTDialect"];
 }
 
 def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {

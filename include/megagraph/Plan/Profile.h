@@ -13,6 +13,7 @@
 #define MEGAGRAPH_PLAN_PROFILE_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
@@ -80,9 +81,9 @@ struct HardwareProfile {
 std::vector<std::string> builtinProfileNames();
 /// A built-in profile by name (case-insensitive); false if unknown.
 bool getBuiltinProfile(llvm::StringRef name, HardwareProfile &profile);
-/// A built-in name or a JSON file written by megagraph-profile. Returns an
-/// error message or "".
-std::string loadProfile(llvm::StringRef nameOrFile, HardwareProfile &profile);
+/// A built-in name or a JSON file written by megagraph-profile; the error
+/// names the --profile value and what is wrong with it.
+llvm::Expected<HardwareProfile> loadProfile(llvm::StringRef nameOrFile);
 
 llvm::json::Value toJSON(const HardwareProfile &profile);
 bool fromJSON(const llvm::json::Value &value, HardwareProfile &profile,

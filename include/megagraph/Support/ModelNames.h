@@ -2,8 +2,8 @@
 //
 // Part of MegaGraph. The names the training and parallelism passes give
 // the values the runtime's driver binds (megagraph/ModelABI.h, shared with
-// the runtime), as LLVM strings, and the names of the device grids that
-// more than one pass refers to.
+// the runtime), as LLVM strings. The grids' names are the dialect's
+// (megagraph/Dialect/GT/GTNames.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +26,6 @@ constexpr llvm::StringLiteral kLoss = MGRT_NAME_LOSS;
 constexpr llvm::StringLiteral kCorrect = MGRT_NAME_CORRECT;
 constexpr llvm::StringLiteral kEvalCorrect = MGRT_NAME_EVAL_CORRECT;
 constexpr llvm::StringLiteral kGradientPrefix = MGRT_PREFIX_GRADIENT;
-
-/// The grid gt-data-parallel creates and gt-zero-gather gathers over:
-/// shape [dp x cp], every rank whose gradients are summed.
-constexpr llvm::StringLiteral kDataParallelGrid = "gt_dp";
 
 /// "grad:<param>": the gradient of parameter `param`.
 inline std::string gradientName(llvm::StringRef param) {

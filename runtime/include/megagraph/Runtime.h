@@ -13,10 +13,12 @@
  *            break its contract (shapes, innermost stride) is a compiler bug:
  *            it prints the reason to stderr and aborts.
  *   tensors  a host tensor and .npy (format v1/v2/v3) read / write.
- *   driver   mgrt_main, the command line of a compiled model.
+ *   driver   mgrt_main / mgrt_infer_main, the command line of a compiled
+ *            model (libmegagraph_driver).
  *
- * Link line for a compiled model: -lmegagraph_rt -lopenblas -lpthread
- * -lstdc++ -lm (or the CMake target `megagraph_rt`).
+ * Link line for an inference model: -lmegagraph_driver -lmegagraph_rt
+ * -lopenblas -lpthread -lstdc++ -lm; a training model adds METIS, zlib and
+ * MPI (or the CMake targets `megagraph_driver`, `megagraph_rt`).
  *
  * Threads: kernels run on one process-wide pool of MEGAGRAPH_NUM_THREADS
  * threads (default: hardware concurrency); OpenBLAS itself is set to one
@@ -314,8 +316,15 @@ typedef struct {
  *  outputs of the roles loss and correct (f32, one element each); SPEC is a
  *  generator "synthetic:sbm,..." (see mgrt_sbm_generate). Returns the
  *  process exit code: 0 ok, 1 usage / input / output / data error, 2 train
- *  on a model without a training step (no output `loss`). */
+ *  on a model without a training step (no output `loss`). In
+ *  libmegagraph_driver with the training driver, so it links METIS, zlib
+ *  and MPI. */
 int mgrt_main(int argc, char **argv, const mgrt_model_info *model);
+
+/** mgrt_main without the training driver, what models compiled without
+ *  --train call: the same command line, and --mode train exits with 2 (no
+ *  training step). Links neither METIS, zlib nor MPI. */
+int mgrt_infer_main(int argc, char **argv, const mgrt_model_info *model);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -309,7 +309,9 @@ TEST(Profile, BuiltinsAndJson) {
   EXPECT_GT(h200.deviceMemory, h100.deviceMemory);
   HardwareProfile none;
   EXPECT_FALSE(getBuiltinProfile("tpu", none));
-  EXPECT_NE(loadProfile("no-such-profile.json", none), "");
+  llvm::Expected<HardwareProfile> missing = loadProfile("no-such-profile.json");
+  EXPECT_FALSE(static_cast<bool>(missing));
+  EXPECT_NE(llvm::toString(missing.takeError()), "");
   // Ring all-reduce: 2 (n-1)/n of the bytes on the wire.
   EXPECT_NEAR(h100.allReduce(8, 1e9),
               14 * h100.intra.alpha + 2 * 7.0 / 8 * 1e9 * h100.intra.beta,

@@ -1,0 +1,77 @@
+//===- CudaTarget.cpp - The NVIDIA GPU target -----------------------------===//
+//
+// Part of MegaGraph. See megagraph/Target/CudaTarget.h. lower-cuda puts the
+// kernels into the object file as PTX; the shim wraps every entry in
+// mgrt_cuda_run_entry, which copies host tensors to the device and back,
+// and the executable links libmegagraph_cuda (megagraph_cuda.link, written
+// by runtime/cuda/CMakeLists.txt next to the runtime archive).
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Target/CudaTarget.h"
+
+#include "megagraph/Pipelines/Pipelines.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+/// --target cuda: kernels as PTX, entries staged on the device.
+class CudaTargetBackend final : public TargetBackend {
+public:
+  explicit CudaTargetBackend(const CudaTargetOptions &options)
+      : options(options) {}
+
+  llvm::StringRef getName() const override { return "cuda"; }
+
+  void buildLowerPipeline(OpPassManager &pm,
+                          const CompileOptions &common) const override {
+    LowerPipelineOptions lower;
+    lower.referenceAttention = common.referenceAttention;
+    lower.chip = options.chip;
+    lower.cudaPath = options.cudaPath;
+    buildLowerPassPipeline(pm, lower, /*cuda=*/true);
+  }
+
+  void writeShimIncludes(llvm::raw_ostream &os) const override {
+    os << "#include \"megagraph/RuntimeCuda.h\"\n";
+  }
+
+  bool stagesEntries() const override { return true; }
+
+  void writeEntryStaging(llvm::raw_ostream &os,
+                         const StagedEntry &e) const override {
+    os << "\nstatic void " << e.name << "(void **d) {\n  mgrt_cuda_run_entry("
+       << e.name << "_device, d, " << e.numIn << ", " << e.ins << ", "
+       << e.numOut << ", " << e.outs << ");\n}\n";
+  }
+
+  LogicalResult getRuntimeLinkFiles(const CompileOptions &common,
+                                    std::vector<std::string> &files,
+                                    std::string &error) const override {
+    std::string file = common.runtimeLibDir + "/megagraph_cuda.link";
+    if (!llvm::sys::fs::exists(file)) {
+      error = "--target cuda needs the CUDA runtime (megagraph_cuda.link in " +
+              common.runtimeLibDir +
+              "); build MegaGraph with CUDA (MEGAGRAPH_ENABLE_CUDA=ON, nvcc "
+              "found) or pass --runtime-dir";
+      return failure();
+    }
+    files.push_back(file);
+    return success();
+  }
+
+private:
+  CudaTargetOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend>
+megagraph::createCudaTargetBackend(const CudaTargetOptions &options) {
+  return std::make_unique<CudaTargetBackend>(options);
+}
