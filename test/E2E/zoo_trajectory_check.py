@@ -9,10 +9,8 @@ one folder) from the exported weights, and replays the same steps on the zoo's
 PyTorch module (`build()` with the exported weights, as
 zoo_gradient_check.py builds it) with `torch.optim.SGD`: every step's masked
 mean cross-entropy must agree to a relative --tolerance (1e-4). The binary
-reads the folder with `--mode train --data npy:DIR --log-json` where its
-driver has that data source; otherwise step k's loss is that of
-`--mode infer --repeat k` with the folder's files as inputs (each run is k
-training steps from the exported weights).
+reads the folder with `--mode train --data npy:DIR` (the same tensors every
+step) and logs each step's loss with `--log-json`.
 
 The compiled model trains what the importer makes parameters: each PyTorch
 parameter, where the exporter shared one initializer between parameters of
@@ -49,24 +47,6 @@ def masked_ce(out, labels, mask):
                                      labels.reshape(-1), reduction="none")
     w = mask.reshape(-1).to(out.dtype)
     return (ce * w).sum() / w.sum().clamp(min=1)
-
-
-def repeated_steps(exe, data, work, steps):
-    """The loss of each of `steps` training steps on the batch in `data`,
-    for a driver without `--data npy:DIR`: `--mode infer --repeat K` runs
-    the training step K times on the given inputs, from the exported
-    weights, and writes the last step's outputs."""
-    feeds = []
-    for f in sorted(os.listdir(data)):
-        feeds += ["--input", f"{f[:-4]}={os.path.join(data, f)}"]
-    losses = []
-    for k in range(1, steps + 1):
-        out = os.path.join(work, f"out{k}")
-        subprocess.run([exe, "--mode", "infer", "--repeat", str(k),
-                        "--output-dir", out, "--quiet"] + feeds, check=True,
-                       stdout=subprocess.DEVNULL)
-        losses.append(float(np.load(os.path.join(out, "loss.npy"))))
-    return losses
 
 
 def main():
@@ -120,18 +100,13 @@ def main():
     subprocess.run([args.compiler, onnx_path, "--train", "--optimizer", "sgd",
                     "--lr", str(args.lr), "--weight-decay", "0", "--loss",
                     "cross_entropy", "--emit=exe", "-o", exe], check=True)
-    usage = subprocess.run([exe, "--help"], capture_output=True,
-                           text=True).stdout
-    if "npy:" in usage:
-        log = os.path.join(args.work, "log.jsonl")
-        if os.path.exists(log):
-            os.remove(log)
-        subprocess.run([exe, "--mode", "train", "--data", "npy:" + data,
-                        "--steps", str(args.steps), "--log-json", log,
-                        "--quiet"], check=True, stdout=subprocess.DEVNULL)
-        losses = [json.loads(line).get("loss") for line in open(log)]
-    else:
-        losses = repeated_steps(exe, data, args.work, args.steps)
+    log = os.path.join(args.work, "log.jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    subprocess.run([exe, "--mode", "train", "--data", "npy:" + data,
+                    "--steps", str(args.steps), "--log-json", log, "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    losses = [json.loads(line).get("loss") for line in open(log)]
 
     # 3. The replay: same batch, same loss, torch.optim.SGD.
     opt = torch.optim.SGD(model.parameters(), lr=args.lr)
