@@ -22,12 +22,24 @@ branch) trains another parametrization (W' = s W with s from the
 BatchNorm, which SGD moves differently from W and s), which no replay of
 the module follows; zoo_gradient_check.py checks its gradients.
 
+With `--recipe adamw` both sides run the recipe of a GT paper instead:
+AdamW (lr 1e-3, weight decay 0.01) with 5 warmup steps and a cosine decay
+over the run (`--lr-schedule cosine --warmup-steps 5 --total-steps STEPS`,
+replayed with `LambdaLR` and the formula of transformers'
+`get_cosine_schedule_with_warmup`) and gradients clipped by their global norm
+(`--clip-grad-norm`, replayed with `clip_grad_norm_`) to half the global
+gradient norm at the exported weights, so that the clamp acts from the
+first step on. AdamW is elementwise
+and the clipping coefficient depends on the global norm only, so the
+exported layouts do not matter there either.
+
 usage: zoo_trajectory_check.py MEGAGRAPH_COMPILE WORKDIR ENTRY [STYLE]
-       [--steps 20] [--lr 0.01] [--tolerance 1e-4]
+       [--recipe sgd|adamw] [--steps 20] [--lr 0.01|1e-3] [--tolerance 1e-4]
 Prints `trajectory ENTRY STYLE: N steps, max relative difference E OK|FAIL`;
 exits 1 on FAIL.
 """
 import argparse
+import math
 import json
 import os
 import subprocess
@@ -56,9 +68,14 @@ def main():
     ap.add_argument("entry")
     ap.add_argument("style", nargs="?", default="torch113")
     ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--recipe", choices=["sgd", "adamw"], default="sgd")
+    ap.add_argument("--lr", type=float, default=None,
+                    help="0.01 for sgd, 1e-3 for adamw")
     ap.add_argument("--tolerance", type=float, default=1e-4)
     args = ap.parse_args()
+    if args.lr is None:
+        args.lr = 0.01 if args.recipe == "sgd" else 1e-3
+    warmup, decay = 5, 0.01
     os.makedirs(args.work, exist_ok=True)
     torch.set_num_threads(1)
     folder = os.path.join(ZOO, args.entry, args.style)
@@ -87,6 +104,16 @@ def main():
     mask = rng.random(items) < 0.7
     mask.reshape(-1)[0] = True
 
+    # The clipping threshold: half the global gradient norm at the exported
+    # weights, so that the clamp acts from the first step on.
+    t_labels = torch.from_numpy(labels)
+    t_mask = torch.from_numpy(mask)
+    masked_ce(out, t_labels, t_mask).backward()
+    norm0 = math.sqrt(sum(float((p.grad.double() ** 2).sum())
+                          for p in model.parameters() if p.grad is not None))
+    model.zero_grad(set_to_none=True)
+    clip = float(f"{0.5 * norm0:.3g}")
+
     # 2. The compiled run on that batch.
     data = os.path.join(args.work, "data")
     os.makedirs(data, exist_ok=True)
@@ -97,8 +124,13 @@ def main():
     # The step's accuracy over the other items (no effect on training).
     np.save(os.path.join(data, "eval_mask.npy"), (~mask).astype(np.float32))
     exe = os.path.join(args.work, "train")
-    subprocess.run([args.compiler, onnx_path, "--train", "--optimizer", "sgd",
-                    "--lr", str(args.lr), "--weight-decay", "0", "--loss",
+    recipe = (["--optimizer", "sgd", "--lr", str(args.lr), "--weight-decay",
+               "0"] if args.recipe == "sgd" else
+              ["--optimizer", "adamw", "--lr", str(args.lr), "--weight-decay",
+               str(decay), "--lr-schedule", "cosine", "--warmup-steps",
+               str(warmup), "--total-steps", str(args.steps),
+               "--clip-grad-norm", str(clip)])
+    subprocess.run([args.compiler, onnx_path, "--train", *recipe, "--loss",
                     "cross_entropy", "--emit=exe", "-o", exe], check=True)
     log = os.path.join(args.work, "log.jsonl")
     if os.path.exists(log):
@@ -108,10 +140,21 @@ def main():
                    check=True, stdout=subprocess.DEVNULL)
     losses = [json.loads(line).get("loss") for line in open(log)]
 
-    # 3. The replay: same batch, same loss, torch.optim.SGD.
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr)
-    t_labels = torch.from_numpy(labels)
-    t_mask = torch.from_numpy(mask)
+    # 3. The replay: same batch, same loss, the same torch.optim recipe.
+    params = [p for p in model.parameters() if p.requires_grad]
+    sched = None
+    if args.recipe == "sgd":
+        opt = torch.optim.SGD(params, lr=args.lr)
+    else:
+        opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=decay)
+
+        def cosine(s):  # transformers' get_cosine_schedule_with_warmup
+            if s < warmup:
+                return s / max(1, warmup)
+            p = (s - warmup) / max(1, args.steps - warmup)
+            return max(0.0, 0.5 * (1.0 + math.cos(math.pi * p)))
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, cosine)
+    clipped = 0
     worst = 0.0 if len(losses) == args.steps else float("inf")
     for t, ours in enumerate(losses[:args.steps], start=1):
         out = model(*inputs)
@@ -119,7 +162,11 @@ def main():
         loss = masked_ce(out, t_labels, t_mask)
         opt.zero_grad()
         loss.backward()
+        if args.recipe == "adamw":
+            clipped += float(torch.nn.utils.clip_grad_norm_(params, clip)) > clip
         opt.step()
+        if sched is not None:
+            sched.step()
         rel = (abs(ours - loss.item()) / max(abs(loss.item()), 1e-12)
                if ours is not None else float("inf"))
         if t in (1, args.steps) or rel > args.tolerance:
@@ -127,7 +174,11 @@ def main():
                   f"rel {rel:.2e}")
         worst = max(worst, rel)
     ok = worst <= args.tolerance
-    print(f"trajectory {args.entry} {args.style}: {len(losses)} steps, max "
+    if args.recipe == "adamw":
+        print(f"  clip-grad-norm {clip:g}: clipped {clipped} of "
+              f"{args.steps} steps")
+    print(f"trajectory {args.entry} {args.style} {args.recipe}: "
+          f"{len(losses)} steps, max "
           f"relative difference {worst:.2e} {'OK' if ok else 'FAIL'}")
     return 0 if ok else 1
 
