@@ -163,6 +163,24 @@ struct StepOutputs {
 /// --data npy:DIR: the user's tensors, one process, no graph data set.
 /// Logs as the graph loop does; `correct` and `eval_correct` are optional
 /// (regression losses have none).
+/// Allocates the step's input and output tensors with the model's shapes;
+/// on failure returns the message naming the tensor.
+std::string allocateTensors(const mgrt_model_info &model, State &st) {
+  st.inputs.assign(model.num_inputs, mgrt_tensor{});
+  st.outputs.assign(model.num_outputs, mgrt_tensor{});
+  for (int k = 0; k < 2; ++k) {
+    const int n = k ? model.num_outputs : model.num_inputs;
+    const mgrt_tensor_info *infos = k ? model.outputs : model.inputs;
+    std::vector<mgrt_tensor> &ts = k ? st.outputs : st.inputs;
+    for (int i = 0; i < n; ++i)
+      if (mgrt_tensor_alloc(&ts[i], infos[i].dtype, infos[i].rank,
+                            infos[i].shape) != MGRT_OK)
+        return "out of memory allocating " +
+               std::string(k ? "output '" : "input '") + infos[i].name + "'";
+  }
+  return "";
+}
+
 int trainOnNpy(const mgrt_model_info &model, const Options &opts,
                const StepOutputs &outs) {
   if (model.plan &&
@@ -179,17 +197,8 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts,
     return 1;
   }
   State st;
-  st.inputs.assign(model.num_inputs, mgrt_tensor{});
-  st.outputs.assign(model.num_outputs, mgrt_tensor{});
-  for (int k = 0; k < 2; ++k) {
-    const int n = k ? model.num_outputs : model.num_inputs;
-    const mgrt_tensor_info *infos = k ? model.outputs : model.inputs;
-    std::vector<mgrt_tensor> &ts = k ? st.outputs : st.inputs;
-    for (int i = 0; i < n; ++i)
-      if (mgrt_tensor_alloc(&ts[i], infos[i].dtype, infos[i].rank,
-                            infos[i].shape) != MGRT_OK)
-        return fail("out of memory allocating " + std::string(infos[i].name));
-  }
+  if (std::string error = allocateTensors(model, st); !error.empty())
+    return fail(error);
   std::vector<std::vector<int64_t>> descriptors;
   for (const mgrt_tensor &t : st.inputs)
     descriptors.push_back(descriptorOf(t));
@@ -528,19 +537,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
   }
 
   // Input and output tensors, descriptors.
-  st.inputs.assign(model.num_inputs, mgrt_tensor{});
-  st.outputs.assign(model.num_outputs, mgrt_tensor{});
-  for (int k = 0; k < 2; ++k) {
-    const int n = k ? model.num_outputs : model.num_inputs;
-    const mgrt_tensor_info *infos = k ? model.outputs : model.inputs;
-    std::vector<mgrt_tensor> &ts = k ? st.outputs : st.inputs;
-    for (int i = 0; i < n; ++i)
-      if (mgrt_tensor_alloc(&ts[i], infos[i].dtype, infos[i].rank,
-                            infos[i].shape) != MGRT_OK)
-        return fail("out of memory allocating " +
-                    std::string(k ? "output '" : "input '") + infos[i].name +
-                    "'");
-  }
+  if (std::string error = allocateTensors(model, st); !error.empty())
+    return fail(error);
   std::vector<std::vector<int64_t>> descriptors;
   for (const mgrt_tensor &t : st.inputs)
     descriptors.push_back(descriptorOf(t));
