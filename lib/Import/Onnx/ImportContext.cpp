@@ -226,6 +226,26 @@ FailureOr<ConstTensor> readTensorProto(MLIRContext *ctx,
             std::to_string(proto.data_type());
     return failure();
   }
+  // A tensor stores its values in exactly one place (ONNX checker rule):
+  // with two, which one a reader takes is arbitrary.
+  SmallVector<StringRef, 2> stores;
+  auto store = [&](bool present, StringRef field) {
+    if (present)
+      stores.push_back(field);
+  };
+  store(proto.has_raw_data(), "raw_data");
+  store(proto.float_data_size() > 0, "float_data");
+  store(proto.int32_data_size() > 0, "int32_data");
+  store(proto.string_data_size() > 0, "string_data");
+  store(proto.int64_data_size() > 0, "int64_data");
+  store(proto.double_data_size() > 0, "double_data");
+  store(proto.uint64_data_size() > 0, "uint64_data");
+  store(proto.data_location() == onnx::TensorProto::EXTERNAL, "external data");
+  if (stores.size() > 1) {
+    error = "tensor '" + proto.name() + "' stores its values twice, in " +
+            stores[0].str() + " and in " + stores[1].str() + " (file corrupt?)";
+    return failure();
+  }
   StringRef raw = proto.raw_data();
   bool hasRaw = proto.has_raw_data();
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {

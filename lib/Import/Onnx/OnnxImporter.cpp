@@ -12,6 +12,7 @@
 #include "megagraph/Import/OnnxImporter.h"
 
 #include "ImportContext.h"
+#include "OnnxChecker.h"
 
 #include "megagraph/Dialect/GT/GTDialect.h"
 
@@ -801,6 +802,11 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
   for (auto [i, node] : llvm::enumerate(*graph.mutable_node()))
     if (node.name().empty())
       node.set_name("#" + std::to_string(i));
+  // The ONNX checker's model-level rules, before anything is read.
+  if (std::string problem = checkModelStructure(model); !problem.empty()) {
+    (void)error(problem);
+    return nullptr;
+  }
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
   (*module)->setAttr("gt.source", builder.getStringAttr(options.fileName));
@@ -915,6 +921,10 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
                     Twine(*opset) +
                     "; re-export with torch.onnx.export(..., opset_version=" +
                     Twine(std::max<int64_t>(since, 18)) + ")");
+      return nullptr;
+    }
+    if (std::string problem = checkNodeSchema(node, *opset); !problem.empty()) {
+      (void)ic.fail(problem);
       return nullptr;
     }
     if (failed(it->second(ic, node))) {
