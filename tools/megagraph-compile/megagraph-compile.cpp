@@ -52,6 +52,11 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <unistd.h>
+
 using namespace mlir;
 using namespace llvm;
 
@@ -248,14 +253,113 @@ cl::opt<bool> explainPlan(
     cl::desc("Print the top plans (predicted step time, peak memory per "
              "device) and why others were pruned"),
     cl::cat(category));
+cl::opt<bool> debugIR(
+    "debug-ir",
+    cl::desc("On an error, also print the IR it concerns: the operation "
+             "beside each diagnostic (the whole module when a pass fails "
+             "on it) and the module after the failing pass. Without it, "
+             "every error is one line"),
+    cl::cat(category));
 cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and exit"),
                       cl::cat(category));
+
+/// llvm::cl's messages (each line "megagraph-compile: WHAT" or a
+/// continuation, some ending in '!') as one line, "what; what".
+std::string oneLine(StringRef text) {
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  std::string joined;
+  for (StringRef line : lines) {
+    line = line.trim();
+    line.consume_front("megagraph-compile: ");
+    // Drop the pointers to --help ("...  Try: 'PATH --help'", "...: See:
+    // PATH --help"): the one line ends in one.
+    for (StringRef pointer : {"Try: ", "See: "})
+      line = line.split(pointer).first.trim();
+    line = line.rtrim(":").rtrim("!").rtrim(".").trim();
+    if (line.empty())
+      continue;
+    std::string part = line.str();
+    part[0] = llvm::toLower(part[0]);
+    joined += (joined.empty() ? "" : "; ") + part;
+  }
+  return joined.empty() ? std::string("invalid command line") : joined;
+}
 
 /// Prints a command-line level error (no file involved).
 int toolError(const Twine &message, int exitCode = 1) {
   errs() << "megagraph-compile: error: " << message << "\n";
   return exitCode;
+}
+
+/// The problem with the numeric and named training flags, or "": each is
+/// checked before anything is read, so that a bad value is one line naming
+/// the flag rather than a failure deep in the pipeline.
+std::string checkTrainingFlags() {
+  auto number = [](double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%g", v);
+    return std::string(buffer);
+  };
+  struct Range {
+    const char *flag;
+    double value;
+    double lo, hi;
+    bool loOpen, hiOpen;
+  };
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const Range ranges[] = {
+      {"lr", learningRate, 0, inf, true, true},
+      {"weight-decay", weightDecay, 0, inf, false, true},
+      {"momentum", momentum, 0, 1, false, true},
+      {"dampening", dampening, 0, 1, false, false},
+      {"beta1", beta1, 0, 1, false, true},
+      {"beta2", beta2, 0, 1, false, true},
+      {"eps", epsilon, 0, inf, true, true},
+      {"min-lr", minLr, 0, inf, false, true},
+      {"power", power, 0, inf, true, true},
+      {"clip-grad-norm", clipGradNorm, 0, inf, false, true},
+  };
+  for (const Range &r : ranges) {
+    bool ok = std::isfinite(r.value) &&
+              (r.loOpen ? r.value > r.lo : r.value >= r.lo) &&
+              (r.hiOpen ? r.value < r.hi : r.value <= r.hi);
+    if (ok)
+      continue;
+    std::string range;
+    if (r.hi == inf)
+      range = std::string("a finite number ") + (r.loOpen ? "> " : ">= ") +
+              number(r.lo);
+    else
+      range = std::string("in ") + (r.loOpen ? "(" : "[") + number(r.lo) +
+              ", " + number(r.hi) + (r.hiOpen ? ")" : "]");
+    return "--" + std::string(r.flag) + " must be " + range + ", got " +
+           number(r.value);
+  }
+  for (auto [flag, value] : {std::pair{"warmup-steps", warmupSteps.getValue()},
+                             std::pair{"total-steps", totalSteps.getValue()},
+                             std::pair{"devices", devices.getValue()}})
+    if (value < 0)
+      return "--" + std::string(flag) + " must be >= 0, got " +
+             std::to_string(value);
+  if (!llvm::is_contained({"sgd", "adam", "adamw"}, StringRef(optimizerName)))
+    return "--optimizer=" + optimizerName +
+           " is not an optimizer; use sgd, adam or adamw";
+  if (!llvm::is_contained({"constant", "linear", "cosine", "polynomial"},
+                          StringRef(lrSchedule)))
+    return "--lr-schedule=" + lrSchedule +
+           " is not a schedule; use constant, linear, cosine or polynomial";
+  if (lrSchedule != "constant" && totalSteps < warmupSteps)
+    return "--warmup-steps (" + std::to_string(warmupSteps) +
+           ") exceeds --total-steps (" + std::to_string(totalSteps) + ")";
+  if (nesterov && (momentum <= 0 || dampening != 0))
+    return "--nesterov needs --momentum > 0 and no --dampening";
+  if (optLevel > 3)
+    return "-O" + std::to_string(optLevel) +
+           " is not an optimization level; "
+           "use -O0 to -O3";
+  return "";
 }
 
 /// The parsed --plan.
@@ -333,7 +437,7 @@ private:
 int compileForCpu(ModuleOp module) {
   megagraph::CompileOptions options;
   options.referenceAttention = referenceAttention;
-  options.optLevel = std::min(3u, optLevel.getValue());
+  options.optLevel = optLevel;
   options.runtimeLibDir = runtimeDir;
   options.runtimeIncludeDir = MEGAGRAPH_RUNTIME_INCLUDE_DIR;
   std::unique_ptr<megagraph::TargetBackend> backend;
@@ -575,6 +679,12 @@ int run(MLIRContext &context) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
+    if (debugIR)
+      pm.enableIRPrinting(
+          /*shouldPrintBeforePass=*/nullptr,
+          /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+          /*printAfterOnlyOnFailure=*/true);
     megagraph::buildImportToGtPassPipeline(pm);
     if (train || gradients) {
       megagraph::TrainPipelineOptions step;
@@ -642,13 +752,54 @@ int main(int argc, char **argv) {
         option->getOptionHiddenFlag() == cl::NotHidden)
       option->setHiddenFlag(cl::Hidden);
   }
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "MegaGraph: compile a Graph Transformer exported from PyTorch (ONNX) "
-      "into a parallel training program\n\n"
-      "  megagraph-compile model.onnx --emit=gt [--input-shape x=2x16x8]\n\n"
-      "  MLIR debugging flags (--mlir-print-ir-after-all, --mlir-timing, ...)\n"
-      "  are accepted too; --help-hidden lists them.\n");
+  // Command-line errors are one line, `megagraph-compile: error: ...`,
+  // whatever llvm::cl says: it writes one to three lines per problem, part
+  // of them straight to stderr (an option's bad value), so stderr is
+  // captured in a temporary file while the command line is parsed.
+  std::string parseErrors;
+  bool parsed;
+  {
+    raw_string_ostream parseErrorStream(parseErrors);
+    SmallString<128> capturePath;
+    int captureFd = -1, savedStderr = -1;
+    if (!sys::fs::createTemporaryFile("megagraph-compile-args", "txt",
+                                      captureFd, capturePath)) {
+      // Unlinked at once: --help exits from inside the parser.
+      sys::fs::remove(capturePath);
+      errs().flush();
+      savedStderr = ::dup(2);
+      ::dup2(captureFd, 2);
+    }
+    parsed = cl::ParseCommandLineOptions(
+        argc, argv,
+        "MegaGraph: compile a Graph Transformer exported from PyTorch (ONNX) "
+        "into a parallel training program\n\n"
+        "  megagraph-compile model.onnx --emit=gt [--input-shape x=2x16x8]\n\n"
+        "  MLIR debugging flags (--mlir-print-ir-after-all, --mlir-timing, "
+        "...)\n"
+        "  are accepted too; --help-hidden lists them. --debug-ir prints the\n"
+        "  IR an error concerns.\n",
+        &parseErrorStream);
+    if (savedStderr >= 0) {
+      errs().flush();
+      ::dup2(savedStderr, 2);
+      ::close(savedStderr);
+      std::string captured;
+      char chunk[4096];
+      ::lseek(captureFd, 0, SEEK_SET);
+      for (ssize_t n; (n = ::read(captureFd, chunk, sizeof(chunk))) > 0;)
+        captured.append(chunk, n);
+      ::close(captureFd);
+      parseErrors = captured + "\n" + parseErrors;
+    }
+  }
+  if (!parsed)
+    return toolError(oneLine(parseErrors) + " (see --help)");
+  // Warnings of a successful parse are passed on as they are.
+  errs() << parseErrors.substr(parseErrors.find_first_not_of('\n') ==
+                                       std::string::npos
+                                   ? parseErrors.size()
+                                   : 0);
 
   if (listOps) {
     for (StringRef op : megagraph::getSupportedOnnxOps())
@@ -662,6 +813,8 @@ int main(int argc, char **argv) {
         "[-o out] [--input-shape NAME=D0xD1x...] (see --help)");
   if (train && gradients)
     return toolError("--train and --gradients are exclusive");
+  if (std::string problem = checkTrainingFlags(); !problem.empty())
+    return toolError(problem);
   if (target == megagraph::Target::Cuda && devices > 1)
     return toolError("--target cuda compiles one-device programs for now "
                      "(multi-GPU plans over NCCL are not wired into code "
@@ -689,5 +842,13 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   megagraph::registerAllDialects(registry);
   MLIRContext context(registry);
+  // MLIR attaches the operation to each diagnostic ("see current
+  // operation: ..."), for a failing pass the whole module: only with
+  // --debug-ir (or an explicit --mlir-print-op-on-diagnostic).
+  if (!debugIR && !cl::getRegisteredOptions()["mlir-print-op-on-diagnostic"]
+                       ->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
+  if (debugIR)
+    context.printOpOnDiagnostic(true);
   return run(context);
 }

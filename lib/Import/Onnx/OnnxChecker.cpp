@@ -19,8 +19,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <optional>
@@ -190,10 +190,9 @@ llvm::SmallVector<AttrType, 2> populatedKinds(const onnx::AttributeProto &a) {
 std::string shownValue(const onnx::AttributeProto &a, AttrType type) {
   switch (type) {
   case onnx::AttributeProto::FLOAT: {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << a.f();
-    return " (" + s + ")";
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%g", a.f());
+    return " (" + std::string(buffer) + ")";
   }
   case onnx::AttributeProto::INT:
     return " (" + std::to_string(a.i()) + ")";
@@ -208,7 +207,7 @@ std::string shownValue(const onnx::AttributeProto &a, AttrType type) {
 
 /// "a" or "an" before a type name.
 std::string withArticle(const std::string &type) {
-  return (StringRef("AEIOU").contains(type.front()) ? "an " : "a ") + type;
+  return (StringRef("AEIOUaeiou").contains(type.front()) ? "an " : "a ") + type;
 }
 
 std::string nodeWhere(const onnx::NodeProto &node) {
@@ -272,7 +271,8 @@ std::string
 megagraph::onnx_import::checkModelStructure(const onnx::ModelProto &model) {
   if (!model.has_ir_version() || model.ir_version() <= 0)
     return "the model states no IR version (ir_version is " +
-           std::to_string(model.ir_version()) +
+           (model.has_ir_version() ? std::to_string(model.ir_version())
+                                   : std::string("missing")) +
            "); an ONNX file records the IR version it follows (file corrupt, "
            "or written by hand? onnx.helper.make_model sets it)";
   const onnx::GraphProto &graph = model.graph();
@@ -310,7 +310,7 @@ megagraph::onnx_import::checkModelStructure(const onnx::ModelProto &model) {
         return "tensor '" + out + "' is written twice by " + nodeWhere(node) +
                "; in ONNX each tensor has exactly one writer";
       if (!StringRef(first).starts_with("node "))
-        return "tensor '" + out + "' is a " + first +
+        return "tensor '" + out + "' is " + withArticle(first) +
                " and is written again by " + nodeWhere(node) +
                "; in ONNX each tensor has exactly one writer";
       return "tensor '" + out + "' is written by " + first + " and again by " +
