@@ -1,6 +1,7 @@
 // megagraph-compile's training-recipe flags: documented in --help, passed
-// to gt-optimizer, and each invalid recipe is one clear error (every
-// gt-optimizer message is in test/Passes/gt-optimizer-errors.mlir).
+// to gt-optimizer, and each invalid recipe is one clear error, found before
+// the model is read (every gt-optimizer message is in
+// test/Passes/gt-optimizer-errors.mlir).
 // RUN: megagraph-compile --help | FileCheck %s --check-prefix=HELP
 // HELP-DAG: --beta1=<number>
 // HELP-DAG: --beta2=<number>
@@ -22,17 +23,17 @@
 // OK: @gt.step
 
 // RUN: not megagraph-compile %s --train --lr -1 2>&1 | FileCheck %s --check-prefix=LR
-// LR: error: gt-optimizer: lr must be positive, got -1.000000e+00
+// LR: megagraph-compile: error: --lr must be a finite number > 0, got -1
 // RUN: not megagraph-compile %s --train --optimizer sgd --momentum 1.5 2>&1 | FileCheck %s --check-prefix=MOM
-// MOM: error: gt-optimizer: momentum must be in [0, 1), got 1.500000e+00
+// MOM: megagraph-compile: error: --momentum must be in [0, 1), got 1.5
 // RUN: not megagraph-compile %s --train --optimizer sgd --nesterov 2>&1 | FileCheck %s --check-prefix=NEST
-// NEST: error: gt-optimizer: nesterov needs momentum > 0 and dampening 0
+// NEST: megagraph-compile: error: --nesterov needs --momentum > 0 and no --dampening
 // RUN: not megagraph-compile %s --train --lr-schedule exponential 2>&1 | FileCheck %s --check-prefix=SCHED
-// SCHED: error: gt-optimizer: unknown lr-schedule 'exponential'; use constant, linear, cosine or polynomial
+// SCHED: megagraph-compile: error: --lr-schedule=exponential is not a schedule; use constant, linear, cosine or polynomial
 // RUN: not megagraph-compile %s --train --lr-schedule cosine --warmup-steps 100 --total-steps 50 2>&1 | FileCheck %s --check-prefix=WARM
-// WARM: error: gt-optimizer: warmup-steps (100) exceeds total-steps (50)
+// WARM: megagraph-compile: error: --warmup-steps (100) exceeds --total-steps (50)
 // RUN: not megagraph-compile %s --train --optimizer adam --beta1 1 2>&1 | FileCheck %s --check-prefix=BETA
-// BETA: error: gt-optimizer: beta1 and beta2 must be in [0, 1), got 1.000000e+00 and 9.990000e-01
+// BETA: megagraph-compile: error: --beta1 must be in [0, 1), got 1
 
 // The global norm needs every gradient: a ZeRO rank holds a shard.
 // RUN: not megagraph-compile %s --train --clip-grad-norm 1 --plan dp=2,zero=1 2>&1 | FileCheck %s --check-prefix=ZERO

@@ -848,7 +848,10 @@ int main(int argc, char **argv) {
   if (!debugIR && !cl::getRegisteredOptions()["mlir-print-op-on-diagnostic"]
                        ->getNumOccurrences())
     context.printOpOnDiagnostic(false);
-  if (debugIR)
+  if (debugIR) {
     context.printOpOnDiagnostic(true);
+    // IR printing after a failing pass needs a single-threaded context.
+    context.disableMultithreading();
+  }
   return run(context);
 }
