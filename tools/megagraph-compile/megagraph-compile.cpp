@@ -16,7 +16,8 @@
 // Errors are one
 // line each: `FILE:LINE:COL: error: ...` for problems of the model (node errors
 // name the node, op type and opset), and `megagraph-compile: error: ...` for
-// problems of the command line; the exit code is 1.
+// problems of the command line; the exit code is 1. The IR a failure
+// concerns is printed only with --debug-ir.
 //
 //===----------------------------------------------------------------------===//
 
