@@ -351,15 +351,16 @@ std::string checkTrainingFlags() {
                           StringRef(lrSchedule)))
     return "--lr-schedule=" + lrSchedule +
            " is not a schedule; use constant, linear, cosine or polynomial";
-  if (lrSchedule != "constant" && totalSteps < warmupSteps)
+  if (lrSchedule != "constant" && totalSteps == 0)
+    return "--lr-schedule=" + lrSchedule + " needs --total-steps > 0";
+  if (totalSteps > 0 && warmupSteps > totalSteps)
     return "--warmup-steps (" + std::to_string(warmupSteps) +
            ") exceeds --total-steps (" + std::to_string(totalSteps) + ")";
   if (nesterov && (momentum <= 0 || dampening != 0))
     return "--nesterov needs --momentum > 0 and no --dampening";
   if (optLevel > 3)
     return "-O" + std::to_string(optLevel) +
-           " is not an optimization level; "
-           "use -O0 to -O3";
+           " is not an optimization level; use -O0 to -O3";
   return "";
 }
 

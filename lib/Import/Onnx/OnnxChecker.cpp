@@ -207,7 +207,8 @@ std::string shownValue(const onnx::AttributeProto &a, AttrType type) {
 
 /// "a" or "an" before a type name.
 std::string withArticle(const std::string &type) {
-  return (StringRef("AEIOUaeiou").contains(type.front()) ? "an " : "a ") + type;
+  bool vowel = !type.empty() && StringRef("AEIOUaeiou").contains(type.front());
+  return (vowel ? "an " : "a ") + type;
 }
 
 std::string nodeWhere(const onnx::NodeProto &node) {
