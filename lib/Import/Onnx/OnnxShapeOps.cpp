@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -150,7 +151,12 @@ LogicalResult importReshape(ImportContext &ic, const onnx::NodeProto &) {
       inferred = i;
       continue;
     }
-    known *= d;
+    if (d < 0)
+      return ic.fail("target dimension " + llvm::Twine(i) + " is " +
+                     llvm::Twine(d) +
+                     "; the only negative size is -1 (inferred)");
+    if (llvm::MulOverflow(known, d, known))
+      return ic.fail("target shape has more elements than an int64 holds");
   }
   if (inferred >= 0) {
     if (known == 0 || t.getNumElements() % known != 0)
