@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -36,10 +37,14 @@ namespace {
 /// constant indices; larger ones take the runtime-index path.
 constexpr int64_t kMaxInverseMap = int64_t(1) << 24;
 
+/// The element count of `dims`, saturated at INT64_MAX: dimensions computed
+/// from a model's constants may be absurd, and the callers' size checks
+/// must see a huge count, not a wrapped one.
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t p = 1;
   for (int64_t d : dims)
-    p *= d;
+    if (llvm::MulOverflow(p, d, p))
+      return std::numeric_limits<int64_t>::max();
   return p;
 }
 

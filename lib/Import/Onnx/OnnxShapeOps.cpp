@@ -15,6 +15,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -22,11 +23,17 @@ namespace megagraph::onnx_import {
 namespace {
 
 constexpr int64_t kMaxFoldElements = 1 << 16;
+/// Largest Tile result accepted, as for graph inputs and initializers.
+constexpr int64_t kMaxTiledElements = int64_t(1) << 48;
 
+/// The element count of `dims`, saturated at INT64_MAX: dimensions computed
+/// from a model's constants may be absurd, and the callers' size checks
+/// must see a huge count, not a wrapped one.
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t p = 1;
   for (int64_t d : dims)
-    p *= d;
+    if (llvm::MulOverflow(p, d, p))
+      return std::numeric_limits<int64_t>::max();
   return p;
 }
 
@@ -789,12 +796,19 @@ LogicalResult importTile(ImportContext &ic, const onnx::NodeProto &) {
     return failure();
   if (static_cast<int64_t>(repeats->size()) != t.getRank())
     return ic.fail("repeats must have one entry per dimension");
-  SmallVector<int64_t> shape;
-  for (auto [d, r] : llvm::zip(t.getShape(), *repeats))
-    shape.push_back(d * r);
   for (int64_t r : *repeats)
     if (r < 0)
       return ic.fail("repeats must not be negative");
+  SmallVector<int64_t> shape;
+  for (auto [d, r] : llvm::zip(t.getShape(), *repeats)) {
+    int64_t size;
+    if (llvm::MulOverflow(d, r, size))
+      return ic.fail("the tiled shape has more elements than an int64 "
+                     "holds");
+    shape.push_back(size);
+  }
+  if (product(shape) > kMaxTiledElements)
+    return ic.fail("the tiled shape has more than 2^48 elements");
   Value v = ic.input(0);
   if (!v)
     return failure();
