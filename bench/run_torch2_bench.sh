@@ -36,6 +36,9 @@
 #              MegaGraph, before the run counts as "not the same training" [1e-3]
 #   RESULTS    markdown file    [bench/results/<date>-cpu-training-torch2.md]
 #   REUSE      1: keep an exported model and its executables               [0]
+#   REPORT_ONLY  1: run nothing, write RESULTS from what WORK holds (an
+#              interrupted run: the sizes and batches given must be those
+#              it finished; its start and load come from WORK/meta.env)  [0]
 #   NICE       run every timed process under `nice -n NICE`              [-10]
 #   OMP_WAIT_POLICY  PyTorch's OpenMP threads between parallel regions:
 #              PASSIVE (sleep) keeps them from spinning on a shared machine
@@ -105,11 +108,23 @@ torch_side() {
   tail -1 "$d/$name.log"
 }
 
-START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-UPTIME_BEFORE=$(uptime)
-for B in $BATCHES; do
+CMDS_FILE=$WORK/commands.txt
+if [ "${REPORT_ONLY:-0}" = 1 ]; then
+  # shellcheck disable=SC1091
+  source "$WORK/meta.env"
+  BATCHES_RUN=""
+else
+  START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+  LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+  UPTIME_BEFORE=$(uptime)
+  printf 'START=%q\nLOAD_BEFORE=%q\nUPTIME_BEFORE=%q\n' "$START" \
+    "$LOAD_BEFORE" "$UPTIME_BEFORE" >"$WORK/meta.env"
+  BATCHES_RUN=$BATCHES
+fi
+for B in $BATCHES_RUN; do
   for S in "${SIZES[@]}"; do
+    # what ran so far (REPORT_ONLY reads it after an interrupted run)
+    [ ${#COMMANDS[@]} -eq 0 ] || printf '%s\n' "${COMMANDS[@]}" >"$CMDS_FILE"
     D=$WORK/s${S}b$B
     if [ "$REUSE" != 1 ] || [ ! -f "$D/config.json" ]; then
       log "S=$S B=$B: export"
@@ -187,8 +202,7 @@ END=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 UPTIME_AFTER=$(uptime)
 
-CMDS_FILE=$WORK/commands.txt
-printf '%s\n' "${COMMANDS[@]}" >"$CMDS_FILE"
+[ "${REPORT_ONLY:-0}" = 1 ] || printf '%s\n' "${COMMANDS[@]}" >"$CMDS_FILE"
 TORCH_VERSION=$("$TORCH_PY" -c 'import torch; print(torch.__version__)')
 export ROOT WORK THREADS WARMUP STEPS LR DATA LOSS_TOL RESULTS START END \
   LOAD_BEFORE LOAD_AFTER UPTIME_BEFORE UPTIME_AFTER CMDS_FILE BUILD_DIR NICE \
