@@ -37,8 +37,8 @@
 #   RESULTS    markdown file    [bench/results/<date>-cpu-training-torch2.md]
 #   REUSE      1: keep an exported model and its executables               [0]
 #   REPORT_ONLY  1: run nothing, write RESULTS from what WORK holds (an
-#              interrupted run: the sizes and batches given must be those
-#              it finished; its start and load come from WORK/meta.env)  [0]
+#              interrupted run: a (B, S) without a WORK/s<S>b<B> folder is
+#              left out; its start and load come from WORK/meta.env)     [0]
 #   NICE       run every timed process under `nice -n NICE`              [-10]
 #   OMP_WAIT_POLICY  PyTorch's OpenMP threads between parallel regions:
 #              PASSIVE (sleep) keeps them from spinning on a shared machine
@@ -262,6 +262,8 @@ train_rows, infer_rows = [], []
 for b in batches:
     for s in sizes:
         d = os.path.join(work, f"s{s}b{b}")
+        if not os.path.isdir(d):
+            continue  # REPORT_ONLY after a run stopped before this one
         mg = side(d, "megagraph")
         tv = {v: side(d, f"torch-{v}") for v in variants}
         ab = side(d, "megagraph-ab") if E["MG_AB"] else None
@@ -366,7 +368,8 @@ def infer_table():
     return out
 
 
-cfg = json.load(open(os.path.join(work, f"s{sizes[0]}b{batches[0]}",
+first = train_rows[0]
+cfg = json.load(open(os.path.join(work, f"s{first['S']}b{first['B']}",
                                   "config.json")))
 cpu = sh("lscpu | sed -n 's/^Model name:[[:space:]]*//p'")
 commit = sh(f"git -C {E['ROOT']} rev-parse --short HEAD")
