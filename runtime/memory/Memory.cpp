@@ -14,13 +14,14 @@
 // (munmap) when freed, so every step faulted their pages in again (15% of a
 // step on the training benchmark). A freed block of at least
 // kCacheMinBytes stays mapped in a cache keyed by its size (rounded up to
-// kCacheGranule) and the next request of that size takes it back. The cache
+// kCacheGranule) and a later request of that size, or up to a quarter
+// smaller, takes it back. The cache
 // never holds more than the high-water mark of the large blocks in use: an
-// allocation that misses first releases cached blocks (the largest first)
-// until live + cached + the new block fit under it, so the resident memory
-// stays that of the step's peak. MEGAGRAPH_ALLOC_CACHE=0 in the environment
-// turns the cache off. The tracked bytes (mgrt_current_bytes, the peak, the
-// cap) count the requested sizes of the blocks in use only.
+// allocation that misses first releases cached blocks (the fewest bytes
+// that make room) until live + cached + the new block fit under it, so the
+// resident memory stays that of the step's peak. MEGAGRAPH_ALLOC_CACHE=0 in the
+// environment turns the cache off. The tracked bytes (mgrt_current_bytes, the
+// peak, the cap) count the requested sizes of the blocks in use only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,6 +118,8 @@ void track(size_t bytes) {
 
 constexpr size_t kCacheMinBytes = size_t(256) << 10;
 constexpr size_t kCacheGranule = 4096;
+/// A cached block serves requests down to 1 / (1 + 1/kFitSlack) of its size.
+constexpr size_t kFitSlack = 4;
 
 /// The freed large blocks, by capacity, and the bytes of large blocks in
 /// use and cached. Guarded by `mutex`; small blocks never come here.
@@ -129,28 +132,35 @@ struct BlockCache {
     return !(env && env[0] == '0');
   }();
 
-  /// A block of `capacity` bytes: a cached one if there is one, else a new
-  /// one after releasing what would take the held bytes over the high-water
-  /// mark.
-  void *take(size_t capacity) {
+  /// A block of at least `capacity` bytes and its actual capacity: the
+  /// smallest cached one of at most kFitSlack times the request if there is
+  /// one, else a new one after releasing what would take the held bytes
+  /// over the high-water mark (each time the smallest cached block that
+  /// covers the excess, else the largest, so that no more is released than
+  /// needed).
+  void *take(size_t capacity, size_t &actual) {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = blocks.find(capacity);
-    if (it != blocks.end()) {
+    auto it = blocks.lower_bound(capacity);
+    if (it != blocks.end() && it->first - capacity <= capacity / kFitSlack) {
       void *base = it->second;
+      actual = it->first;
       blocks.erase(it);
-      cached -= capacity;
-      live += capacity;
+      cached -= actual;
+      live += actual;
       return base;
     }
     const size_t mark = std::max(highWater, live + capacity);
     while (!blocks.empty() && live + cached + capacity > mark) {
-      auto last = std::prev(blocks.end());
-      cached -= last->first;
-      std::free(last->second);
-      blocks.erase(last);
+      auto victim = blocks.lower_bound(live + cached + capacity - mark);
+      if (victim == blocks.end())
+        victim = std::prev(blocks.end());
+      cached -= victim->first;
+      std::free(victim->second);
+      blocks.erase(victim);
     }
     void *base = std::malloc(capacity);
     if (base) {
+      actual = capacity;
       live += capacity;
       highWater = std::max(highWater, live);
     }
@@ -198,7 +208,8 @@ void *trackedAlloc(size_t alignment, size_t bytes) {
     if (total < bytes)
       return nullptr;
   }
-  void *base = cached ? blockCache().take(total) : std::malloc(total);
+  // A cached block may be a little larger: `total` becomes its capacity.
+  void *base = cached ? blockCache().take(total, total) : std::malloc(total);
   if (!base)
     return nullptr;
   uintptr_t first = reinterpret_cast<uintptr_t>(base) + sizeof(BlockHeader);

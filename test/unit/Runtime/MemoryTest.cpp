@@ -115,6 +115,27 @@ TEST(Memory, LargeBlocksAreReusedNotReturned) {
   EXPECT_EQ(mgrt_current_bytes(), base);
 }
 
+TEST(Memory, ACachedBlockServesSlightlySmallerRequests) {
+  mgrt_release_cached();
+  const size_t mib = size_t(1) << 20;
+  void *a = mgrt_alloc(4 * mib);
+  ASSERT_TRUE(a);
+  mgrt_free(a);
+  void *b = mgrt_alloc(3 * mib + mib / 2); // within a quarter: reused
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(mgrt_cached_bytes(), 0u);
+  mgrt_free(b);
+  EXPECT_GE(mgrt_cached_bytes(), 4 * mib); // back at its full capacity
+  // Half the size: a block of its own, and 4 + 2 MiB held would be over
+  // the high-water mark (4 MiB), so the cached block is released first.
+  void *c = mgrt_alloc(2 * mib);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(mgrt_cached_bytes(), 0u);
+  mgrt_free(c);
+  EXPECT_GE(mgrt_cached_bytes(), 2 * mib);
+  mgrt_release_cached();
+}
+
 TEST(Memory, CacheStaysUnderTheHighWaterMark) {
   mgrt_release_cached(); // the high-water mark restarts from what is live
   const size_t mib = size_t(1) << 20;
