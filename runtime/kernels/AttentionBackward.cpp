@@ -338,8 +338,12 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
         const float *row = s.s + r * kBlk;
         float *db = p.dbias.at(b, h, i0 + r, j0);
         const int64_t st = p.dbias.stride[3];
-        for (int64_t c = 0; c < nk; ++c)
-          db[c * st] += row[c];
+        if (st == 1)
+          for (int64_t c = 0; c < nk; ++c)
+            db[c] += row[c];
+        else
+          for (int64_t c = 0; c < nk; ++c)
+            db[c * st] += row[c];
       }
     p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.s, kBlk, kp + j0 * p.dhPad,
            p.dhPad, s.accK, p.dhPad);
@@ -372,6 +376,17 @@ MGRT_SIMD_DISPATCH(queryBlock,
 } // namespace bwd_detail
 
 namespace {
+
+/// Sets dbias row (b, h, i) (indices of the broadcasting view) to 0.
+void zeroDBiasRow(const BwdProblem &p, int64_t b, int64_t h, int64_t i) {
+  float *row = p.dbias.at(b, h, i, 0);
+  const int64_t st = p.dbias.stride[3], n = p.dbiasSizes[3];
+  if (st == 1)
+    std::fill(row, row + n, 0.f);
+  else
+    for (int64_t j = 0; j < n; ++j)
+      row[j * st] = 0.f;
+}
 
 /// Views a bias / mask / dbias descriptor as a broadcasting [B,H,Sq,Sk]
 /// operand.
@@ -461,18 +476,15 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
     p.dbias = view4<float>(dbias, full, "dbias");
     for (int i = 0; i < 4; ++i)
       p.dbiasSizes[i] = dbias->sizes[i];
-    // Overwritten: zero it once (every element is a sum over its group).
-    for (int64_t b = 0; b < (accumulate ? 0 : p.dbiasSizes[0]); ++b)
-      for (int64_t h = 0; h < p.dbiasSizes[1]; ++h)
-        for (int64_t i = 0; i < p.dbiasSizes[2]; ++i)
-          for (int64_t j = 0; j < p.dbiasSizes[3]; ++j)
-            *(dbias->aligned + dbias->offset + b * dbias->strides[0] +
-              h * dbias->strides[1] + i * dbias->strides[2] +
-              j * dbias->strides[3]) = 0.f;
   }
   if (B == 0 || Sq == 0 || Sk == 0) { // no score: every gradient is 0
     if (!accumulate)
       zero3(dq), zero3(dk), zero3(dv);
+    for (int64_t b = 0; b < (wantDBias && !accumulate ? p.dbiasSizes[0] : 0);
+         ++b)
+      for (int64_t h = 0; h < p.dbiasSizes[1]; ++h)
+        for (int64_t i = 0; i < p.dbiasSizes[2]; ++i)
+          zeroDBiasRow(p, b, h, i);
     return;
   }
 
@@ -557,6 +569,14 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   const int64_t gB = bAll ? 1 : B, gH = hAll ? 1 : H, gQ = qAll ? 1 : p.qBlocks;
   parallelFor(gB * gH * gQ, [&](int64_t t, int w) {
     const int64_t tb = t / (gH * gQ), th = (t / gQ) % gH, tq = t % gQ;
+    // The dbias rows this task sums into are its own: overwritten, they
+    // start at 0 (zeroed here, in parallel and just before they are used).
+    if (wantDBias && !accumulate) {
+      const int64_t r0 = qAll ? 0 : tq * kBlk;
+      const int64_t r1 = qAll ? 1 : std::min(Sq, r0 + kBlk);
+      for (int64_t i = r0; i < r1; ++i)
+        zeroDBiasRow(p, tb, th, i);
+    }
     for (int64_t b = bAll ? 0 : tb; b < (bAll ? B : tb + 1); ++b)
       for (int64_t h = hAll ? 0 : th; h < (hAll ? H : th + 1); ++h)
         for (int64_t qb = qAll ? 0 : tq; qb < (qAll ? p.qBlocks : tq + 1); ++qb)

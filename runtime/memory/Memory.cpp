@@ -9,17 +9,34 @@
 // take the tracked bytes over the cap into a clear message and exit code 3,
 // as a device allocator reports out of memory, instead of a crash on NULL.
 //
+// Large blocks are cached: a training step allocates and frees the same
+// large buffers every step, and glibc returns each of them to the kernel
+// (munmap) when freed, so every step faulted their pages in again (15% of a
+// step on the training benchmark). A freed block of at least
+// kCacheMinBytes stays mapped in a cache keyed by its size (rounded up to
+// kCacheGranule) and a later request of that size, or up to a quarter
+// smaller, takes it back. The cache
+// never holds more than the high-water mark of the large blocks in use: an
+// allocation that misses first releases cached blocks (the fewest bytes
+// that make room) until live + cached + the new block fit under it, so the
+// resident memory stays that of the step's peak. MEGAGRAPH_ALLOC_CACHE=0 in the
+// environment turns the cache off. The tracked bytes (mgrt_current_bytes, the
+// peak, the cap) count the requested sizes of the blocks in use only.
+//
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Runtime.h"
 
 #include "megagraph/ByteCount.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 
 namespace {
@@ -28,7 +45,8 @@ namespace {
 /// foreign pointers (a compiler or caller bug) before they corrupt the heap.
 struct BlockHeader {
   void *base;
-  size_t bytes;
+  size_t bytes;    // requested
+  size_t capacity; // malloc'ed; a multiple of kCacheGranule if cached
   uint64_t magic;
 };
 constexpr uint64_t kMagic = 0x4d475254424c4b31ull; // "MGRTBLK1"
@@ -98,6 +116,84 @@ void track(size_t bytes) {
     ;
 }
 
+constexpr size_t kCacheMinBytes = size_t(256) << 10;
+constexpr size_t kCacheGranule = 4096;
+/// A cached block serves requests down to 1 / (1 + 1/kFitSlack) of its size.
+constexpr size_t kFitSlack = 4;
+
+/// The freed large blocks, by capacity, and the bytes of large blocks in
+/// use and cached. Guarded by `mutex`; small blocks never come here.
+struct BlockCache {
+  std::mutex mutex;
+  std::multimap<size_t, void *> blocks;
+  size_t cached = 0, live = 0, highWater = 0;
+  bool enabled = [] {
+    const char *env = std::getenv("MEGAGRAPH_ALLOC_CACHE");
+    return !(env && env[0] == '0');
+  }();
+
+  /// A block of at least `capacity` bytes and its actual capacity: the
+  /// smallest cached one of at most kFitSlack times the request if there is
+  /// one, else a new one after releasing what would take the held bytes
+  /// over the high-water mark (each time the smallest cached block that
+  /// covers the excess, else the largest, so that no more is released than
+  /// needed).
+  void *take(size_t capacity, size_t &actual) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = blocks.lower_bound(capacity);
+    if (it != blocks.end() && it->first - capacity <= capacity / kFitSlack) {
+      void *base = it->second;
+      actual = it->first;
+      blocks.erase(it);
+      cached -= actual;
+      live += actual;
+      return base;
+    }
+    const size_t mark = std::max(highWater, live + capacity);
+    while (!blocks.empty() && live + cached + capacity > mark) {
+      auto victim = blocks.lower_bound(live + cached + capacity - mark);
+      if (victim == blocks.end())
+        victim = std::prev(blocks.end());
+      cached -= victim->first;
+      std::free(victim->second);
+      blocks.erase(victim);
+    }
+    void *base = std::malloc(capacity);
+    if (base) {
+      actual = capacity;
+      live += capacity;
+      highWater = std::max(highWater, live);
+    }
+    return base;
+  }
+
+  void give(void *base, size_t capacity) {
+    std::lock_guard<std::mutex> lock(mutex);
+    live -= capacity;
+    cached += capacity;
+    blocks.emplace(capacity, base);
+  }
+
+  size_t cachedBytes() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return cached;
+  }
+
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &b : blocks)
+      std::free(b.second);
+    blocks.clear();
+    cached = 0;
+    highWater = live;
+  }
+};
+
+BlockCache &blockCache() {
+  static BlockCache *cache = new BlockCache; // never destroyed: used at exit
+  return *cache;
+}
+
 void *trackedAlloc(size_t alignment, size_t bytes) {
   if (alignment < alignof(BlockHeader))
     alignment = alignof(BlockHeader);
@@ -106,7 +202,14 @@ void *trackedAlloc(size_t alignment, size_t bytes) {
   size_t total = bytes + alignment + sizeof(BlockHeader);
   if (total < bytes)
     return nullptr; // overflow
-  void *base = std::malloc(total);
+  const bool cached = total >= kCacheMinBytes && blockCache().enabled;
+  if (cached) {
+    total = (total + kCacheGranule - 1) & ~(kCacheGranule - 1);
+    if (total < bytes)
+      return nullptr;
+  }
+  // A cached block may be a little larger: `total` becomes its capacity.
+  void *base = cached ? blockCache().take(total, total) : std::malloc(total);
   if (!base)
     return nullptr;
   uintptr_t first = reinterpret_cast<uintptr_t>(base) + sizeof(BlockHeader);
@@ -114,6 +217,7 @@ void *trackedAlloc(size_t alignment, size_t bytes) {
   BlockHeader *h = reinterpret_cast<BlockHeader *>(user) - 1;
   h->base = base;
   h->bytes = bytes;
+  h->capacity = cached ? total : 0;
   h->magic = kMagic;
   track(bytes);
   return reinterpret_cast<void *>(user);
@@ -140,8 +244,15 @@ void mgrt_free(void *p) {
   }
   h->magic = 0;
   currentBytes.fetch_sub(h->bytes, std::memory_order_relaxed);
-  std::free(h->base);
+  if (h->capacity)
+    blockCache().give(h->base, h->capacity);
+  else
+    std::free(h->base);
 }
+
+size_t mgrt_cached_bytes(void) { return blockCache().cachedBytes(); }
+
+void mgrt_release_cached(void) { blockCache().release(); }
 
 size_t mgrt_current_bytes(void) {
   return currentBytes.load(std::memory_order_relaxed);

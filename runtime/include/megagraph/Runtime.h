@@ -69,6 +69,12 @@ size_t mgrt_current_bytes(void);
 size_t mgrt_peak_bytes(void);
 /** Sets the peak to the current byte count. */
 void mgrt_reset_peak(void);
+/** Bytes of freed large blocks the allocator keeps mapped for reuse (never
+ *  more than the high-water mark of large blocks in use; not counted by
+ *  mgrt_current_bytes). MEGAGRAPH_ALLOC_CACHE=0 turns the cache off. */
+size_t mgrt_cached_bytes(void);
+/** Returns the cached blocks to the system. */
+void mgrt_release_cached(void);
 /** Per-rank cap of the tracked bytes (0: none, the default; the environment
  *  variable MEGAGRAPH_DEVICE_MEMORY sets it when the runtime is loaded). An
  *  allocation that would exceed it prints "megagraph: out of device memory:

@@ -89,6 +89,72 @@ TEST(Memory, ThreadSafeCounting) {
   EXPECT_LE(mgrt_peak_bytes(), base + 4 * 97);
 }
 
+TEST(Memory, LargeBlocksAreReusedNotReturned) {
+  mgrt_release_cached();
+  const size_t base = mgrt_current_bytes();
+  const size_t big = size_t(3) << 20;
+  void *a = mgrt_alloc(big);
+  ASSERT_TRUE(a);
+  std::memset(a, 7, big);
+  mgrt_free(a);
+  EXPECT_EQ(mgrt_current_bytes(), base);
+  EXPECT_GE(mgrt_cached_bytes(), big); // kept mapped, not counted as in use
+  void *b = mgrt_alloc(big);           // the same size takes it back
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(mgrt_cached_bytes(), 0u);
+  EXPECT_EQ(mgrt_current_bytes(), base + big);
+  // Another alignment of the same size class also fits the block.
+  mgrt_free(b);
+  void *c = _mlir_memref_to_llvm_aligned_alloc(128, big);
+  EXPECT_TRUE(aligned(c, 128));
+  _mlir_memref_to_llvm_free(c);
+  // Small blocks are not cached.
+  mgrt_release_cached();
+  mgrt_free(mgrt_alloc(1000));
+  EXPECT_EQ(mgrt_cached_bytes(), 0u);
+  EXPECT_EQ(mgrt_current_bytes(), base);
+}
+
+TEST(Memory, ACachedBlockServesSlightlySmallerRequests) {
+  mgrt_release_cached();
+  const size_t mib = size_t(1) << 20;
+  void *a = mgrt_alloc(4 * mib);
+  ASSERT_TRUE(a);
+  mgrt_free(a);
+  void *b = mgrt_alloc(3 * mib + mib / 2); // within a quarter: reused
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(mgrt_cached_bytes(), 0u);
+  mgrt_free(b);
+  EXPECT_GE(mgrt_cached_bytes(), 4 * mib); // back at its full capacity
+  // Half the size: a block of its own, and 4 + 2 MiB held would be over
+  // the high-water mark (4 MiB), so the cached block is released first.
+  void *c = mgrt_alloc(2 * mib);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(mgrt_cached_bytes(), 0u);
+  mgrt_free(c);
+  EXPECT_GE(mgrt_cached_bytes(), 2 * mib);
+  mgrt_release_cached();
+}
+
+TEST(Memory, CacheStaysUnderTheHighWaterMark) {
+  mgrt_release_cached(); // the high-water mark restarts from what is live
+  const size_t mib = size_t(1) << 20;
+  // 4 + 4 MiB live at once: the high-water mark is about 8 MiB.
+  void *a = mgrt_alloc(4 * mib), *b = mgrt_alloc(4 * mib);
+  mgrt_free(a);
+  mgrt_free(b);
+  EXPECT_GE(mgrt_cached_bytes(), 8 * mib);
+  // 6 MiB fits no cached block: both 4 MiB blocks would take the held
+  // bytes to 14 MiB, over the mark, so they are released first.
+  void *c = mgrt_alloc(6 * mib);
+  ASSERT_TRUE(c);
+  EXPECT_LE(mgrt_cached_bytes(), 4 * mib + 2 * 4096);
+  mgrt_free(c);
+  EXPECT_LE(mgrt_cached_bytes(), 8 * mib + 3 * 4096);
+  mgrt_release_cached();
+  EXPECT_EQ(mgrt_cached_bytes(), 0u);
+}
+
 TEST(Memory, ForeignFreeAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe"); // the pool has threads
   int *p = static_cast<int *>(std::malloc(256));
