@@ -21,6 +21,7 @@
 #include "driver/Pipeline.h"
 #include "driver/Roles.h"
 #include "support/Blas.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -150,11 +151,6 @@ std::string peakList(const std::vector<size_t> &peaks) {
   return s;
 }
 
-int fail(const std::string &message, int code = 1) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  return code;
-}
-
 /// Output indices of the training step the loop reads.
 struct StepOutputs {
   int loss = -1, correct = -1, evalCorrect = -1;
@@ -185,20 +181,21 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts,
                const StepOutputs &outs) {
   if (model.plan &&
       (model.plan->dp > 1 || model.plan->pp > 1 || model.plan->cp > 1))
-    return fail("--data npy: runs one process; the model was compiled for a "
-                "parallel plan (dp x pp x cp > 1)");
+    return reportError(
+        "--data npy: runs one process; the model was compiled for a "
+        "parallel plan (dp x pp x cp > 1)");
   if (opts.steps < 1)
-    return fail("--steps K is required for --mode train");
+    return reportError("--steps K is required for --mode train");
   NpyBatches batches;
   std::vector<std::string> errors;
   if (!batches.open(model, opts.data.substr(4), opts.quiet, errors)) {
     for (const std::string &e : errors)
-      fail(e);
+      reportError(e);
     return 1;
   }
   State st;
   if (std::string error = allocateTensors(model, st); !error.empty())
-    return fail(error);
+    return reportError(error);
   std::vector<std::vector<int64_t>> descriptors;
   for (const mgrt_tensor &t : st.inputs)
     descriptors.push_back(descriptorOf(t));
@@ -210,8 +207,9 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts,
   if (!opts.logJson.empty()) {
     st.log = std::fopen(opts.logJson.c_str(), "a");
     if (!st.log)
-      return fail("--log-json '" + opts.logJson +
-                  "': cannot open for appending: " + std::strerror(errno));
+      return reportError(
+          "--log-json '" + opts.logJson +
+          "': cannot open for appending: " + std::strerror(errno));
   }
   if (!opts.quiet)
     std::fprintf(stderr, "train: %s: %zu step(s) of tensors, cycled\n",
@@ -256,13 +254,14 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts,
                                ",\"test_accuracy\":" + jsonNumber(testAcc) +
                                ",\"step_time_s\":" + jsonNumber(secs) + "}\n";
       if (std::fputs(line.c_str(), st.log) < 0 || std::fflush(st.log) != 0) {
-        status = fail("--log-json '" + opts.logJson +
-                      "': write failed: " + std::strerror(errno));
+        status = reportError("--log-json '" + opts.logJson +
+                             "': write failed: " + std::strerror(errno));
         break;
       }
     }
     if (!std::isfinite(loss)) {
-      status = fail("loss is not finite at step " + std::to_string(step + 1));
+      status =
+          reportError("loss is not finite at step " + std::to_string(step + 1));
       break;
     }
   }
@@ -290,9 +289,10 @@ int train(const mgrt_model_info &model, const Options &opts) {
     outs.evalCorrect =
         findRole(model.outputs, model.num_outputs, MGRT_ROLE_EVAL_CORRECT);
     if (outs.loss < 0)
-      return fail("--mode train: the model has no training step (no output "
-                  "'loss'); compile it with --train",
-                  2);
+      return reportError(
+          "--mode train: the model has no training step (no output "
+          "'loss'); compile it with --train",
+          2);
     return trainOnNpy(model, opts, outs);
   }
   // Data parallelism (runtime/comm/DriverComm.h): rank r of P takes the
@@ -304,13 +304,13 @@ int train(const mgrt_model_info &model, const Options &opts) {
   const bool pipelined = isPipelined(model);
   if (std::string error; pipelined ? !setupPipeline(model, pipe, dp, error)
                                    : !setupDataParallel(model.plan, dp, error))
-    return fail(error);
+    return reportError(error);
   const bool lead = dp.rank == 0 && pipe.stage == 0;
   // Context parallelism (driver/ContextParallel.h): the world is dp x cp.
   ContextParallel cp;
   if (std::string error;
       !setupContextParallel(model.plan, dp.rank, dp.size, cp, error))
-    return fail(error);
+    return reportError(error);
   // Outputs: loss (required), correct (optional), others ignored.
   // Outputs: loss (required), correct and eval_correct (optional), others
   // ignored.
@@ -321,11 +321,12 @@ int train(const mgrt_model_info &model, const Options &opts) {
   const int evalCorrectIndex =
       findRole(model.outputs, model.num_outputs, MGRT_ROLE_EVAL_CORRECT);
   if (lossIndex < 0)
-    return fail(std::string("--mode train: model '") +
-                    (model.model_name ? model.model_name : "model") +
-                    "' has no training step (no output 'loss'); compile it "
-                    "with --train",
-                2);
+    return reportError(
+        std::string("--mode train: model '") +
+            (model.model_name ? model.model_name : "model") +
+            "' has no training step (no output 'loss'); compile it "
+            "with --train",
+        2);
   for (int i : {lossIndex, correctIndex, evalCorrectIndex}) {
     if (i < 0)
       continue;
@@ -334,9 +335,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
     for (int d = 0; d < o.rank; ++d)
       n *= o.shape[d];
     if (o.dtype != MGRT_F32 || n != 1)
-      return fail("output '" + std::string(o.name) +
-                  "' must be one f32 element, the model has " +
-                  describe(o.dtype, o.rank, o.shape));
+      return reportError("output '" + std::string(o.name) +
+                         "' must be one f32 element, the model has " +
+                         describe(o.dtype, o.rank, o.shape));
   }
 
   // Options.
@@ -399,7 +400,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
                      std::to_string(S) + " (input '" + bsFrom + "')");
   if (!errors.empty()) {
     for (const std::string &e : errors)
-      fail(e);
+      reportError(e);
     return 1;
   }
 
@@ -411,27 +412,28 @@ int train(const mgrt_model_info &model, const Options &opts) {
     struct stat sb;
     const bool synthetic = opts.data.compare(0, 10, "synthetic:") == 0;
     if (!synthetic && !ogb && ::stat(opts.data.c_str(), &sb) == 0)
-      return fail("--data '" + opts.data +
-                  "': loading a dataset file is not supported; give a "
-                  "directory in the OGB raw layout (ogb:DIR) or a generator "
-                  "such as synthetic:sbm,nodes=4096,classes=8");
+      return reportError(
+          "--data '" + opts.data +
+          "': loading a dataset file is not supported; give a "
+          "directory in the OGB raw layout (ogb:DIR) or a generator "
+          "such as synthetic:sbm,nodes=4096,classes=8");
     auto start = std::chrono::steady_clock::now();
     if (ogb) {
       std::string dir, scheme;
       splitOgbSpec(opts.data, dir, scheme);
       if (mgrt_ogb_load(dir.c_str(), scheme.c_str(), &st.graph, &st.features,
                         &st.labels, &st.split, err, sizeof err) != MGRT_OK)
-        return fail("--data '" + opts.data + "': " + err);
+        return reportError("--data '" + opts.data + "': " + err);
       if (!opts.quiet && hasFlag(opts, "--train-fraction"))
         std::fprintf(stderr, "note: --train-fraction is ignored: the "
                              "dataset's split is used\n");
     } else if (mgrt_sbm_generate(opts.data.c_str(), &st.graph, &st.features,
                                  &st.labels, err, sizeof err) != MGRT_OK) {
-      return fail("--data '" + opts.data + "': " + err);
+      return reportError("--data '" + opts.data + "': " + err);
     }
     if (mgrt_graph_degrees(&st.graph, &st.inDegree, &st.outDegree, err,
                            sizeof err) != MGRT_OK)
-      return fail(std::string("degrees: ") + err);
+      return reportError(std::string("degrees: ") + err);
     if (!opts.quiet)
       std::fprintf(stderr,
                    "data: %s: %lld nodes, %lld edges, %lld features (%.2f "
@@ -479,7 +481,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
                      " nodes; a batch needs B = " + std::to_string(globalB));
   if (!errors.empty()) {
     for (const std::string &e : errors)
-      fail(e);
+      reportError(e);
     return 1;
   }
 
@@ -491,12 +493,12 @@ int train(const mgrt_model_info &model, const Options &opts) {
                                       err, sizeof err)
                : mgrt_partition_sequences(&st.graph, S, order.data(), err,
                                           sizeof err)) != MGRT_OK)
-      return fail("partition (" + opts.partition + "): " + err);
+      return reportError("partition (" + opts.partition + "): " + err);
     int64_t internal = 0, cpCut = 0;
     if (std::string error;
         !reorderForContextParallel(st.graph, order.data(), numSeq, S, cp.size,
                                    opts.seed, error, &internal, &cpCut))
-      return fail(error);
+      return reportError(error);
     if (!opts.quiet && cp.size > 1 && lead)
       std::fprintf(stderr,
                    "partition: cp blocks of %lld nodes (METIS) cut %.1f%% of "
@@ -538,7 +540,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
 
   // Input and output tensors, descriptors.
   if (std::string error = allocateTensors(model, st); !error.empty())
-    return fail(error);
+    return reportError(error);
   std::vector<std::vector<int64_t>> descriptors;
   for (const mgrt_tensor &t : st.inputs)
     descriptors.push_back(descriptorOf(t));
@@ -551,8 +553,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
   if (!opts.logJson.empty() && lead) {
     st.log = std::fopen(opts.logJson.c_str(), "a");
     if (!st.log)
-      return fail("--log-json '" + opts.logJson +
-                  "': cannot open for appending: " + std::strerror(errno));
+      return reportError(
+          "--log-json '" + opts.logJson +
+          "': cannot open for appending: " + std::strerror(errno));
   }
   if (const char *hint = blasCoreHint(); hint && !opts.quiet)
     std::fprintf(stderr, "note: %s\n", hint);
@@ -657,7 +660,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
           }
           if (mgrt_spd_block(&st.graph, seq, S, first, first + R,
                              opts.maxDistance, out, err, sizeof err) != MGRT_OK)
-            return fail(std::string("spd: ") + err);
+            return reportError(std::string("spd: ") + err);
           if (t.dtype != MGRT_I64)
             for (int64_t j = 0; j < R * S; ++j)
               storeInt(t, base * S + j, out[j]);
@@ -703,13 +706,13 @@ int train(const mgrt_model_info &model, const Options &opts) {
           opts.dumpInputs + "/step" + std::to_string(step + 1);
       std::string dirError = makeDirectories(stepDir);
       if (!dirError.empty())
-        return fail("--dump-inputs: " + dirError);
+        return reportError("--dump-inputs: " + dirError);
       for (int i = 0; i < model.num_inputs; ++i) {
         const std::string path =
             stepDir + "/" + fileNameOf(model.inputs[i].name) + ".npy";
         if (mgrt_npy_write(path.c_str(), &st.inputs[i], err, sizeof err) !=
             MGRT_OK)
-          return fail("--dump-inputs: " + std::string(err));
+          return reportError("--dump-inputs: " + std::string(err));
       }
     }
 
@@ -724,7 +727,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
       model.entry(args.data());
     } else if (std::string error;
                !pipelineStep(pipe, model, st.inputs, st.outputs, error)) {
-      status = fail(error);
+      status = reportError(error);
       break;
     }
     const double secs =
@@ -806,13 +809,14 @@ int train(const mgrt_model_info &model, const Options &opts) {
           ",\"tokens_per_s\":" + jsonNumber(tokens) +
           ",\"epoch\":" + std::to_string(epoch) + "}\n";
       if (std::fputs(line.c_str(), st.log) < 0 || std::fflush(st.log) != 0) {
-        status = fail("--log-json '" + opts.logJson +
-                      "': write failed: " + std::strerror(errno));
+        status = reportError("--log-json '" + opts.logJson +
+                             "': write failed: " + std::strerror(errno));
         break;
       }
     }
     if (!std::isfinite(loss)) {
-      status = fail("loss is not finite at step " + std::to_string(step + 1));
+      status =
+          reportError("loss is not finite at step " + std::to_string(step + 1));
       break;
     }
   }
