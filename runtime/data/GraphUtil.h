@@ -21,7 +21,7 @@ namespace mgrt {
 
 /// The data layer's name for errorInto (support/Error.h): writes the
 /// message into err (if errlen > 0) and returns `code`.
-constexpr auto &dataFail = errorInto;
+inline constexpr auto &dataFail = errorInto;
 
 /// Checks what every query needs in O(1): g, row_ptr, col_idx (unless no
 /// edges) non-null, num_nodes, num_edges >= 0, row_ptr[0] == 0 and

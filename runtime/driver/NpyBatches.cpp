@@ -156,16 +156,18 @@ bool NpyBatches::open(const mgrt_model_info &model, const std::string &dir,
   return true;
 }
 
-int64_t NpyBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
-                         int64_t &evalCounted) const {
+bool NpyBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
+                      BatchCounts &counts, std::string &) {
   const size_t k = static_cast<size_t>(step) % steps.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const mgrt_tensor &src = steps[k][i];
     std::memcpy(inputs[i].data, src.data,
                 mgrt_tensor_numel(&src) * mgrt_dtype_size(src.dtype));
   }
-  evalCounted = evalCounts[k];
-  return counted[k];
+  counts.counted = counted[k];
+  counts.evalCounted = evalCounts[k];
+  counts.epoch = static_cast<int64_t>(static_cast<size_t>(step) / steps.size());
+  return true;
 }
 
 } // namespace mgrt
