@@ -8,6 +8,7 @@
 
 #include "data/GraphUtil.h"
 #include "driver/ContextParallel.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <chrono>
@@ -108,6 +109,37 @@ bool loadGraphData(const Options &opts, GraphData &data, std::string &error) {
                  opts.data.c_str(), (long long)data.graph.num_nodes,
                  (long long)data.graph.num_edges,
                  (long long)data.features.shape[1], secondsSince(start));
+  return true;
+}
+
+bool checkLabelRange(const GraphData &data, const Options &opts,
+                     int64_t classes, const std::string &input,
+                     std::string &error) {
+  if (classes < 1)
+    return true;
+  const std::string model = "the model's input '" + input + "' takes " +
+                            std::to_string(classes) + " classes (0 to " +
+                            std::to_string(classes - 1) + ")";
+  if (!data.ogb) {
+    if (data.classes > classes)
+      return setError(error, "--data '" + opts.data +
+                                 "': classes=" + std::to_string(data.classes) +
+                                 " gives labels up to " +
+                                 std::to_string(data.classes - 1) + ", but " +
+                                 model);
+    return true;
+  }
+  const int64_t *lab = static_cast<const int64_t *>(data.labels.data);
+  for (int64_t i = 0; i < data.graph.num_nodes; ++i)
+    if (lab[i] >= classes) {
+      std::string dir, scheme;
+      splitOgbSpec(opts.data, dir, scheme);
+      return setError(
+          error, "--data '" + opts.data + "': '" + dir +
+                     "/raw/node-label.csv.gz' row " + std::to_string(i + 1) +
+                     " (node " + std::to_string(i) + "): class label " +
+                     std::to_string(lab[i]) + " is out of range: " + model);
+    }
   return true;
 }
 

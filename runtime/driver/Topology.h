@@ -50,6 +50,14 @@ bool isOgbSpec(const std::string &spec);
 /// prints the "data:" line unless opts.quiet. False with `error`.
 bool loadGraphData(const Options &opts, GraphData &data, std::string &error);
 
+/// Refuses class labels the model cannot take: `classes` is the number of
+/// classes of its labels input `input` (numClassesOf, Roles.h; -1:
+/// unknown, nothing is checked). The error names the source: classes= of
+/// a synthetic spec, or the row of the OGB label file.
+bool checkLabelRange(const GraphData &data, const Options &opts,
+                     int64_t classes, const std::string &input,
+                     std::string &error);
+
 /// The node order whose consecutive runs of `seqLen` nodes are the
 /// sequences (opts.partition, opts.seed), reordered into `cp` blocks per
 /// sequence (ContextParallel.h). Prints the "partition:" lines unless

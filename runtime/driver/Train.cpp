@@ -399,6 +399,11 @@ int train(const mgrt_model_info &model, const Options &opts) {
           "model input '" + std::string(model.inputs[i].name) + "' has " +
           std::to_string(model.inputs[i].shape[2]) +
           " features per node but --data has features=" + std::to_string(F));
+  for (int i = 0; i < model.num_inputs; ++i)
+    if (roles[i] == MGRT_ROLE_LABELS &&
+        !checkLabelRange(data, opts, numClassesOf(model.inputs[i]),
+                         model.inputs[i].name, error))
+      errors.push_back(error);
   // With cp, the model's rows R are this rank's block of the S nodes.
   BatchLayout layout;
   layout.B = B;
