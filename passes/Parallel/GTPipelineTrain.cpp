@@ -270,11 +270,7 @@ struct GTPipelineTrainPass
           b.getNamedAttr("gt.name", b.getStringAttr(name)));
     };
     argTypes.push_back(scaled(RankedTensorType::get(items, b.getI64Type())));
-    // Class labels carry their number of classes (the driver's range check).
-    argAttrs.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("gt.name", b.getStringAttr(abi::kLabels)),
-         b.getNamedAttr(abi::kNumClassesAttr,
-                        b.getI64IntegerAttr(logits.getShape().back()))}));
+    argAttrs.push_back(named(abi::kLabels));
     argTypes.push_back(scaled(RankedTensorType::get(items, b.getI1Type())));
     argAttrs.push_back(named(abi::kLabelMask));
     argTypes.push_back(

@@ -517,17 +517,15 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       argAttrs.push_back(main.getArgAttrDict(i));
-    for (StringRef name : addedArgs) {
-      SmallVector<NamedAttribute> attrs = {
-          b.getNamedAttr("gt.name", b.getStringAttr(name))};
-      if (classes && name == abi::kLabels)
-        attrs.push_back(
-            b.getNamedAttr(abi::kNumClassesAttr,
-                           b.getI64IntegerAttr(logitsType.getShape().back())));
-      argAttrs.push_back(b.getDictionaryAttr(attrs));
-    }
+    for (StringRef name : addedArgs)
+      argAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("gt.name", b.getStringAttr(name))));
     finishGradient(b, loc, grad, ret, results, resultNames, diffInputs,
                    diffNames, grads, argAttrs);
+    // The number of classes the labels index, for the driver's range check.
+    if (classes)
+      grad->setAttr(abi::kNumClassesAttr,
+                    b.getI64IntegerAttr(logitsType.getShape().back()));
 
     // 6. Optionally make it the module's entry point.
     if (replaceMain) {

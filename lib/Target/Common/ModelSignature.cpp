@@ -70,8 +70,7 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
     if (failed(t))
       return failure();
     // Class labels: the number of classes, for the driver's range check.
-    if (auto classes =
-            main.getArgAttrOfType<IntegerAttr>(i, abi::kNumClassesAttr);
+    if (auto classes = main->getAttrOfType<IntegerAttr>(abi::kNumClassesAttr);
         classes && t->role == MGRT_ROLE_LABELS)
       t->index = static_cast<int>(classes.getInt());
     sig.inputs.push_back(*t);
