@@ -65,28 +65,15 @@ void JsonWriter::beforeValue() {
   }
 }
 
-JsonWriter &JsonWriter::objectBegin() {
+JsonWriter &JsonWriter::open(char bracket) {
   beforeValue();
-  out += '{';
+  out += bracket;
   empty.push_back(true);
   return *this;
 }
 
-JsonWriter &JsonWriter::objectEnd() {
-  out += '}';
-  empty.pop_back();
-  return *this;
-}
-
-JsonWriter &JsonWriter::arrayBegin() {
-  beforeValue();
-  out += '[';
-  empty.push_back(true);
-  return *this;
-}
-
-JsonWriter &JsonWriter::arrayEnd() {
-  out += ']';
+JsonWriter &JsonWriter::close(char bracket) {
+  out += bracket;
   empty.pop_back();
   return *this;
 }

@@ -23,10 +23,10 @@ namespace mgrt {
 class JsonWriter {
 public:
   /// Containers. Inside an object each value must follow a key().
-  JsonWriter &objectBegin();
-  JsonWriter &objectEnd();
-  JsonWriter &arrayBegin();
-  JsonWriter &arrayEnd();
+  JsonWriter &objectBegin() { return open('{'); }
+  JsonWriter &objectEnd() { return close('}'); }
+  JsonWriter &arrayBegin() { return open('['); }
+  JsonWriter &arrayEnd() { return close(']'); }
   /// The key of the next value of the enclosing object.
   JsonWriter &key(const std::string &name);
 
@@ -65,6 +65,8 @@ public:
 
 private:
   void beforeValue();
+  JsonWriter &open(char bracket);
+  JsonWriter &close(char bracket);
 
   std::string out;
   /// Per open container: true while it has no element yet.
