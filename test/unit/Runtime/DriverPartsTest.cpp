@@ -51,8 +51,7 @@ TEST(JsonWriter, EscapesStrings) {
   EXPECT_EQ(JsonWriter::quote("plain"), "\"plain\"");
   EXPECT_EQ(JsonWriter::quote("a\"b\\c"), R"("a\"b\\c")");
   EXPECT_EQ(JsonWriter::quote("tab\tnl\ncr\r"), R"("tab\tnl\ncr\r")");
-  EXPECT_EQ(JsonWriter::quote(std::string("\x01\x1f", 2)),
-            R"("\u0001\u001f")");
+  EXPECT_EQ(JsonWriter::quote(std::string("\x01\x1f", 2)), R"("\u0001\u001f")");
   // UTF-8 passes through.
   EXPECT_EQ(JsonWriter::quote("\xc3\xa9"), "\"\xc3\xa9\"");
   JsonWriter j;
@@ -228,8 +227,8 @@ TEST(NpyBatches, FillsTheStepAndCountsTheDefaultMask) {
   EXPECT_EQ(batches.size(), 1u);
   std::vector<mgrt_tensor> inputs(3);
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(mgrt_tensor_alloc(&inputs[i], m.inputs[i].dtype,
-                                m.inputs[i].rank, m.inputs[i].shape),
+    ASSERT_EQ(mgrt_tensor_alloc(&inputs[i], m.inputs[i].dtype, m.inputs[i].rank,
+                                m.inputs[i].shape),
               MGRT_OK);
   BatchCounts counts;
   std::string error;
@@ -306,11 +305,11 @@ TEST(Topology, FeatureBins) {
   const float v[6] = {0, 5, 1, 5, 2, 5}; // column 1 constant
   std::memcpy(x.data, v, sizeof v);
   FeatureBins bins(x, 4);
-  EXPECT_EQ(bins.id(0, 0.f), 1);      // first bin of column 0
-  EXPECT_EQ(bins.id(0, 1.f), 1 + 2);  // (1 - 0) * 4 / 2
-  EXPECT_EQ(bins.id(0, 2.f), 1 + 3);  // the maximum: into the last bin
-  EXPECT_EQ(bins.id(1, 5.f), 1 + 4);  // column 1, bin 0
-  EXPECT_EQ(bins.id(0, -1.f), 1);     // below the range: bin 0
+  EXPECT_EQ(bins.id(0, 0.f), 1);     // first bin of column 0
+  EXPECT_EQ(bins.id(0, 1.f), 1 + 2); // (1 - 0) * 4 / 2
+  EXPECT_EQ(bins.id(0, 2.f), 1 + 3); // the maximum: into the last bin
+  EXPECT_EQ(bins.id(1, 5.f), 1 + 4); // column 1, bin 0
+  EXPECT_EQ(bins.id(0, -1.f), 1);    // below the range: bin 0
   mgrt_tensor_free(&x);
 }
 
@@ -380,14 +379,11 @@ TEST(GraphBatches, FillsRowsFromTheSequences) {
       ++seen[seq];
       for (int64_t s = 0; s < S; ++s) {
         const int64_t node = order[seq * S + s];
-        EXPECT_EQ(std::memcmp(x + node * 2, row + s * 2, 2 * sizeof(float)),
-                  0);
-        EXPECT_EQ(static_cast<int64_t *>(inputs[1].data)[b * S + s],
-                  lab[node]);
+        EXPECT_EQ(std::memcmp(x + node * 2, row + s * 2, 2 * sizeof(float)), 0);
+        EXPECT_EQ(static_cast<int64_t *>(inputs[1].data)[b * S + s], lab[node]);
         EXPECT_EQ(static_cast<uint8_t *>(inputs[2].data)[b * S + s],
                   train[node]);
-        EXPECT_EQ(static_cast<int32_t *>(inputs[3].data)[b * S + s],
-                  deg[node]);
+        EXPECT_EQ(static_cast<int32_t *>(inputs[3].data)[b * S + s], deg[node]);
         counted += train[node];
       }
     }
