@@ -11,6 +11,7 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/ModelABI.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -46,6 +47,7 @@ struct GTExportEntries
       main.setSymName(MGRT_MODEL_SYMBOL);
       exportForC(main);
       auto name = StringAttr::get(&getContext(), "gt.name");
+      main->removeAttr(abi::kNumClassesAttr); // in the entry table by now
       for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
         main.removeArgAttr(i, name);
       for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)

@@ -522,6 +522,10 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
           b.getNamedAttr("gt.name", b.getStringAttr(name))));
     finishGradient(b, loc, grad, ret, results, resultNames, diffInputs,
                    diffNames, grads, argAttrs);
+    // The number of classes the labels index, for the driver's range check.
+    if (classes)
+      grad->setAttr(abi::kNumClassesAttr,
+                    b.getI64IntegerAttr(logitsType.getShape().back()));
 
     // 6. Optionally make it the module's entry point.
     if (replaceMain) {

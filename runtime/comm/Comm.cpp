@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommGroup.h"
+#include "support/Error.h"
 
 #include <climits>
 #include <cstdarg>
@@ -105,12 +106,10 @@ int fillCounts(const mgrt_comm_group *g, const int64_t *given, int64_t uniform,
 namespace mgrt::comm {
 
 int fail(int code, const char *call, const char *fmt, ...) {
-  char msg[1024];
   va_list args;
   va_start(args, fmt);
-  std::vsnprintf(msg, sizeof msg, fmt, args);
+  gLastError = std::string(call) + ": " + formatMessage(fmt, args);
   va_end(args);
-  gLastError = std::string(call) + ": " + msg;
   if (gErrorMode == MGRT_COMM_ERRORS_RETURN)
     return code;
   mgrt_comm_abort(gLastError.c_str(), 3);

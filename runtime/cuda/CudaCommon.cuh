@@ -1,8 +1,8 @@
 //===- CudaCommon.cuh - Shared helpers of the CUDA runtime ------*- CUDA
 //-*-===//
 //
-// Internal to runtime/cuda: error checks, bfloat16 conversions and launch
-// helpers.
+// Internal to runtime/cuda: error checks (support/Error.h), bfloat16
+// conversions and launch helpers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,8 @@
 #define MEGAGRAPH_RUNTIME_CUDA_CUDACOMMON_CUH
 
 #include "megagraph/RuntimeCuda.h"
+
+#include "support/Error.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -19,14 +21,11 @@
 namespace mgrt {
 namespace cuda {
 
-/// Prints "megagraph runtime: KERNEL: MESSAGE" and aborts (contract
-/// violations and CUDA errors alike).
-[[noreturn]] void fail(const char *kernel, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
+/// Contract violations and CUDA errors alike go through kernelFail:
+/// "megagraph runtime: KERNEL: MESSAGE", then abort.
 inline void check(cudaError_t e, const char *kernel, const char *what) {
   if (e != cudaSuccess)
-    fail(kernel, "%s: %s", what, cudaGetErrorString(e));
+    kernelFail(kernel, "%s: %s", what, cudaGetErrorString(e));
 }
 
 inline cudaStream_t asStream(void *s) { return static_cast<cudaStream_t>(s); }
@@ -59,7 +58,7 @@ __device__ __forceinline__ __nv_bfloat16 fromF32<__nv_bfloat16>(float x) {
 #define MGRT_CUDA_CHECK(cond, kernel, ...)                                     \
   do {                                                                         \
     if (!(cond))                                                               \
-      ::mgrt::cuda::fail(kernel, __VA_ARGS__);                                 \
+      ::mgrt::kernelFail(kernel, __VA_ARGS__);                                 \
   } while (0)
 
 #define MGRT_CUDA_LAUNCHED(kernel)                                             \

@@ -52,7 +52,7 @@ extern "C" void mgrt_cuda_matmul(void *out, const void *a, const void *b,
     type = CUDA_R_16BF;
     break;
   default:
-    mgrt::cuda::fail(kName, "unknown math mode %d", math);
+    mgrt::kernelFail(kName, "unknown math mode %d", math);
   }
   cublasHandle_t h = handle();
   cublasSetStream(h, mgrt::cuda::asStream(stream));

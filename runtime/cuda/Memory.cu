@@ -20,17 +20,6 @@
 namespace mgrt {
 namespace cuda {
 
-void fail(const char *kernel, const char *fmt, ...) {
-  std::fprintf(stderr, "megagraph runtime: %s: ", kernel);
-  va_list args;
-  va_start(args, fmt);
-  std::vfprintf(stderr, fmt, args);
-  va_end(args);
-  std::fputc('\n', stderr);
-  std::fflush(stderr);
-  std::abort();
-}
-
 namespace {
 struct Accounting {
   std::mutex lock;

@@ -33,7 +33,7 @@
 
 namespace {
 
-using mgrt::cuda::fail;
+using mgrt::kernelFail;
 
 /// The few driver API entry points a program needs, from libcuda.so.1.
 struct Driver {
@@ -69,7 +69,8 @@ void requireDevice() {
     // one the driver API calls below use.
     cudaError_t e = cudaFree(nullptr);
     if (e != cudaSuccess)
-      fail("cuda", "cannot create a CUDA context: %s", cudaGetErrorString(e));
+      kernelFail("cuda", "cannot create a CUDA context: %s",
+                 cudaGetErrorString(e));
   });
 }
 
@@ -92,13 +93,13 @@ const Driver &driver() {
     requireDevice();
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
-      fail("cuda", "cannot load the CUDA driver library libcuda.so.1: %s",
-           dlerror());
+      kernelFail("cuda", "cannot load the CUDA driver library libcuda.so.1: %s",
+                 dlerror());
     auto get = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
           dlsym(lib, name));
       if (!fn)
-        fail("cuda", "the CUDA driver has no %s", name);
+        kernelFail("cuda", "the CUDA driver has no %s", name);
     };
     get(d.moduleLoadDataEx, "cuModuleLoadDataEx");
     get(d.moduleGetFunction, "cuModuleGetFunction");
@@ -137,13 +138,13 @@ CUfunction functionOf(Module *m, const char *name) {
                                             : m->optLevel))};
     CUresult r = d.moduleLoadDataEx(&m->module, m->image, 3, options, values);
     if (r != CUDA_SUCCESS)
-      fail("cuda", "loading the program's kernels failed: %s%s%s", d.error(r),
-           log[0] ? "\n" : "", log);
+      kernelFail("cuda", "loading the program's kernels failed: %s%s%s",
+                 d.error(r), log[0] ? "\n" : "", log);
   }
   CUfunction f = nullptr;
   CUresult r = d.moduleGetFunction(&f, m->module, name);
   if (r != CUDA_SUCCESS)
-    fail("cuda", "no kernel %s in the program: %s", name, d.error(r));
+    kernelFail("cuda", "no kernel %s in the program: %s", name, d.error(r));
   m->functions.emplace(name, f);
   return f;
 }
@@ -205,15 +206,15 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       (unsigned)gridZ, (unsigned)blockX, (unsigned)blockY, (unsigned)blockZ,
       (unsigned)smem, static_cast<CUstream>(stream), params, extra);
   if (r != CUDA_SUCCESS)
-    fail("cuda",
-         "kernel launch (grid %ld x %ld x %ld, block %ld x %ld x %ld) "
-         "failed: %s",
-         (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY,
-         (long)blockZ, d.error(r));
+    kernelFail("cuda",
+               "kernel launch (grid %ld x %ld x %ld, block %ld x %ld x %ld) "
+               "failed: %s",
+               (long)gridX, (long)gridY, (long)gridZ, (long)blockX,
+               (long)blockY, (long)blockZ, d.error(r));
   if (syncEveryKernel()) {
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess)
-      fail("cuda", "kernel failed: %s", cudaGetErrorString(e));
+      kernelFail("cuda", "kernel failed: %s", cudaGetErrorString(e));
   }
 }
 
@@ -223,10 +224,10 @@ extern "C" void *mgrt_cuda_memref_alloc(size_t bytes) {
   requireDevice();
   void *p = mgrt_cuda_alloc(bytes ? bytes : 1);
   if (!p)
-    fail("cuda",
-         "out of device memory allocating %zu bytes (device peak so far "
-         "%zu bytes)",
-         bytes, mgrt_cuda_peak_bytes());
+    kernelFail("cuda",
+               "out of device memory allocating %zu bytes (device peak so far "
+               "%zu bytes)",
+               bytes, mgrt_cuda_peak_bytes());
   return p;
 }
 
@@ -317,5 +318,5 @@ extern "C" void mgrt_cuda_run_entry(void (*fn)(void **), void **hostDescs,
     mgrt_cuda_copy_to_host(hostData(i), buffers.data[i], bytesOf(i));
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    fail("cuda", "the step failed on the GPU: %s", cudaGetErrorString(e));
+    kernelFail("cuda", "the step failed on the GPU: %s", cudaGetErrorString(e));
 }

@@ -90,8 +90,8 @@ int matmulMath() {
       return (int)MGRT_CUDA_MATH_FP32;
     if (std::strcmp(v, "tf32") == 0)
       return (int)MGRT_CUDA_MATH_TF32;
-    fail("mgrt_cuda_matmul_f32", "MEGAGRAPH_CUDA_MATMUL=%s: use fp32 or tf32",
-         v);
+    mgrt::kernelFail("mgrt_cuda_matmul_f32",
+                     "MEGAGRAPH_CUDA_MATMUL=%s: use fp32 or tf32", v);
   }();
   return math;
 }

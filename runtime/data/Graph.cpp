@@ -12,22 +12,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 namespace mgrt {
-
-int dataFail(char *err, size_t errlen, int code, const char *fmt, ...) {
-  if (err && errlen > 0) {
-    va_list args;
-    va_start(args, fmt);
-    std::vsnprintf(err, errlen, fmt, args);
-    va_end(args);
-  }
-  return code;
-}
 
 int checkGraphHeader(const mgrt_graph *g, const char *who, char *err,
                      size_t errlen) {

@@ -1,9 +1,9 @@
 //===- GraphUtil.h - Helpers of the graph data layer ------------*- C++ -*-===//
 //
 // Internal to the runtime (runtime/data/). Error reporting into a caller
-// buffer, the O(1) part of the CSR contract, and the fixed pseudo-random
-// generators (splitmix64, xoshiro256**) whose output is the same on every
-// platform and standard library.
+// buffer (dataFail), the O(1) part of the CSR contract, and the fixed
+// pseudo-random generators (splitmix64, xoshiro256**) whose output is the same
+// on every platform and standard library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,14 +12,16 @@
 
 #include "megagraph/RuntimeData.h"
 
+#include "support/Error.h"
+
 #include <cstdint>
 #include <initializer_list>
 
 namespace mgrt {
 
-/// Writes the message into err (if errlen > 0) and returns `code`.
-int dataFail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/// The data layer's name for errorInto (support/Error.h): writes the
+/// message into err (if errlen > 0) and returns `code`.
+inline constexpr auto &dataFail = errorInto;
 
 /// Checks what every query needs in O(1): g, row_ptr, col_idx (unless no
 /// edges) non-null, num_nodes, num_edges >= 0, row_ptr[0] == 0 and

@@ -10,9 +10,10 @@
 
 #include "megagraph/Runtime.h"
 
+#include "support/Error.h"
+
 #include <cctype>
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -21,17 +22,6 @@ namespace {
 
 const char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
-
-__attribute__((format(printf, 4, 5))) int fail(char *err, size_t errlen,
-                                               int code, const char *fmt, ...) {
-  if (err && errlen > 0) {
-    va_list args;
-    va_start(args, fmt);
-    std::vsnprintf(err, errlen, fmt, args);
-    va_end(args);
-  }
-  return code;
-}
 
 struct DtypeCode {
   const char *descr; // as numpy writes it
@@ -157,48 +147,52 @@ struct File {
 extern "C" int mgrt_npy_read(const char *path, mgrt_tensor *out, char *err,
                              size_t errlen) {
   if (!path || !out)
-    return fail(err, errlen, MGRT_ERR_ARGUMENT, "null argument");
+    return mgrt::errorInto(err, errlen, MGRT_ERR_ARGUMENT, "null argument");
   std::memset(out, 0, sizeof *out);
   File file(std::fopen(path, "rb"));
   if (!file.f)
-    return fail(err, errlen, MGRT_ERR_IO, "%s: cannot open: %s", path,
-                std::strerror(errno));
+    return mgrt::errorInto(err, errlen, MGRT_ERR_IO, "%s: cannot open: %s",
+                           path, std::strerror(errno));
 
   unsigned char pre[kMagicLen + 2];
   if (std::fread(pre, 1, sizeof pre, file.f) != sizeof pre ||
       std::memcmp(pre, kMagic, kMagicLen) != 0)
-    return fail(err, errlen, MGRT_ERR_FORMAT,
-                "%s: not a .npy file (bad magic string)", path);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                           "%s: not a .npy file (bad magic string)", path);
   const int major = pre[kMagicLen], minor = pre[kMagicLen + 1];
   size_t headerLen = 0;
   if (major == 1) {
     unsigned char b[2];
     if (std::fread(b, 1, 2, file.f) != 2)
-      return fail(err, errlen, MGRT_ERR_FORMAT, "%s: truncated header", path);
+      return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                             "%s: truncated header", path);
     headerLen = b[0] | (size_t)b[1] << 8;
   } else if (major == 2 || major == 3) {
     unsigned char b[4];
     if (std::fread(b, 1, 4, file.f) != 4)
-      return fail(err, errlen, MGRT_ERR_FORMAT, "%s: truncated header", path);
+      return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                             "%s: truncated header", path);
     headerLen =
         b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24;
   } else {
-    return fail(err, errlen, MGRT_ERR_UNSUPPORTED,
-                "%s: unsupported .npy format version %d.%d", path, major,
-                minor);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_UNSUPPORTED,
+                           "%s: unsupported .npy format version %d.%d", path,
+                           major, minor);
   }
   if (headerLen > (1u << 24))
-    return fail(err, errlen, MGRT_ERR_FORMAT,
-                "%s: implausible header length %zu", path, headerLen);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                           "%s: implausible header length %zu", path,
+                           headerLen);
   std::string text(headerLen, '\0');
   if (std::fread(&text[0], 1, headerLen, file.f) != headerLen)
-    return fail(err, errlen, MGRT_ERR_FORMAT, "%s: truncated header", path);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT, "%s: truncated header",
+                           path);
   HeaderDict dict(text);
 
   std::string descr;
   if (!dict.quoted(dict.valueOf("descr"), descr))
-    return fail(err, errlen, MGRT_ERR_FORMAT, "%s: header has no 'descr'",
-                path);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                           "%s: header has no 'descr'", path);
   size_t fo = dict.valueOf("fortran_order");
   bool fortran;
   if (fo != std::string::npos && dict.startsWith(fo, "True"))
@@ -206,49 +200,52 @@ extern "C" int mgrt_npy_read(const char *path, mgrt_tensor *out, char *err,
   else if (fo != std::string::npos && dict.startsWith(fo, "False"))
     fortran = false;
   else
-    return fail(err, errlen, MGRT_ERR_FORMAT,
-                "%s: header has no valid 'fortran_order'", path);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                           "%s: header has no valid 'fortran_order'", path);
   int64_t shape[MGRT_MAX_RANK] = {0};
   int rank = 0;
   bool tooLong = false;
   if (!dict.tuple(dict.valueOf("shape"), shape, rank, tooLong))
-    return fail(err, errlen, MGRT_ERR_FORMAT, "%s: header has no valid 'shape'",
-                path);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                           "%s: header has no valid 'shape'", path);
   if (tooLong)
-    return fail(err, errlen, MGRT_ERR_UNSUPPORTED,
-                "%s: rank %d exceeds the maximum of %d", path, rank,
-                MGRT_MAX_RANK);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_UNSUPPORTED,
+                           "%s: rank %d exceeds the maximum of %d", path, rank,
+                           MGRT_MAX_RANK);
 
   const int dtype = dtypeOfDescr(descr);
   if (!dtype) {
     if (!descr.empty() && descr[0] == '>')
-      return fail(err, errlen, MGRT_ERR_UNSUPPORTED,
-                  "%s: big-endian dtype '%s' is not supported", path,
-                  descr.c_str());
-    return fail(err, errlen, MGRT_ERR_UNSUPPORTED,
-                "%s: unsupported dtype '%s' (supported: <f4 <f8 <i8 <i4 |b1 "
-                "|u1 |i1)",
-                path, descr.c_str());
+      return mgrt::errorInto(err, errlen, MGRT_ERR_UNSUPPORTED,
+                             "%s: big-endian dtype '%s' is not supported", path,
+                             descr.c_str());
+    return mgrt::errorInto(
+        err, errlen, MGRT_ERR_UNSUPPORTED,
+        "%s: unsupported dtype '%s' (supported: <f4 <f8 <i8 <i4 |b1 "
+        "|u1 |i1)",
+        path, descr.c_str());
   }
   int nonTrivial = 0;
   for (int i = 0; i < rank; ++i)
     nonTrivial += shape[i] != 1;
   if (fortran && nonTrivial > 1)
-    return fail(err, errlen, MGRT_ERR_UNSUPPORTED,
-                "%s: Fortran-order arrays are not supported (save a C-order "
-                "array, e.g. numpy.ascontiguousarray)",
-                path);
+    return mgrt::errorInto(
+        err, errlen, MGRT_ERR_UNSUPPORTED,
+        "%s: Fortran-order arrays are not supported (save a C-order "
+        "array, e.g. numpy.ascontiguousarray)",
+        path);
 
   mgrt_status st = mgrt_tensor_alloc(out, dtype, rank, shape);
   if (st != MGRT_OK)
-    return fail(err, errlen, st, "%s: cannot allocate the array", path);
+    return mgrt::errorInto(err, errlen, st, "%s: cannot allocate the array",
+                           path);
   const size_t bytes = mgrt_dtype_size(dtype) * (size_t)mgrt_tensor_numel(out);
   const size_t got = std::fread(out->data, 1, bytes, file.f);
   if (got != bytes) {
     mgrt_tensor_free(out);
-    return fail(err, errlen, MGRT_ERR_FORMAT,
-                "%s: truncated data: expected %zu bytes, found %zu", path,
-                bytes, got);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                           "%s: truncated data: expected %zu bytes, found %zu",
+                           path, bytes, got);
   }
   return MGRT_OK;
 }
@@ -256,17 +253,18 @@ extern "C" int mgrt_npy_read(const char *path, mgrt_tensor *out, char *err,
 extern "C" int mgrt_npy_write(const char *path, const mgrt_tensor *t, char *err,
                               size_t errlen) {
   if (!path || !t)
-    return fail(err, errlen, MGRT_ERR_ARGUMENT, "null argument");
+    return mgrt::errorInto(err, errlen, MGRT_ERR_ARGUMENT, "null argument");
   const char *descr = descrOfDtype(t->dtype);
   if (!descr)
-    return fail(err, errlen, MGRT_ERR_UNSUPPORTED,
-                "%s: cannot write dtype code %d", path, t->dtype);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_UNSUPPORTED,
+                           "%s: cannot write dtype code %d", path, t->dtype);
   if (t->rank < 0 || t->rank > MGRT_MAX_RANK)
-    return fail(err, errlen, MGRT_ERR_ARGUMENT, "%s: invalid rank %d", path,
-                t->rank);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_ARGUMENT,
+                           "%s: invalid rank %d", path, t->rank);
   const int64_t numel = mgrt_tensor_numel(t);
   if (numel < 0 || (numel > 0 && !t->data))
-    return fail(err, errlen, MGRT_ERR_ARGUMENT, "%s: invalid tensor", path);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_ARGUMENT, "%s: invalid tensor",
+                           path);
 
   std::string header = std::string("{'descr': '") + descr +
                        "', 'fortran_order': False, 'shape': (";
@@ -288,8 +286,8 @@ extern "C" int mgrt_npy_write(const char *path, const mgrt_tensor *t, char *err,
 
   File file(std::fopen(path, "wb"));
   if (!file.f)
-    return fail(err, errlen, MGRT_ERR_IO, "%s: cannot create: %s", path,
-                std::strerror(errno));
+    return mgrt::errorInto(err, errlen, MGRT_ERR_IO, "%s: cannot create: %s",
+                           path, std::strerror(errno));
   std::string pre(kMagic, kMagicLen);
   pre += static_cast<char>(v2 ? 2 : 1);
   pre += '\0';
@@ -307,7 +305,7 @@ extern "C" int mgrt_npy_write(const char *path, const mgrt_tensor *t, char *err,
   ok = (std::fclose(file.f) == 0) && ok;
   file.f = nullptr;
   if (!ok)
-    return fail(err, errlen, MGRT_ERR_IO, "%s: write failed: %s", path,
-                std::strerror(errno));
+    return mgrt::errorInto(err, errlen, MGRT_ERR_IO, "%s: write failed: %s",
+                           path, std::strerror(errno));
   return MGRT_OK;
 }

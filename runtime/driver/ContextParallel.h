@@ -1,7 +1,7 @@
 //===- ContextParallel.h - Context parallelism in the driver ----*- C++ -*-===//
 //
 // Internal to the runtime. What `--mode train` does for a model compiled
-// with --plan cp=C (gt-context-parallel, issue 7): the world of dp x cp
+// with --plan cp=C (gt-context-parallel): the world of dp x cp
 // ranks has the cp ranks innermost (rank = d * cp + c); the cp ranks of one
 // dp replica take the same sequences, and rank c fills only its block of
 // S / cp rows [c S / cp, (c + 1) S / cp) of every input: features,

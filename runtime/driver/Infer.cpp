@@ -18,6 +18,7 @@
 #include "driver/Descriptor.h"
 #include "driver/Inputs.h"
 #include "support/Blas.h"
+#include "support/Error.h"
 
 #include <cerrno>
 #include <chrono>
@@ -89,7 +90,7 @@ int infer(const mgrt_model_info &model, const Options &opts) {
   if (!loadInputs(model, opts.inputs, opts.quiet, inputs, errors) ||
       !errors.empty()) {
     for (const std::string &e : errors)
-      std::fprintf(stderr, "error: %s\n", e.c_str());
+      reportError(e);
     for (mgrt_tensor &t : inputs)
       mgrt_tensor_free(&t);
     return 1;
@@ -98,7 +99,7 @@ int infer(const mgrt_model_info &model, const Options &opts) {
     std::fprintf(stderr, "note: %s\n", hint);
   std::string dirError = makeDirectories(opts.outputDir);
   if (!dirError.empty()) {
-    std::fprintf(stderr, "error: %s\n", dirError.c_str());
+    reportError(dirError);
     for (mgrt_tensor &t : inputs)
       mgrt_tensor_free(&t);
     return 1;
@@ -183,10 +184,8 @@ int mgrt::runCommandLine(int argc, char **argv, const mgrt_model_info *model,
                          TrainMode trainMode) {
   const char *prog = argc > 0 && argv && argv[0] ? argv[0] : "model";
   std::string error;
-  if (!validModel(model, error)) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    return 1;
-  }
+  if (!validModel(model, error))
+    return reportError(error);
   Options opts;
   if (!parseOptions(argc, argv, opts, error)) {
     std::fprintf(stderr, "error: %s\n%s", error.c_str(), usage(prog).c_str());

@@ -91,19 +91,29 @@ bool loadStep(const mgrt_model_info &model, const std::string &dir, bool quiet,
         std::memset(t.data, 1, mgrt_tensor_numel(&t));
       continue;
     }
-    // Class labels index the prediction's last axis.
+    // Class labels index the prediction's last axis: [0, classes) when the
+    // table says how many classes there are.
     if (roleOf(info) == MGRT_ROLE_LABELS &&
         (t.dtype == MGRT_I64 || t.dtype == MGRT_I32)) {
+      const int64_t classes = numClassesOf(info);
       const int64_t m = mgrt_tensor_numel(&t);
       for (int64_t j = 0; j < m; ++j) {
         const int64_t v = t.dtype == MGRT_I64
                               ? static_cast<const int64_t *>(t.data)[j]
                               : static_cast<const int32_t *>(t.data)[j];
+        const std::string what = "--data npy: '" + dir + "/" +
+                                 fileNameOf(info.name) + ".npy': class label " +
+                                 std::to_string(v) + " at index " +
+                                 std::to_string(j) + " is out of range";
         if (v < 0) {
-          errors.push_back("--data npy: '" + dir + "/" + fileNameOf(info.name) +
-                           ".npy': class label " + std::to_string(v) +
-                           " at index " + std::to_string(j) +
-                           " is out of range (< 0)");
+          errors.push_back(what + " (< 0)");
+          break;
+        }
+        if (classes > 0 && v >= classes) {
+          errors.push_back(what + ": the model's input '" + info.name +
+                           "' takes " + std::to_string(classes) +
+                           " classes (0 to " + std::to_string(classes - 1) +
+                           ")");
           break;
         }
       }
@@ -156,16 +166,18 @@ bool NpyBatches::open(const mgrt_model_info &model, const std::string &dir,
   return true;
 }
 
-int64_t NpyBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
-                         int64_t &evalCounted) const {
+bool NpyBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
+                      BatchCounts &counts, std::string &) {
   const size_t k = static_cast<size_t>(step) % steps.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const mgrt_tensor &src = steps[k][i];
     std::memcpy(inputs[i].data, src.data,
                 mgrt_tensor_numel(&src) * mgrt_dtype_size(src.dtype));
   }
-  evalCounted = evalCounts[k];
-  return counted[k];
+  counts.counted = counted[k];
+  counts.evalCounted = evalCounts[k];
+  counts.epoch = static_cast<int64_t>(static_cast<size_t>(step) / steps.size());
+  return true;
 }
 
 } // namespace mgrt

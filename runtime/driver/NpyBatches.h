@@ -17,7 +17,7 @@
 #ifndef MEGAGRAPH_RUNTIME_DRIVER_NPYBATCHES_H
 #define MEGAGRAPH_RUNTIME_DRIVER_NPYBATCHES_H
 
-#include "megagraph/Runtime.h"
+#include "driver/BatchSource.h"
 
 #include <string>
 #include <vector>
@@ -25,12 +25,12 @@
 namespace mgrt {
 
 /// The steps' tensors, loaded and checked against the model up front.
-class NpyBatches {
+class NpyBatches : public BatchSource {
 public:
   NpyBatches() = default;
   NpyBatches(const NpyBatches &) = delete;
   NpyBatches &operator=(const NpyBatches &) = delete;
-  ~NpyBatches();
+  ~NpyBatches() override;
 
   /// Loads every step under `dir`. A missing file, a wrong shape or dtype
   /// and negative class labels are appended to `errors`, each naming the
@@ -41,11 +41,11 @@ public:
   /// Number of distinct steps (at least 1 after a successful open).
   size_t size() const { return steps.size(); }
 
-  /// Copies the tensors of step `step` (cycled) into `inputs` (model order,
-  /// allocated with the model's shapes); returns the number of items the
-  /// label mask counts, and in `evalCounted` those of the eval mask.
-  int64_t fill(long step, std::vector<mgrt_tensor> &inputs,
-               int64_t &evalCounted) const;
+  /// Copies the tensors of step `step` (cycled) into `inputs`; `counts`
+  /// gets the items the label and eval masks count (epoch: how many times
+  /// the steps were cycled).
+  bool fill(long step, std::vector<mgrt_tensor> &inputs, BatchCounts &counts,
+            std::string &error) override;
 
 private:
   std::vector<std::vector<mgrt_tensor>> steps;

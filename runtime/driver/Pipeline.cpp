@@ -11,6 +11,7 @@
 #include "driver/Descriptor.h"
 #include "driver/PipelineSchedule.h"
 #include "driver/Roles.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <chrono>
@@ -89,9 +90,9 @@ struct PipelineState {
 
 namespace {
 
+/// setError with the "pipeline: " prefix of this file's messages.
 bool fail(std::string &error, const std::string &message) {
-  error = "pipeline: " + message;
-  return false;
+  return setError(error, "pipeline: " + message);
 }
 
 } // namespace

@@ -33,6 +33,16 @@ inline int findRole(const mgrt_tensor_info *infos, int n,
   return -1;
 }
 
+/// The number of classes the labels input `t` indexes (its `index` in a
+/// table the compiler wrote), or -1 when unknown (float targets, a table
+/// without roles).
+inline int64_t numClassesOf(const mgrt_tensor_info &t) {
+  if (t.role != MGRT_ROLE_LABELS || t.index < 1 ||
+      (t.dtype != MGRT_I64 && t.dtype != MGRT_I32))
+    return -1;
+  return t.index;
+}
+
 } // namespace mgrt
 
 #endif // MEGAGRAPH_RUNTIME_DRIVER_ROLES_H

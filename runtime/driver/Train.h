@@ -43,7 +43,10 @@
 //                                            induced subgraph (no self loops;
 //                                            I adds them), D its row sums
 //   labels                     i64 [B,S]    class (SBM block) of the node;
-//                                            0 for unlabelled (OGB) nodes
+//                                            0 for unlabelled (OGB) nodes;
+//                                            a data set with labels >= the
+//                                            model's classes (numClassesOf,
+//                                            Roles.h) is refused
 //   label_mask                 bool [B,S]   1 for training nodes. SBM: a
 //                                            seeded (--seed) exact share
 //                                            round(--train-fraction * N) of
@@ -62,11 +65,15 @@
 // eval_correct / sum(eval_mask); any other output is allocated and ignored.
 // --dump-inputs DIR writes each step's inputs to DIR/step<t>/<name>.npy.
 //
+// The parts (each unit-tested alone): the batch sources of BatchSource.h,
+// the topology builder (Topology.h), the step runners (StepRunner.h) and
+// the metrics log (MetricsLog.h).
+//
 // Per step: build the batch (untimed), reset the memory peak, call the
 // entry (timed: step_time_s), print `step t/K  loss L  acc A  T s  peak P
 // MiB` to stdout (unless --quiet) and append to --log-json one line
 //   {"step":t,"loss":L,"accuracy":A,"test_accuracy":TA,"step_time_s":T,
-//    "peak_bytes":[P],"tokens_per_s":B*S/T,"epoch":e}
+//    "peak_bytes":[P],"base_bytes":[Q],"tokens_per_s":B*S/T,"epoch":e}
 // (t from 1; accuracy null without `correct` or counted nodes, TA null
 // without eval_mask / eval_correct or test nodes in the batch; peak_bytes
 // one entry per rank, here one; a pipelined model adds "compute_s":[C] and

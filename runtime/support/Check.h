@@ -2,20 +2,14 @@
 //
 // Internal to the runtime. Kernel operands that break the kernel's contract
 // (shapes, strides) can only come from a compiler bug, and the C interface
-// has no error channel: report and abort.
+// has no error channel: report and abort (kernelFail, support/Error.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MEGAGRAPH_RUNTIME_SUPPORT_CHECK_H
 #define MEGAGRAPH_RUNTIME_SUPPORT_CHECK_H
 
-namespace mgrt {
-
-/// Prints "megagraph runtime: KERNEL: MESSAGE" to stderr and aborts.
-[[noreturn]] void kernelFail(const char *kernel, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-} // namespace mgrt
+#include "support/Error.h"
 
 #define MGRT_CHECK(cond, kernel, ...)                                          \
   do {                                                                         \

@@ -26,6 +26,11 @@ constexpr llvm::StringLiteral kLoss = MGRT_NAME_LOSS;
 constexpr llvm::StringLiteral kCorrect = MGRT_NAME_CORRECT;
 constexpr llvm::StringLiteral kEvalCorrect = MGRT_NAME_EVAL_CORRECT;
 constexpr llvm::StringLiteral kGradientPrefix = MGRT_PREFIX_GRADIENT;
+/// Attribute of a training step function with a classification loss: the
+/// number of classes its `labels` input indexes (the logits' last
+/// dimension). The entry table carries it in the labels' `index`
+/// (mgrt_tensor_info), so the driver can refuse labels out of range.
+constexpr llvm::StringLiteral kNumClassesAttr = "gt.num_classes";
 
 /// "grad:<param>": the gradient of parameter `param`.
 inline std::string gradientName(llvm::StringRef param) {

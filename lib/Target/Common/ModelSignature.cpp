@@ -11,6 +11,7 @@
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/ModelABI.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -68,6 +69,10 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
         type, main.getArgAttrOfType<StringAttr>(i, "gt.name"), i, true);
     if (failed(t))
       return failure();
+    // Class labels: the number of classes, for the driver's range check.
+    if (auto classes = main->getAttrOfType<IntegerAttr>(abi::kNumClassesAttr);
+        classes && t->role == MGRT_ROLE_LABELS)
+      t->index = static_cast<int>(classes.getInt());
     sig.inputs.push_back(*t);
   }
   for (auto [i, type] : llvm::enumerate(main.getResultTypes())) {

@@ -272,8 +272,9 @@ typedef struct mgrt_tensor_info {
   int64_t shape[MGRT_MAX_RANK];
   /** An mgrt_tensor_role (megagraph/ModelABI.h); 0: the name's role. */
   int role;
-  /** j of the act<j> / dact<j> / saved<j> roles, else -1 (ignored when
-   *  `role` is 0). */
+  /** j of the act<j> / dact<j> / saved<j> roles; for the labels of a
+   *  classification loss the number of classes (the driver refuses labels
+   *  outside [0, classes)); else -1 (ignored when `role` is 0). */
   int index;
 } mgrt_tensor_info;
 
