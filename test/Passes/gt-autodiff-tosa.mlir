@@ -141,14 +141,22 @@ ml_program.global private mutable @a(dense<0.5> : tensor<4x3xf32>) : tensor<4x3x
 ml_program.global private mutable @b(dense<0.25> : tensor<1x3xf32>) : tensor<1x3xf32> {gt.param}
 
 // select: dy to a where the predicate holds, to b elsewhere (b was
-// broadcast over dim 0: summed); maximum: dy to a where a >= b.
+// broadcast over dim 0: summed); maximum: dy to a where a > b, to b where
+// b > a, half of it to each where they tie (torch.maximum).
 // CHECK-LABEL: func.func @main_grad
 // CHECK:         %[[A:.*]] = ml_program.global_load @a
 // CHECK:         %[[B:.*]] = ml_program.global_load @b
 // CHECK:         %[[P:.*]] = tosa.greater %[[A]], %[[B]]
 // CHECK:         %[[S:.*]] = tosa.select %[[P]], %[[A]], %[[B]]
-// CHECK:         %[[GE:.*]] = tosa.greater_equal %[[S]], %[[B]]
-// CHECK:         tosa.select %[[GE]]
+// CHECK:         %[[GT:.*]] = tosa.greater %[[S]], %[[B]]
+// CHECK:         %[[TIE:.*]] = tosa.equal %[[S]], %[[B]]
+// CHECK:         %[[HALFC:.*]] = "tosa.const"() <{values = dense<5.000000e-01> : tensor<1x1xf32>}>
+// CHECK:         %[[HALF:.*]] = tosa.mul %[[DM:.*]], %[[HALFC]]
+// CHECK:         %[[DA:.*]] = tosa.select %[[GT]], %[[DM]], %[[ZM:.*]] :
+// CHECK:         tosa.select %[[TIE]], %[[HALF]], %[[DA]]
+// CHECK:         %[[DB:.*]] = tosa.select %[[GT]], %[[ZM]], %[[DM]] :
+// CHECK:         %[[DBT:.*]] = tosa.select %[[TIE]], %[[HALF]], %[[DB]]
+// CHECK:         tosa.reduce_sum %[[DBT]] {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<1x3xf32>
 // CHECK:         tosa.select %[[P]], %[[DY:.*]], %[[Z:.*]] : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 // CHECK:         %[[DBS:.*]] = tosa.select %[[P]], %[[Z]], %[[DY]]
 // CHECK:         tosa.reduce_sum %[[DBS]] {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<1x3xf32>
@@ -175,7 +183,8 @@ ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3x
 // CHECK:         %[[R:.*]] = tosa.reduce_sum %[[N]] {axis = 1 : i32}
 // CHECK:         tosa.cast %{{.*}} : (tensor<4x1xf16>) -> tensor<4x1xf32>
 // CHECK:         tosa.add %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
-// CHECK:         tosa.greater_equal %[[C]], %[[W]]
+// CHECK:         tosa.greater %[[C]], %[[W]]
+// CHECK:         tosa.equal %[[W]], %[[C]]
 // CHECK:         return
 func.func @main() -> tensor<4x1xf16> {
   %w = ml_program.global_load @w : tensor<4x3xf32>
