@@ -579,7 +579,12 @@ struct ReduceExtremeGradient
     Value hit = tosa::EqualOp::create(
         builder, loc, g.type(GradBuilder::shape(x), builder.getI1Type()), x, y);
     Value ones = tosa::CastOp::create(builder, loc, x.getType(), hit);
-    Value share = g.mul(dy, g.recip(g.reduceSum(ones, axis)));
+    // At least one: where no entry equals the result (a NaN among them) the
+    // row gets no gradient rather than 0 * inf.
+    Value count = tosa::MaximumOp::create(
+        builder, loc, g.type(GradBuilder::shape(y), e), g.reduceSum(ones, axis),
+        g.scalar(e, 1.0, GradBuilder::shape(y).size()));
+    Value share = g.mul(dy, g.recip(count));
     operandGrads.assign(op->getNumOperands(), Value());
     operandGrads[0] = g.mul(ones, share);
     return success();

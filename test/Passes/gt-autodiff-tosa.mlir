@@ -225,15 +225,19 @@ func.func @main() -> tensor<1x4x3xf32> {
 ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
 
 // reduce_max: dy to the positions equal to the maximum, split evenly among
-// ties (here all three of each row tie).
+// ties (here all three of each row tie); the tie count is at least one, so
+// that a row whose maximum is NaN (no entry equals it) gets no gradient
+// rather than 0 * inf.
 // CHECK-LABEL: func.func @main_grad
 // CHECK:         %[[W:.*]] = ml_program.global_load @w
 // CHECK:         %[[Y:.*]] = tosa.reduce_max %[[W]] {axis = 1 : i32}
 // CHECK:         gt.cross_entropy
 // CHECK:         %[[HIT:.*]] = tosa.equal %[[W]], %[[Y]] : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xi1>
 // CHECK:         %[[ONES:.*]] = tosa.cast %[[HIT]] : {{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[ONE:.*]] = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1xf32>}>
 // CHECK:         %[[TIES:.*]] = tosa.reduce_sum %[[ONES]] {axis = 1 : i32}
-// CHECK:         %[[INV:.*]] = tosa.reciprocal %[[TIES]]
+// CHECK:         %[[COUNT:.*]] = tosa.maximum %[[TIES]], %[[ONE]] : (tensor<4x1xf32>, tensor<1x1xf32>) -> tensor<4x1xf32>
+// CHECK:         %[[INV:.*]] = tosa.reciprocal %[[COUNT]]
 // CHECK:         %[[SHARE:.*]] = tosa.mul %{{.*}}, %[[INV]]
 // CHECK:         %[[G:.*]] = tosa.mul %[[ONES]], %[[SHARE]]
 // CHECK:         return {{.*}}, %[[G]] :
