@@ -332,8 +332,11 @@ struct NegateGradient
   }
 };
 
-/// maximum / minimum (ONNX Max, Min and Clip with bounds): dy goes to the
-/// operand that was chosen, to the first one on ties.
+/// maximum / minimum (ONNX Max, Min, and the importer's max(x, 0) forms of
+/// Softplus, Celu and HardSigmoid): dy goes to the operand that was chosen,
+/// half to each on ties, like torch.maximum / minimum. That is the
+/// derivative wherever the max of two smooth terms is smooth itself, as
+/// softplus(x) = max(x, 0) + log(1 + exp(-|x|)) at x = 0.
 template <typename OpTy>
 struct MinMaxGradient
     : GradientOpInterface::ExternalModel<MinMaxGradient<OpTy>, OpTy> {
@@ -345,17 +348,20 @@ struct MinMaxGradient
     if (!isa<FloatType>(GradBuilder::elem(dy)))
       return op->emitOpError("has no gradient rule for integer operands");
     auto bools = g.type(GradBuilder::shape(dy), builder.getI1Type());
-    // maximum: a chosen where a >= b; minimum: where b >= a.
+    // maximum: a chosen where a > b; minimum: where b > a.
     Value first =
         std::is_same_v<OpTy, tosa::MaximumOp>
-            ? tosa::GreaterEqualOp::create(builder, op->getLoc(), bools, a, b)
-            : tosa::GreaterEqualOp::create(builder, op->getLoc(), bools, b, a);
+            ? tosa::GreaterOp::create(builder, op->getLoc(), bools, a, b)
+            : tosa::GreaterOp::create(builder, op->getLoc(), bools, b, a);
+    Value tie = tosa::EqualOp::create(builder, op->getLoc(), bools, a, b);
     Value zero = g.zerosLike(dy);
+    Value half = g.mul(dy, g.scalar(GradBuilder::elem(dy), 0.5,
+                                    GradBuilder::shape(dy).size()));
     operandGrads.assign(op->getNumOperands(), Value());
-    operandGrads[0] =
-        g.sumToShape(g.select(first, dy, zero), GradBuilder::shape(a));
-    operandGrads[1] =
-        g.sumToShape(g.select(first, zero, dy), GradBuilder::shape(b));
+    operandGrads[0] = g.sumToShape(
+        g.select(tie, half, g.select(first, dy, zero)), GradBuilder::shape(a));
+    operandGrads[1] = g.sumToShape(
+        g.select(tie, half, g.select(first, zero, dy)), GradBuilder::shape(b));
     return success();
   }
 };
@@ -573,7 +579,12 @@ struct ReduceExtremeGradient
     Value hit = tosa::EqualOp::create(
         builder, loc, g.type(GradBuilder::shape(x), builder.getI1Type()), x, y);
     Value ones = tosa::CastOp::create(builder, loc, x.getType(), hit);
-    Value share = g.mul(dy, g.recip(g.reduceSum(ones, axis)));
+    // At least one: where no entry equals the result (a NaN among them) the
+    // row gets no gradient rather than 0 * inf.
+    Value count = tosa::MaximumOp::create(
+        builder, loc, g.type(GradBuilder::shape(y), e), g.reduceSum(ones, axis),
+        g.scalar(e, 1.0, GradBuilder::shape(y).size()));
+    Value share = g.mul(dy, g.recip(count));
     operandGrads.assign(op->getNumOperands(), Value());
     operandGrads[0] = g.mul(ones, share);
     return success();
@@ -819,12 +830,19 @@ LogicalResult scalarTangent(OpBuilder &b, Operation *op,
         arith::SubFOp::create(b, loc, q, arith::RemFOp::create(b, loc, q, one));
     out = add(ta, neg(mul(tb, trunc)));
   } else if (isa<arith::MaximumFOp, arith::MinimumFOp>(op)) {
-    // The first operand on ties, like tosa.maximum / minimum's rule.
-    auto pred = isa<arith::MaximumFOp>(op) ? arith::CmpFPredicate::OGE
-                                           : arith::CmpFPredicate::OLE;
+    // Half to each operand on ties, like tosa.maximum / minimum's rule.
+    auto pred = isa<arith::MaximumFOp>(op) ? arith::CmpFPredicate::OGT
+                                           : arith::CmpFPredicate::OLT;
     if (ta || tb) {
       Value first = arith::CmpFOp::create(b, loc, pred, a, c);
-      out = arith::SelectOp::create(b, loc, first, orZero(ta), orZero(tb));
+      Value tie =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, a, c);
+      Value half = arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.5));
+      Value mean = arith::MulFOp::create(
+          b, loc, arith::AddFOp::create(b, loc, orZero(ta), orZero(tb)), half);
+      out = arith::SelectOp::create(
+          b, loc, tie, mean,
+          arith::SelectOp::create(b, loc, first, orZero(ta), orZero(tb)));
     }
   } else if (auto select = dyn_cast<arith::SelectOp>(op)) {
     Value tx = tangents.lookup(select.getTrueValue());

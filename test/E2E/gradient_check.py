@@ -41,7 +41,6 @@ parameter; exits 1 on FAIL.
 """
 import math
 import os
-import shutil
 import subprocess
 import sys
 
@@ -51,12 +50,9 @@ import torch
 from onnx import numpy_helper
 from torch import nn
 
-TOL = 1e-4
-# Errors are relative to the largest reference entry, but at least to FLOOR:
-# some gradients are zero in exact arithmetic (the key projection's bias,
-# since softmax ignores a shift shared by a row's scores) and their float32
-# round-off (~1e-9) must not count as a relative error.
-FLOOR = 1e-3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gradient_common import (FLOOR, TOL, ManualBatchNorm,  # noqa: E402,F401
+                             Report, masked_cross_entropy, run_exe)
 
 
 class Block(nn.Module):
@@ -223,22 +219,6 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "..", "examples", "models")
 
 
-class ManualBatchNorm(nn.Module):
-    """Inference-mode BatchNorm1d with the running statistics as buffers:
-    (x - mean) / sqrt(var + eps) * weight + bias."""
-
-    def __init__(self, bn):
-        super().__init__()
-        self.eps = bn.eps
-        self.weight, self.bias = bn.weight, bn.bias
-        self.register_buffer("running_mean", bn.running_mean.detach().clone())
-        self.register_buffer("running_var", bn.running_var.detach().clone())
-
-    def forward(self, x):
-        return ((x - self.running_mean) / torch.sqrt(self.running_var + self.eps)
-                * self.weight + self.bias)
-
-
 def make_example(name):
     """The committed example: (module with its weights, inputs, classes,
     ONNX path, compiler flags)."""
@@ -338,20 +318,6 @@ def make_feeds(inputs, classes):
     return feeds
 
 
-def run_exe(exe, feeds, work, out):
-    """Runs a compiled function on FEEDS (saved under WORK); its outputs
-    land in OUT as <name>.npy."""
-    # A fresh folder: gradients of an earlier build's parameters must not
-    # be taken for this one's.
-    shutil.rmtree(out, ignore_errors=True)
-    cmd = [exe, "--mode", "infer", "--quiet", "--output-dir", out]
-    for name, value in feeds.items():
-        path = os.path.join(work, name + ".npy")
-        np.save(path, value)
-        cmd += ["--input", f"{name}={path}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-
-
 def main():
     compiler, work = sys.argv[1], sys.argv[2]
     which = sys.argv[3] if len(sys.argv) > 3 else "block"
@@ -368,22 +334,10 @@ def main():
     # The reference runs in float64 so that only the compiled side rounds.
     model = model.double()
     logits = model(*(a.double() if a.is_floating_point() else a for a in args))
-    ce = nn.functional.cross_entropy(logits.reshape(-1, classes),
-                                     torch.from_numpy(labels).reshape(-1),
-                                     reduction="none")
-    w = torch.from_numpy(mask.reshape(-1).astype(np.float64))
-    loss = (ce * w).sum() / w.sum().clamp(min=1)
+    loss = masked_cross_entropy(logits, labels, mask)
     loss.backward()
 
-    ok = True
-
-    def report(name, got, want):
-        nonlocal ok
-        rel = float(np.abs(got - want).max() / max(np.abs(want).max(), FLOOR))
-        good = got.shape == want.shape and rel <= TOL
-        ok &= good
-        print(f"{name}: rel err {rel:.2e} {'OK' if good else 'FAIL'}")
-
+    report = Report()
     report("loss", np.load(os.path.join(work, "out", "loss.npy")),
            loss.detach().numpy())
     params = dict(model.named_parameters())
@@ -405,11 +359,10 @@ def main():
         got = np.load(path)
         want = reference_grad(name, value, params)
         if want is None:
-            print(f"{name}: no PyTorch parameter has its value FAIL")
-            ok = False
+            report.fail(f"{name}: no PyTorch parameter has its value")
             continue
         report(name, got, want.astype(np.float32))
-    return 0 if ok else 1
+    return 0 if report.ok else 1
 
 
 if __name__ == "__main__":

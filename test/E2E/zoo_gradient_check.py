@@ -34,7 +34,6 @@ import importlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -44,36 +43,15 @@ import torch
 from onnx import numpy_helper
 from torch import nn
 
-TOL = 1e-4
-# Errors are relative to the largest reference entry, but at least to FLOOR
-# (as in gradient_check.py): gradients that are zero in exact arithmetic
-# must not turn their float32 round-off into a relative error.
-FLOOR = 1e-3
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gradient_common import (ManualBatchNorm, Report,  # noqa: E402
+                             masked_cross_entropy, run_exe)
+
 ZOO = os.path.join(HERE, "..", "..", "examples", "zoo")
 MODULES = ["graphormer_ms", "torchgt_graphormer", "torchgt_node", "nagphormer",
            "sgformer", "graphgps_dense", "gt_lappe", "exphormer_dense",
            "torch_transformer"]
-
-
-class ManualBatchNorm(nn.Module):
-    """Inference-mode BatchNorm normalizing dim 1, as the compiled model
-    computes it: (x - mean) / sqrt(var + eps) * weight + bias, with the
-    running statistics buffers (casting with the module)."""
-
-    def __init__(self, bn):
-        super().__init__()
-        self.eps = bn.eps
-        self.weight, self.bias = bn.weight, bn.bias
-        self.register_buffer("running_mean", bn.running_mean.detach().clone())
-        self.register_buffer("running_var", bn.running_var.detach().clone())
-
-    def forward(self, x):
-        shape = [1, -1] + [1] * (x.dim() - 2)
-        return ((x - self.running_mean.view(shape))
-                / torch.sqrt(self.running_var.view(shape) + self.eps)
-                * self.weight.view(shape) + self.bias.view(shape))
 
 
 def load_entry(entry):
@@ -246,36 +224,15 @@ def main():
 
     feeds.update({"labels": labels, "label_mask": mask,
                   "eval_mask": (~mask).astype(np.float32)})
-    # A fresh output folder: gradients of an earlier build's parameters
-    # must not be taken for this one's.
-    shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
-    cmd = [exe, "--mode", "infer", "--quiet", "--output-dir",
-           os.path.join(work, "out")]
-    for name, value in feeds.items():
-        path = os.path.join(work, name + ".npy")
-        np.save(path, value)
-        cmd += ["--input", f"{name}={path}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    run_exe(exe, feeds, work, os.path.join(work, "out"))
 
-    ce = nn.functional.cross_entropy(out.reshape(-1, classes),
-                                     torch.from_numpy(labels).reshape(-1),
-                                     reduction="none")
-    w = torch.from_numpy(mask.reshape(-1).astype(np.float64)).to(out.dtype)
-    loss = (ce * w).sum() / w.sum().clamp(min=1)
+    loss = masked_cross_entropy(out, labels, mask)
     params = dict(model.named_parameters())
     for p in params.values():
         p.grad = None
     loss.backward()
 
-    ok = True
-
-    def report(name, got, want):
-        nonlocal ok
-        rel = float(np.abs(got - want).max() / max(np.abs(want).max(), FLOOR))
-        good = got.shape == want.shape and rel <= TOL
-        ok &= good
-        print(f"{name}: rel err {rel:.2e} {'OK' if good else 'FAIL'}")
-
+    report = Report()
     report("loss", np.load(os.path.join(work, "out", "loss.npy")),
            loss.detach().numpy())
     grads = {n: (p.grad.numpy() if p.grad is not None
@@ -309,8 +266,7 @@ def main():
         if not found:
             folded = folded_candidates(value, params, scales)
             if len(folded) != 1 or len(names) != 1:
-                print(f"{init.name}: no PyTorch parameter has its value FAIL")
-                ok = False
+                report.fail(f"{init.name}: no PyTorch parameter has its value")
                 continue
             n, _, back, bn = folded[0]
             per_param.setdefault(n, []).append(
@@ -334,8 +290,7 @@ def main():
         got = sum(np.load(paths[n]) for n in rest)
         label = ", ".join(rest)
         if not found:
-            print(f"{label}: no other PyTorch parameter has its value FAIL")
-            ok = False
+            report.fail(f"{label}: no other PyTorch parameter has its value")
         elif len(found) > 1:
             want = sum(to(grads[n]) for n, to, _ in found)
             tied.update(n for n, _, _ in found)
@@ -354,15 +309,14 @@ def main():
     covered |= constant
     for n, g in grads.items():
         if n not in covered and np.abs(g).max() > 0:
-            print(f"{n}: a PyTorch parameter with a gradient but no "
-                  "gradient output FAIL")
-            ok = False
+            report.fail(f"{n}: a PyTorch parameter with a gradient but no "
+                        "gradient output")
     for n, uses in per_param.items():
         got = sum(g for _, g in uses)
         label = n if len(uses) == 1 and uses[0][0] == n else \
             f"{n} (as {', '.join(u for u, _ in uses)})"
         report(label, got, grads[n].astype(np.float32))
-    return 0 if ok else 1
+    return 0 if report.ok else 1
 
 
 if __name__ == "__main__":

@@ -88,3 +88,32 @@ func.func @main(%rows: tensor<1x2xi32>) -> tensor<1x4x3xf32> {
   } -> tensor<1x4x3xf32>
   return %y : tensor<1x4x3xf32>
 }
+
+// -----
+
+ml_program.global private mutable @a(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
+ml_program.global private mutable @b(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
+
+// arith.maximumf in an elementwise body: the tangent is that of the larger
+// operand, the mean of both where they tie (torch.maximum).
+// CHECK-LABEL: func.func @main_grad
+// CHECK:         gt.cross_entropy
+// CHECK:         linalg.generic
+// CHECK:           %[[GT:.*]] = arith.cmpf ogt, %[[X:.*]], %[[Z:.*]] : f32
+// CHECK:           %[[TIE:.*]] = arith.cmpf oeq, %[[X]], %[[Z]] : f32
+// CHECK:           %[[SUM:.*]] = arith.addf
+// CHECK:           %[[MEAN:.*]] = arith.mulf %[[SUM]], %{{.*}} : f32
+// CHECK:           %[[PICK:.*]] = arith.select %[[GT]]
+// CHECK:           arith.select %[[TIE]], %[[MEAN]], %[[PICK]] : f32
+// CHECK:         return
+func.func @main() -> tensor<4x3xf32> {
+  %a = ml_program.global_load @a : tensor<4x3xf32>
+  %b = ml_program.global_load @b : tensor<4x3xf32>
+  %init = tensor.empty() : tensor<4x3xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<4x3xf32>, tensor<4x3xf32>) outs(%init : tensor<4x3xf32>) {
+  ^bb0(%x: f32, %z: f32, %o: f32):
+    %m = arith.maximumf %x, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

@@ -141,14 +141,22 @@ ml_program.global private mutable @a(dense<0.5> : tensor<4x3xf32>) : tensor<4x3x
 ml_program.global private mutable @b(dense<0.25> : tensor<1x3xf32>) : tensor<1x3xf32> {gt.param}
 
 // select: dy to a where the predicate holds, to b elsewhere (b was
-// broadcast over dim 0: summed); maximum: dy to a where a >= b.
+// broadcast over dim 0: summed); maximum: dy to a where a > b, to b where
+// b > a, half of it to each where they tie (torch.maximum).
 // CHECK-LABEL: func.func @main_grad
 // CHECK:         %[[A:.*]] = ml_program.global_load @a
 // CHECK:         %[[B:.*]] = ml_program.global_load @b
 // CHECK:         %[[P:.*]] = tosa.greater %[[A]], %[[B]]
 // CHECK:         %[[S:.*]] = tosa.select %[[P]], %[[A]], %[[B]]
-// CHECK:         %[[GE:.*]] = tosa.greater_equal %[[S]], %[[B]]
-// CHECK:         tosa.select %[[GE]]
+// CHECK:         %[[GT:.*]] = tosa.greater %[[S]], %[[B]]
+// CHECK:         %[[TIE:.*]] = tosa.equal %[[S]], %[[B]]
+// CHECK:         %[[HALFC:.*]] = "tosa.const"() <{values = dense<5.000000e-01> : tensor<1x1xf32>}>
+// CHECK:         %[[HALF:.*]] = tosa.mul %[[DM:.*]], %[[HALFC]]
+// CHECK:         %[[DA:.*]] = tosa.select %[[GT]], %[[DM]], %[[ZM:.*]] :
+// CHECK:         tosa.select %[[TIE]], %[[HALF]], %[[DA]]
+// CHECK:         %[[DB:.*]] = tosa.select %[[GT]], %[[ZM]], %[[DM]] :
+// CHECK:         %[[DBT:.*]] = tosa.select %[[TIE]], %[[HALF]], %[[DB]]
+// CHECK:         tosa.reduce_sum %[[DBT]] {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<1x3xf32>
 // CHECK:         tosa.select %[[P]], %[[DY:.*]], %[[Z:.*]] : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 // CHECK:         %[[DBS:.*]] = tosa.select %[[P]], %[[Z]], %[[DY]]
 // CHECK:         tosa.reduce_sum %[[DBS]] {axis = 0 : i32} : (tensor<4x3xf32>) -> tensor<1x3xf32>
@@ -175,7 +183,8 @@ ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3x
 // CHECK:         %[[R:.*]] = tosa.reduce_sum %[[N]] {axis = 1 : i32}
 // CHECK:         tosa.cast %{{.*}} : (tensor<4x1xf16>) -> tensor<4x1xf32>
 // CHECK:         tosa.add %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
-// CHECK:         tosa.greater_equal %[[C]], %[[W]]
+// CHECK:         tosa.greater %[[C]], %[[W]]
+// CHECK:         tosa.equal %[[W]], %[[C]]
 // CHECK:         return
 func.func @main() -> tensor<4x1xf16> {
   %w = ml_program.global_load @w : tensor<4x3xf32>
@@ -216,15 +225,19 @@ func.func @main() -> tensor<1x4x3xf32> {
 ml_program.global private mutable @w(dense<0.5> : tensor<4x3xf32>) : tensor<4x3xf32> {gt.param}
 
 // reduce_max: dy to the positions equal to the maximum, split evenly among
-// ties (here all three of each row tie).
+// ties (here all three of each row tie); the tie count is at least one, so
+// that a row whose maximum is NaN (no entry equals it) gets no gradient
+// rather than 0 * inf.
 // CHECK-LABEL: func.func @main_grad
 // CHECK:         %[[W:.*]] = ml_program.global_load @w
 // CHECK:         %[[Y:.*]] = tosa.reduce_max %[[W]] {axis = 1 : i32}
 // CHECK:         gt.cross_entropy
 // CHECK:         %[[HIT:.*]] = tosa.equal %[[W]], %[[Y]] : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xi1>
 // CHECK:         %[[ONES:.*]] = tosa.cast %[[HIT]] : {{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[ONE:.*]] = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1xf32>}>
 // CHECK:         %[[TIES:.*]] = tosa.reduce_sum %[[ONES]] {axis = 1 : i32}
-// CHECK:         %[[INV:.*]] = tosa.reciprocal %[[TIES]]
+// CHECK:         %[[COUNT:.*]] = tosa.maximum %[[TIES]], %[[ONE]] : (tensor<4x1xf32>, tensor<1x1xf32>) -> tensor<4x1xf32>
+// CHECK:         %[[INV:.*]] = tosa.reciprocal %[[COUNT]]
 // CHECK:         %[[SHARE:.*]] = tosa.mul %{{.*}}, %[[INV]]
 // CHECK:         %[[G:.*]] = tosa.mul %[[ONES]], %[[SHARE]]
 // CHECK:         return {{.*}}, %[[G]] :
