@@ -18,69 +18,77 @@
 using namespace mlir;
 using namespace megagraph::gt;
 
-FailureOr<SmallVector<int64_t>> megagraph::gt::parseI64List(AsmParser &parser) {
-  SmallVector<int64_t> values;
+namespace {
+
+/// `[e, e, ...]` (possibly empty), each element read by `parseOne`.
+template <typename T>
+FailureOr<SmallVector<T>>
+parseBracketed(AsmParser &parser, function_ref<ParseResult(T &)> parseOne) {
+  SmallVector<T> values;
   if (failed(
           parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
-            return parser.parseInteger(values.emplace_back());
+            return parseOne(values.emplace_back());
           })))
     return failure();
   return values;
+}
+
+/// `[e, e, ...]`, each element written by `printOne`.
+template <typename T>
+void printBracketed(AsmPrinter &printer, ArrayRef<T> values,
+                    function_ref<void(T)> printOne) {
+  printer << '[';
+  llvm::interleave(values, printOne, [&]() { printer << ", "; });
+  printer << ']';
+}
+
+} // namespace
+
+FailureOr<SmallVector<int64_t>> megagraph::gt::parseI64List(AsmParser &parser) {
+  return parseBracketed<int64_t>(
+      parser, [&](int64_t &v) { return parser.parseInteger(v); });
 }
 
 void megagraph::gt::printI64List(AsmPrinter &printer,
                                  ArrayRef<int64_t> values) {
-  printer << '[';
-  llvm::interleaveComma(values, printer);
-  printer << ']';
+  printBracketed<int64_t>(printer, values, [&](int64_t v) { printer << v; });
 }
 
 FailureOr<SmallVector<StringAttr>>
 megagraph::gt::parseStringList(AsmParser &parser) {
-  SmallVector<StringAttr> values;
-  if (failed(
-          parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
-            std::string value;
-            if (failed(parser.parseString(&value)))
-              return failure();
-            values.push_back(StringAttr::get(parser.getContext(), value));
-            return success();
-          })))
-    return failure();
-  return values;
+  return parseBracketed<StringAttr>(parser, [&](StringAttr &v) -> ParseResult {
+    std::string value;
+    if (failed(parser.parseString(&value)))
+      return failure();
+    v = StringAttr::get(parser.getContext(), value);
+    return success();
+  });
 }
 
 void megagraph::gt::printStringList(AsmPrinter &printer,
                                     ArrayRef<StringAttr> values) {
-  printer << '[';
-  llvm::interleaveComma(values, printer, [&](StringAttr v) {
+  printBracketed<StringAttr>(printer, values, [&](StringAttr v) {
     printer.printString(v.getValue());
   });
-  printer << ']';
 }
 
 FailureOr<SmallVector<FlatSymbolRefAttr>>
 megagraph::gt::parseSymbolList(AsmParser &parser) {
-  SmallVector<FlatSymbolRefAttr> values;
-  if (failed(
-          parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
-            StringAttr name;
-            if (failed(parser.parseSymbolName(name)))
-              return failure();
-            values.push_back(FlatSymbolRefAttr::get(name));
-            return success();
-          })))
-    return failure();
-  return values;
+  return parseBracketed<FlatSymbolRefAttr>(
+      parser, [&](FlatSymbolRefAttr &v) -> ParseResult {
+        StringAttr name;
+        if (failed(parser.parseSymbolName(name)))
+          return failure();
+        v = FlatSymbolRefAttr::get(name);
+        return success();
+      });
 }
 
 void megagraph::gt::printSymbolList(AsmPrinter &printer,
                                     ArrayRef<FlatSymbolRefAttr> values) {
-  printer << '[';
-  llvm::interleaveComma(values, printer, [&](FlatSymbolRefAttr v) {
+  printBracketed<FlatSymbolRefAttr>(printer, values, [&](FlatSymbolRefAttr v) {
     printer.printSymbolName(v.getValue());
   });
-  printer << ']';
 }
 
 StringRef megagraph::gt::stringifyCpMode(int64_t mode) {

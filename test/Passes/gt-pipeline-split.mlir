@@ -50,7 +50,7 @@
 
 // Even: two units per stage; the middle stage receives the encoder output
 // and the bias and sends the residual.
-// EVEN: stages = array<i64: 0, 2, 4>
+// EVEN: stages = [0, 2, 4]
 // EVEN-LABEL: func.func @pp_stage0(
 // EVEN-SAME: -> (tensor<2x6x8xf32> {gt.name = "act0", gt.send_to = 1 : i64}, tensor<2x2x6x6xf32> {gt.name = "act1", gt.send_to = 1 : i64})
 // EVEN-LABEL: func.func @pp_stage1(

@@ -20,7 +20,7 @@ module {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
   // expected-error @+1 {{gt-zero-gather: parameter @w is not an f32 tensor of 6 elements}}
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [6], padded = 4>}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [6], padded = 8>}
 }
 
 // -----

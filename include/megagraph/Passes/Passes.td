@@ -251,7 +251,7 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
            "loops over its blocks and threads (the kernels' indexing runs "
            "on a machine without a GPU)">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -563,7 +563,7 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
            "optimizer state and gradients; run gt-zero-gather after "
            "gt-optimizer) or 3 (also sharded parameters, in gt-zero-gather)">,
   ];
-  let dependentDialects = ["::mlir::shard::ShardDialect",
+  let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tosa::TosaDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect"];
@@ -604,7 +604,7 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
     Option<"mode", "mode", "std::string", /*default=*/"\"allgather\"",
            "How keys reach the queries: allgather or ring">,
   ];
-  let dependentDialects = ["::mlir::func::FuncDialect",
+  let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::shard::ShardDialect",
                            "::mlir::tosa::TosaDialect"];
@@ -716,7 +716,8 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
            "Hardware profile of the unit times: cpu-here, a100, h100, h200 "
            "or a megagraph-profile JSON file (megagraph-compile --profile)">,
   ];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {

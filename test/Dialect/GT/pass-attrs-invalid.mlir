@@ -6,43 +6,43 @@
 // (GTDialect::verifyOperationAttribute).
 
 // expected-error@+1 {{pp and micro_batches must be >= 1, got pp = 0, micro_batches = 1}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 0, micro_batches = 1, stages = [], units = [], unit_time = array<f64>, stage_time = array<f64>, stage_memory = []>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 0, micro_batches = 1, stages = [], units = [], unit_time = [], stage_time = [], stage_memory = []>} {}
 
 // -----
 
 // expected-error@+1 {{stages lists 1 stage boundaries but pp = 2}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0], units = ["a", "b"], unit_time = array<f64: 1.0, 1.0>, stage_time = array<f64: 1.0, 1.0>, stage_memory = [0, 0]>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0], units = ["a", "b"], unit_time = [1.0, 1.0], stage_time = [1.0, 1.0], stage_memory = [0, 0]>} {}
 
 // -----
 
 // expected-error@+1 {{the first stage must start at unit 0, got 1}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [1, 2], units = ["a", "b", "c"], unit_time = array<f64: 1.0, 1.0, 1.0>, stage_time = array<f64: 1.0, 1.0>, stage_memory = [0, 0]>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [1, 2], units = ["a", "b", "c"], unit_time = [1.0, 1.0, 1.0], stage_time = [1.0, 1.0], stage_memory = [0, 0]>} {}
 
 // -----
 
 // expected-error@+1 {{stage boundaries must be strictly increasing, got 1 then 1}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 3, micro_batches = 1, stages = [0, 1, 1], units = ["a", "b", "c"], unit_time = array<f64: 1.0, 1.0, 1.0>, stage_time = array<f64: 1.0, 1.0, 1.0>, stage_memory = [0, 0, 0]>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 3, micro_batches = 1, stages = [0, 1, 1], units = ["a", "b", "c"], unit_time = [1.0, 1.0, 1.0], stage_time = [1.0, 1.0, 1.0], stage_memory = [0, 0, 0]>} {}
 
 // -----
 
 // expected-error@+1 {{unit_time lists 1 times for 2 units}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0, 1], units = ["a", "b"], unit_time = array<f64: 1.0>, stage_time = array<f64: 1.0, 1.0>, stage_memory = [0, 0]>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0, 1], units = ["a", "b"], unit_time = [1.0], stage_time = [1.0, 1.0], stage_memory = [0, 0]>} {}
 
 // -----
 
 // expected-error@+1 {{stage 1 starts at unit 2 of 2}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0, 2], units = ["a", "b"], unit_time = array<f64: 1.0, 1.0>, stage_time = array<f64: 1.0, 1.0>, stage_memory = [0, 0]>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0, 2], units = ["a", "b"], unit_time = [1.0, 1.0], stage_time = [1.0, 1.0], stage_memory = [0, 0]>} {}
 
 // -----
 
 // expected-error@+1 {{stage_time and stage_memory need one entry per stage (2), got 2 and 1}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0, 1], units = ["a", "b"], unit_time = array<f64: 1.0, 1.0>, stage_time = array<f64: 1.0, 1.0>, stage_memory = [0]>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0, 1], units = ["a", "b"], unit_time = [1.0, 1.0], stage_time = [1.0, 1.0], stage_memory = [0]>} {}
 
 // -----
 
 // A parameter left out: the struct parser names it.
 // expected-error@+1 {{struct is missing required parameter: stage_memory}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 1, micro_batches = 1, stages = [0], units = [], unit_time = array<f64>, stage_time = array<f64: 1.0>>} {}
+module attributes {gt.pipeline = #gt.pipeline<pp = 1, micro_batches = 1, stages = [0], units = [], unit_time = [], stage_time = [1.0]>} {}
 
 // -----
 

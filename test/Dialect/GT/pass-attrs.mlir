@@ -7,17 +7,17 @@
 // gt-gpu-device-memory) and #gt.cp (gt-context-parallel -> gt.attention's
 // verifier and bufferization). Parameters print in declaration order.
 
-// CHECK-LABEL: module @pipeline attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 4, stages = [0, 2], units = ["gt.linear", "gt.attention", "gt.linear"], unit_time = array<f64: 1.000000e+00, 2.500000e+00, 5.000000e-01>, stage_time = array<f64: 3.500000e+00, 5.000000e-01>, stage_memory = [4096, 512]>}
+// CHECK-LABEL: module @pipeline attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 4, stages = [0, 2], units = ["gt.linear", "gt.attention", "gt.linear"], unit_time = [1.000000e+00, 2.500000e+00, 5.000000e-01], stage_time = [3.500000e+00, 5.000000e-01], stage_memory = [4096, 512]>}
 module @pipeline attributes {gt.pipeline = #gt.pipeline<micro_batches = 4,
     pp = 2, stages = [0, 2], units = ["gt.linear", "gt.attention", "gt.linear"],
-    unit_time = array<f64: 1.0, 2.5, 0.5>, stage_time = array<f64: 3.5, 0.5>,
+    unit_time = [1.0, 2.5, 0.5], stage_time = [3.5, 0.5],
     stage_memory = [4096, 512]>} {}
 
 // A pipeline of one stage, and units not listed (written by hand).
-// CHECK-LABEL: module @one_stage attributes {gt.pipeline = #gt.pipeline<pp = 1, micro_batches = 1, stages = [0], units = [], unit_time = array<f64>, stage_time = array<f64: 0.000000e+00>, stage_memory = [0]>}
+// CHECK-LABEL: module @one_stage attributes {gt.pipeline = #gt.pipeline<pp = 1, micro_batches = 1, stages = [0], units = [], unit_time = [], stage_time = [0.000000e+00], stage_memory = [0]>}
 module @one_stage attributes {gt.pipeline = #gt.pipeline<pp = 1,
-    micro_batches = 1, stages = [0], units = [], unit_time = array<f64>,
-    stage_time = array<f64: 0.0>, stage_memory = [0]>} {}
+    micro_batches = 1, stages = [0], units = [], unit_time = [],
+    stage_time = [0.0], stage_memory = [0]>} {}
 
 // CHECK-LABEL: module @zero
 // CHECK: ml_program.global private mutable @gt.zero.bucket0(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.zero_shard = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}

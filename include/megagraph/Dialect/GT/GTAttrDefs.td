@@ -111,7 +111,7 @@ def GT_PipelineAttr : GT_Attr<"Pipeline", "pipeline"> {
     ```mlir
     module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 4,
         stages = [0, 1], units = ["gt.linear", "gt.attention"],
-        unit_time = array<f64: 1.0, 2.5>, stage_time = array<f64: 1.0, 2.5>,
+        unit_time = [1.0, 2.5], stage_time = [1.0, 2.5],
         stage_memory = [128, 256]>} {}
     ```
   }];
