@@ -41,8 +41,8 @@ module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages 
 // -----
 
 // A parameter left out: the struct parser names it.
-// expected-error@+1 {{struct is missing required parameter: stage_memory}}
-module attributes {gt.pipeline = #gt.pipeline<pp = 1, micro_batches = 1, stages = [0], units = [], unit_time = [], stage_time = [1.0]>} {}
+// expected-error@+1 {{struct is missing required parameter: pp}}
+module attributes {gt.pipeline = #gt.pipeline<micro_batches = 1, stages = [0], units = [], unit_time = [], stage_time = [1.0], stage_memory = [0]>} {}
 
 // -----
 
@@ -111,7 +111,8 @@ func.func @f() attributes {a = #gt.cp<size = 0, mode = ring, grid = [1, 1, 1, 1]
 
 // -----
 
-// expected-error@+1 {{expected allgather, ring or ulysses, got rings}}
+// expected-error@+2 {{expected allgather, ring or ulysses, got rings}}
+// expected-error@+1 {{failed to parse GT_ContextParallelAttr parameter 'mode'}}
 func.func @f() attributes {a = #gt.cp<size = 2, mode = rings, grid = [1, 2, 1, 1], axes = 2>}
 
 // -----

@@ -30,8 +30,8 @@ module @zero {
 // CHECK-LABEL: module @device_globals attributes {gt.device_globals = #gt.device_globals<globals = [@w, @gt.step], bytes = [128, 8]>}
 module @device_globals attributes {gt.device_globals = #gt.device_globals<globals = [@w, @gt.step], bytes = [128, 8]>} {}
 
-// No globals at all.
-// CHECK-LABEL: module @no_globals attributes {gt.device_globals = #gt.device_globals<globals = [], bytes = []>}
+// No globals at all (an empty `bytes` is elided).
+// CHECK-LABEL: module @no_globals attributes {gt.device_globals = #gt.device_globals<globals = []>}
 module @no_globals attributes {gt.device_globals = #gt.device_globals<globals = [], bytes = []>} {}
 
 // The keys of a cp attention are `size` times its local ones (4 x 2).
