@@ -250,7 +250,7 @@ LogicalResult EntryTableBuilder::build(const ModelSignature &sig,
     Entry out{string(e.name),
               table("mgrt.entry_inputs", e.inputs),
               table("mgrt.entry_outputs", e.outputs),
-              nullptr,
+              {},
               e.inputs.size(),
               e.outputs.size()};
     FailureOr<LLVM::LLVMFuncOp> fn = wrapper(
