@@ -130,6 +130,25 @@ void GTDialect::registerAttributes() {
       >();
 }
 
+/// `stages` holds `pp` first units (`what`: layers of #gt.plan, units of
+/// #gt.pipeline), strictly increasing from 0.
+static LogicalResult
+verifyStageBoundaries(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayRef<int64_t> stages, int64_t pp, StringRef what) {
+  if (static_cast<int64_t>(stages.size()) != pp)
+    return emitError() << "stages lists " << stages.size()
+                       << " stage boundaries but pp = " << pp;
+  if (stages.front() != 0)
+    return emitError() << "the first stage must start at " << what << " 0, got "
+                       << stages.front();
+  for (size_t i = 1; i < stages.size(); ++i)
+    if (stages[i] <= stages[i - 1])
+      return emitError() << "stage boundaries must be strictly increasing, "
+                            "got "
+                         << stages[i - 1] << " then " << stages[i];
+  return success();
+}
+
 /// A plan is a point of the grid dp x pp x cp with sane knobs; explicit stage
 /// boundaries must describe exactly `pp` stages.
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -150,18 +169,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << cpMode << "\"";
   if (stages.empty())
     return success();
-  if (static_cast<int64_t>(stages.size()) != pp)
-    return emitError() << "stages lists " << stages.size()
-                       << " stage boundaries but pp = " << pp;
-  if (stages.front() != 0)
-    return emitError() << "the first stage must start at layer 0, got "
-                       << stages.front();
-  for (size_t i = 1; i < stages.size(); ++i)
-    if (stages[i] <= stages[i - 1])
-      return emitError() << "stage boundaries must be strictly increasing, "
-                            "got "
-                         << stages[i - 1] << " then " << stages[i];
-  return success();
+  return verifyStageBoundaries(emitError, stages, pp, "layer");
 }
 
 /// One entry of `stages` and of `stage_time` / `stage_memory` per stage,
@@ -176,17 +184,8 @@ LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (pp < 1 || microBatches < 1)
     return emitError() << "pp and micro_batches must be >= 1, got pp = " << pp
                        << ", micro_batches = " << microBatches;
-  if (static_cast<int64_t>(stages.size()) != pp)
-    return emitError() << "stages lists " << stages.size()
-                       << " stage boundaries but pp = " << pp;
-  if (stages.front() != 0)
-    return emitError() << "the first stage must start at unit 0, got "
-                       << stages.front();
-  for (size_t i = 1; i < stages.size(); ++i)
-    if (stages[i] <= stages[i - 1])
-      return emitError() << "stage boundaries must be strictly increasing, "
-                            "got "
-                         << stages[i - 1] << " then " << stages[i];
+  if (failed(verifyStageBoundaries(emitError, stages, pp, "unit")))
+    return failure();
   if (!unitTime || !stageTime)
     return emitError() << "unit_time and stage_time are needed";
   if (static_cast<size_t>(unitTime.size()) != units.size())
