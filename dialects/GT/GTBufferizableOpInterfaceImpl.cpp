@@ -23,6 +23,8 @@
 
 #include "megagraph/Dialect/GT/GTBufferization.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Support/ModelNames.h"
 
@@ -53,15 +55,15 @@ constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 /// and its name; `name` itself without `gt.cp`.
 StringRef contextParallel(RewriterBase &rewriter, Operation *op, StringRef name,
                           SmallVectorImpl<Value> &args) {
-  auto cp = op->getAttrOfType<DictionaryAttr>("gt.cp");
+  auto cp =
+      op->getAttrOfType<gt::ContextParallelAttr>(gt::kContextParallelAttr);
   if (!cp)
     return name;
-  auto grid = cp.getAs<DenseI64ArrayAttr>("grid");
-  for (int64_t g : grid.asArrayRef())
+  for (int64_t g : cp.getGrid())
     args.push_back(arith::ConstantIntOp::create(rewriter, op->getLoc(), g, 64));
-  for (StringRef key : {"axes", "mode"})
-    args.push_back(arith::ConstantIntOp::create(
-        rewriter, op->getLoc(), cp.getAs<IntegerAttr>(key).getInt(), 64));
+  for (int64_t value : {cp.getAxes(), cp.getMode()})
+    args.push_back(
+        arith::ConstantIntOp::create(rewriter, op->getLoc(), value, 64));
   return name == kAttentionKernel ? MGRT_KERNEL_CP_ATTENTION
                                   : MGRT_KERNEL_CP_ATTENTION_BWD;
 }

@@ -1,10 +1,13 @@
 //===- GTDialect.cpp - The gt dialect ---------------------------*- C++ -*-===//
 //
-// Part of MegaGraph. Dialect registration.
+// Part of MegaGraph. Dialect registration, and the check that the
+// attributes passes hand each other (GTNames.h) hold their typed attribute.
 //
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 
 using namespace mlir;
@@ -18,4 +21,27 @@ void GTDialect::initialize() {
 #include "megagraph/Dialect/GT/GTOps.cpp.inc"
       >();
   registerAttributes();
+}
+
+/// `gt.pipeline`, `gt.zero_shard`, `gt.device_globals` and `gt.cp` hold
+/// their typed attribute; other `gt.*` attributes are not checked here.
+LogicalResult GTDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto expect = [&](bool ok, StringRef mnemonic) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitError() << "'" << name << "' must be a #gt." << mnemonic
+                           << " attribute, got " << attr.getValue();
+  };
+  Attribute value = attr.getValue();
+  if (name == kPipelineAttr)
+    return expect(isa<PipelineAttr>(value), "pipeline");
+  if (name == kZeroShardAttr)
+    return expect(isa<ZeroShardAttr>(value), "zero_shard");
+  if (name == kDeviceGlobalsAttr)
+    return expect(isa<DeviceGlobalsAttr>(value), "device_globals");
+  if (name == kContextParallelAttr)
+    return expect(isa<ContextParallelAttr>(value), "cp");
+  return success();
 }

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -183,10 +185,9 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
   int64_t batch = q.getDimSize(0), sq = q.getDimSize(1), sk = k.getDimSize(1);
   // Context parallel (gt-context-parallel): k holds this rank's S / cp keys,
   // the bias and mask all S key columns.
-  if (auto cp = op->getAttrOfType<DictionaryAttr>("gt.cp"))
-    if (auto size = cp.getAs<IntegerAttr>("size");
-        size && !ShapedType::isDynamic(sk))
-      sk *= size.getInt();
+  if (auto cp = op->getAttrOfType<ContextParallelAttr>(kContextParallelAttr))
+    if (!ShapedType::isDynamic(sk))
+      sk *= cp.getSize();
   if (Value bias = biasV) {
     ArrayRef<int64_t> b = tensorOf(bias).getShape();
     bool ok = false;

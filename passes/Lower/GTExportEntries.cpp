@@ -1,7 +1,7 @@
 //===- GTExportEntries.cpp - The runtime's C entry points -------*- C++ -*-===//
 //
 // Part of MegaGraph. The functions the runtime calls are @main (the model
-// or its training step) and the pipeline stage entries; the entry shim
+// or its training step) and the pipeline stage entries; the entry table
 // calls them through MLIR's C interface. @main is renamed, since `main` is
 // the executable's own symbol, and the `gt.name` attributes the signature
 // was read from are dropped so that the LLVM lowering does not see them.

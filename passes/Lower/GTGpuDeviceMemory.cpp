@@ -9,6 +9,9 @@
 
 #include "megagraph/Passes/Passes.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -39,7 +42,8 @@ struct GTGpuDeviceMemoryPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto globals = module->getAttrOfType<DictionaryAttr>("gt.device_globals");
+    auto globals =
+        module->getAttrOfType<gt::DeviceGlobalsAttr>(gt::kDeviceGlobalsAttr);
     if (!globals) {
       module.emitError("gt-gpu-device-memory: no `gt.device_globals` (run "
                        "gt-gpu-offload before the LLVM lowering)");
@@ -63,7 +67,7 @@ struct GTGpuDeviceMemoryPass
     SmallVector<LLVM::AddressOfOp> addresses;
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
       fn.walk([&](LLVM::AddressOfOp op) {
-        if (globals.get(op.getGlobalName()))
+        if (globals.lookup(op.getGlobalName()))
           addresses.push_back(op);
       });
     if (addresses.empty())
@@ -79,8 +83,7 @@ struct GTGpuDeviceMemoryPass
           LLVM::LLVMFunctionType::get(ptr, {ptr, i64}));
     }
     for (LLVM::AddressOfOp op : addresses) {
-      int64_t bytes =
-          cast<IntegerAttr>(globals.get(op.getGlobalName())).getInt();
+      int64_t bytes = *globals.lookup(op.getGlobalName());
       b.setInsertionPointAfter(op);
       Value size = LLVM::ConstantOp::create(b, op.getLoc(), i64,
                                             b.getI64IntegerAttr(bytes));

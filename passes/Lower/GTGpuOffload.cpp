@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Passes/Passes.h"
+
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -348,14 +351,15 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
   }
 
   void recordGlobals(ModuleOp module) {
-    MLIRContext *ctx = module.getContext();
-    SmallVector<NamedAttribute> globals;
-    for (auto global : module.getOps<memref::GlobalOp>())
-      globals.push_back(
-          NamedAttribute(global.getSymNameAttr(),
-                         IntegerAttr::get(IntegerType::get(ctx, 64),
-                                          bytesOf(global.getType()))));
-    module->setAttr("gt.device_globals", DictionaryAttr::get(ctx, globals));
+    SmallVector<FlatSymbolRefAttr> globals;
+    SmallVector<int64_t> bytes;
+    for (auto global : module.getOps<memref::GlobalOp>()) {
+      globals.push_back(FlatSymbolRefAttr::get(global.getSymNameAttr()));
+      bytes.push_back(bytesOf(global.getType()));
+    }
+    module->setAttr(
+        gt::kDeviceGlobalsAttr,
+        gt::DeviceGlobalsAttr::get(module.getContext(), globals, bytes));
   }
 };
 

@@ -19,6 +19,8 @@
 
 #include "megagraph/Passes/ContextParallel.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
@@ -434,13 +436,12 @@ struct GTContextParallelPass
 
     // 5. Mark the attentions; the grid.
     OpBuilder b(&getContext());
-    auto cpAttr = b.getDictionaryAttr(
-        {b.getNamedAttr("size", b.getI64IntegerAttr(cp)),
-         b.getNamedAttr("mode", b.getI64IntegerAttr(modeValue)),
-         b.getNamedAttr("grid", b.getDenseI64ArrayAttr({dp, cp, 1, 1})),
-         b.getNamedAttr("axes", b.getI64IntegerAttr(2))});
+    // The cp group is axis 1 of the runtime's grid [dp, cp, 1, 1] (mask 2).
+    auto cpAttr = gt::ContextParallelAttr::get(&getContext(), cp, modeValue,
+                                               ArrayRef<int64_t>{dp, cp, 1, 1},
+                                               /*axes=*/2);
     for (gt::AttentionOp a : attentions) {
-      a->setAttr("gt.cp", cpAttr);
+      a->setAttr(gt::kContextParallelAttr, cpAttr);
       ++numAttention;
     }
     main->setAttr(kContextParallelSeedAttr, b.getUnitAttr());

@@ -128,7 +128,7 @@ struct GTDataParallelPass
     Builder h{b, loc};
 
     // 1. The grid, and the plan for the driver (mgrt_plan, written by the
-    // entry shim from `gt.plan`).
+    // entry table from `gt.plan`).
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPointToStart(module.getBody());
     shard::GridOp::create(mb, loc, kGrid, ArrayRef<int64_t>{dp});
@@ -296,11 +296,12 @@ struct GTDataParallelPass
     for (auto [k, zb] : llvm::enumerate(zeroBuckets)) {
       std::string name = "gt.zero.bucket" + std::to_string(k);
       auto type = h.f32({zb.padded / dp});
-      SmallVector<Attribute> params, sizes;
+      SmallVector<FlatSymbolRefAttr> params;
+      SmallVector<int64_t> sizes;
       for (Piece *p : zb.pieces) {
         dropped.insert(p->result);
         params.push_back(FlatSymbolRefAttr::get(&getContext(), p->param));
-        sizes.push_back(mb.getI64IntegerAttr(p->type.getNumElements()));
+        sizes.push_back(p->type.getNumElements());
         if (!module.lookupSymbol<ml_program::GlobalOp>(p->param)) {
           grad.emitError() << "gt-data-parallel: gradient 'grad:" << p->param
                            << "' names no parameter global";
@@ -312,11 +313,8 @@ struct GTDataParallelPass
           DenseElementsAttr::get(type, mb.getF32FloatAttr(0.f)),
           mb.getStringAttr("private"));
       global->setAttr(
-          "gt.zero_shard",
-          mb.getDictionaryAttr(
-              {mb.getNamedAttr("params", mb.getArrayAttr(params)),
-               mb.getNamedAttr("sizes", mb.getArrayAttr(sizes)),
-               mb.getNamedAttr("padded", mb.getI64IntegerAttr(zb.padded))}));
+          gt::kZeroShardAttr,
+          gt::ZeroShardAttr::get(&getContext(), params, sizes, zb.padded));
       newResults.push_back(h.mulScalar(zb.shard, inv));
       newAttrs.push_back(mb.getDictionaryAttr({mb.getNamedAttr(
           "gt.name", mb.getStringAttr(abi::gradientName(name)))}));

@@ -16,7 +16,9 @@
 
 #include "megagraph/Passes/Passes.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTInterfaces.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Plan/Profile.h"
 #include "megagraph/Plan/StageSplit.h"
@@ -212,7 +214,7 @@ struct GTPipelineSplitPass
     // 4. Unit costs: time, parameter state (weights, gradient and two
     //    AdamW moments), activations, and the bytes entering the unit.
     SmallVector<UnitCost> units(numUnits);
-    SmallVector<Attribute> unitNames;
+    SmallVector<StringAttr> unitNames;
     for (int64_t u = 0; u < numUnits; ++u) {
       UnitCost &c = units[u];
       llvm::SetVector<StringAttr> params;
@@ -401,23 +403,15 @@ struct GTPipelineSplitPass
     }
 
     // 7. What was chosen, for the later passes, the driver and the reader.
-    SmallVector<Attribute> times, memory;
+    SmallVector<double> times;
     for (const UnitCost &c : units)
-      times.push_back(mb.getF64FloatAttr(c.time));
-    for (int64_t m : split.stageMemory)
-      memory.push_back(mb.getI64IntegerAttr(m));
+      times.push_back(c.time);
     module->setAttr(
-        "gt.pipeline",
-        mb.getDictionaryAttr(
-            {mb.getNamedAttr("pp", mb.getI64IntegerAttr(pp)),
-             mb.getNamedAttr("mb", mb.getI64IntegerAttr(microBatches)),
-             mb.getNamedAttr("stages",
-                             mb.getDenseI64ArrayAttr(split.firstUnit)),
-             mb.getNamedAttr("units", mb.getArrayAttr(unitNames)),
-             mb.getNamedAttr("unit_time", mb.getArrayAttr(times)),
-             mb.getNamedAttr("stage_time",
-                             mb.getDenseF64ArrayAttr(split.stageTime)),
-             mb.getNamedAttr("stage_memory", mb.getArrayAttr(memory))}));
+        gt::kPipelineAttr,
+        gt::PipelineAttr::get(ctx, pp, microBatches, split.firstUnit, unitNames,
+                              mb.getDenseF64ArrayAttr(times),
+                              mb.getDenseF64ArrayAttr(split.stageTime),
+                              split.stageMemory));
   }
 };
 

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 
@@ -144,7 +146,7 @@ struct GTPipelineTrainPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto info = module->getAttrOfType<DictionaryAttr>("gt.pipeline");
+    auto info = module->getAttrOfType<gt::PipelineAttr>(gt::kPipelineAttr);
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!info || !main) {
       module.emitError("gt-pipeline-train needs @main and the stage "
@@ -159,8 +161,8 @@ struct GTPipelineTrainPass
                        "them all");
       return signalPassFailure();
     }
-    int64_t pp = cast<IntegerAttr>(info.get("pp")).getInt();
-    int64_t mb = cast<IntegerAttr>(info.get("mb")).getInt();
+    int64_t pp = info.getPp();
+    int64_t mb = info.getMicroBatches();
     // Every stage must be there before any is rewritten.
     for (int64_t k = 0; k < pp; ++k)
       if (!module.lookupSymbol<func::FuncOp>(("pp_stage" + Twine(k)).str())) {

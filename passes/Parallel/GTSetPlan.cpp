@@ -2,7 +2,7 @@
 //
 // Part of MegaGraph. The plan a program is compiled for travels as the
 // module's #gt.plan attribute: the parallelism passes read it and the entry
-// shim hands it to the runtime (mgrt_plan). This pass puts it there from
+// table hands it to the runtime (mgrt_plan). This pass puts it there from
 // the --plan spelling, so that a pass pipeline alone (megagraph-opt
 // --pass-pipeline='builtin.module(train{plan=...})') compiles what
 // megagraph-compile --plan does.

@@ -221,34 +221,24 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
 
   LogicalResult readBucket(ModuleOp module, ml_program::GlobalOp g,
                            Bucket &out) {
-    auto info = g->getAttrOfType<DictionaryAttr>("gt.zero_shard");
-    auto params = info.getAs<ArrayAttr>("params");
-    auto sizes = info.getAs<ArrayAttr>("sizes");
-    auto padded = info.getAs<IntegerAttr>("padded");
-    if (!params || !sizes || !padded || params.size() != sizes.size())
-      return g.emitError("gt-zero-gather: malformed gt.zero_shard (needs "
-                         "params, sizes, padded)");
+    auto info = g->getAttrOfType<gt::ZeroShardAttr>(gt::kZeroShardAttr);
     out.global = g;
-    out.padded = padded.getInt();
+    out.padded = info.getPadded();
     int64_t total = 0;
-    for (auto [p, s] : llvm::zip(params, sizes)) {
-      auto ref = dyn_cast<FlatSymbolRefAttr>(p);
-      auto param =
-          ref ? module.lookupSymbol<ml_program::GlobalOp>(ref) : nullptr;
-      auto size = dyn_cast<IntegerAttr>(s);
-      if (!param || !size)
+    for (auto [ref, size] : llvm::zip(info.getParams(), info.getSizes())) {
+      auto param = module.lookupSymbol<ml_program::GlobalOp>(ref);
+      if (!param)
         return g.emitError("gt-zero-gather: gt.zero_shard names no parameter "
                            "global ")
-               << p;
+               << ref;
       auto type = dyn_cast<RankedTensorType>(param.getType());
-      if (!type || type.getNumElements() != size.getInt() ||
+      if (!type || type.getNumElements() != size ||
           !type.getElementType().isF32())
         return g.emitError("gt-zero-gather: parameter ")
-               << p << " is not an f32 tensor of " << size.getInt()
-               << " elements";
+               << ref << " is not an f32 tensor of " << size << " elements";
       out.params.push_back(param);
-      out.sizes.push_back(size.getInt());
-      total += size.getInt();
+      out.sizes.push_back(size);
+      total += size;
     }
     auto shardType = dyn_cast<RankedTensorType>(g.getType());
     if (total > out.padded || !shardType || shardType.getRank() != 1 ||
@@ -263,7 +253,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     // 1. The buckets.
     SmallVector<Bucket> buckets;
     for (auto g : module.getOps<ml_program::GlobalOp>())
-      if (g->hasAttr("gt.zero_shard")) {
+      if (g->hasAttr(gt::kZeroShardAttr)) {
         Bucket bucket;
         if (failed(readBucket(module, g, bucket)))
           return signalPassFailure();

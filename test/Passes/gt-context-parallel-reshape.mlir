@@ -15,7 +15,7 @@
 // CHECK: tosa.reshape {{.*}} -> tensor<4x2x2x4xf32>
 // CHECK: tosa.transpose {{.*}} {perms = array<i32: 1, 0, 2, 3>} : (tensor<4x2x2x4xf32>) -> tensor<2x4x2x4xf32>
 // CHECK: tosa.reshape {{.*}} -> tensor<2x4x8xf32>
-// CHECK: gt.attention {{.*}} {gt.cp = {{.*}}} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK: gt.attention {{.*}} {gt.cp = #gt.cp<{{.*}}>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
 // CHECK: tosa.transpose {{.*}} -> tensor<4x2x8xf32>
 // CHECK: tosa.const_shape {values = dense<[1, 8, 8]> : tensor<3xindex>}
 // CHECK: tosa.reshape {{.*}} -> tensor<1x8x8xf32>

@@ -25,7 +25,7 @@ ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3x
 // CHECK: gt.degree_embedding {{.*}} -> tensor<2x4x8xf32>
 // CHECK: %[[BIAS:.*]] = gt.spatial_bias %[[SPD]], {{.*}} -> tensor<2x2x4x8xf32>
 // CHECK: gt.layer_norm {{.*}} -> tensor<2x4x8xf32>
-// CHECK: gt.attention {{.*}} bias(%[[BIAS]]) heads = 2 {gt.cp = {axes = 2 : i64, grid = array<i64: 1, 2, 1, 1>, mode = 0 : i64, size = 2 : i64}
+// CHECK: gt.attention {{.*}} bias(%[[BIAS]]) heads = 2 {gt.cp = #gt.cp<size = 2, mode = allgather, grid = [1, 2, 1, 1], axes = 2>
 // CHECK-SAME: (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x4x8xf32>
 // CHECK: tosa.add {{.*}} -> tensor<2x4x8xf32>
 // CHECK: gt.gelu {{.*}} : tensor<2x4x8xf32>
@@ -36,7 +36,7 @@ ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3x
 
 // RING: shard.grid @gt_cp(shape = 2x4)
 // RING: func.func @main(%{{.*}}: tensor<2x2x4xf32> {gt.name = "x"}, %{{.*}}: tensor<2x2xi64> {gt.name = "in_degree"}, %{{.*}}: tensor<2x2x8xi64> {gt.name = "spd"})
-// RING: gt.attention {{.*}} {gt.cp = {axes = 2 : i64, grid = array<i64: 2, 4, 1, 1>, mode = 1 : i64, size = 4 : i64}
+// RING: gt.attention {{.*}} {gt.cp = #gt.cp<size = 4, mode = ring, grid = [2, 4, 1, 1], axes = 2>
 // RING-SAME: -> tensor<2x2x8xf32>
 
 // CP1-NOT: gt.cp
@@ -48,7 +48,7 @@ ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3x
 // GRAD: func.func @main_grad(
 // GRAD: %[[N:.*]] = tosa.reduce_sum
 // GRAD: shard.all_reduce %[[N]] on @gt_cp grid_axes = [0, 1] : tensor<1xf32> -> tensor<1xf32>
-// GRAD: gt.attention_grad {{.*}} {gt.cp = {axes = 2 : i64, grid = array<i64: 1, 2, 1, 1>, mode = 0 : i64, size = 2 : i64}
+// GRAD: gt.attention_grad {{.*}} {gt.cp = #gt.cp<size = 2, mode = allgather, grid = [1, 2, 1, 1], axes = 2>
 // GRAD-SAME: -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>)
 // GRAD: shard.all_reduce {{.*}} on @gt_dp grid_axes = [0]
 func.func @main(%x: tensor<2x8x4xf32> {gt.name = "x"},

@@ -17,7 +17,7 @@
 // CHECK: llvm.call @use(%[[O]])
 // CHECK: llvm.call @mgrt_cuda_memref_free(%[[P]])
 // CHECK-NOT: _mlir_memref_to_llvm
-module attributes {gt.device_globals = {w = 128 : i64}} {
+module attributes {gt.device_globals = #gt.device_globals<globals = [@w], bytes = [128]>} {
   llvm.mlir.global private constant @w(dense<1.0> : tensor<32xf32>) : !llvm.array<32 x f32>
   llvm.mlir.global private constant @other(0 : i32) : i32
   llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr

@@ -7,7 +7,7 @@
 // on one thread; runtime kernels get their CUDA names; the globals' sizes
 // are recorded for gt-gpu-device-memory.
 
-// CHECK: module attributes {gt.device_globals = {w = 128 : i64}}
+// CHECK: module attributes {gt.device_globals = #gt.device_globals<globals = [@w], bytes = [128]>}
 // CHECK: func.func private @mgrt_cuda_matmul_f32(
 // CHECK-LABEL: func.func @step(
 // The exp over 4x8: 32 threads, one block.

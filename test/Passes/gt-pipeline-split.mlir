@@ -17,8 +17,8 @@
 // after the attention (its output and the encoder output cross), after the
 // first residual, before the head. Six units; by cost the first stage takes
 // the encoders and the attention.
-// CHECK: module attributes {gt.pipeline = {mb = 4 : i64, pp = 2 : i64,
-// CHECK-SAME: stages = array<i64: 0, 3>
+// CHECK: module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 4,
+// CHECK-SAME: stages = [0, 3]
 // CHECK-SAME: units = ["gt.linear", "gt.spatial_bias", "gt.attention", "tosa.add", "gt.linear", "gt.linear"]
 // The forward @main is kept.
 // CHECK-LABEL: func.func @main(
@@ -50,7 +50,7 @@
 
 // Even: two units per stage; the middle stage receives the encoder output
 // and the bias and sends the residual.
-// EVEN: stages = array<i64: 0, 2, 4>
+// EVEN: stages = [0, 2, 4]
 // EVEN-LABEL: func.func @pp_stage0(
 // EVEN-SAME: -> (tensor<2x6x8xf32> {gt.name = "act0", gt.send_to = 1 : i64}, tensor<2x2x6x6xf32> {gt.name = "act1", gt.send_to = 1 : i64})
 // EVEN-LABEL: func.func @pp_stage1(
@@ -61,12 +61,12 @@
 
 // A memory limit: the fastest split (0:3) needs 5436 bytes on stage 1, so
 // the DP moves the first residual to stage 0.
-// LIMIT: stage_memory = [3592, 4284]
-// LIMIT-SAME: stages = array<i64: 0, 4>
+// LIMIT: stages = [0, 4]
+// LIMIT-SAME: stage_memory = [3592, 4284]
 // TIGHT: error: no split into 2 stages fits memory-limit=1000 bytes per stage (the fastest split needs 5436)
 
 // Given boundaries: stage 0 is the node encoder only.
-// GIVEN: stages = array<i64: 0, 1>
+// GIVEN: stages = [0, 1]
 // GIVEN-LABEL: func.func @pp_stage0(
 // GIVEN-SAME: -> (tensor<2x6x8xf32> {gt.name = "act0", gt.send_to = 1 : i64})
 // GIVEN-LABEL: func.func @pp_stage1(

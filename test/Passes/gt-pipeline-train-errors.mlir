@@ -13,7 +13,7 @@ module {
 
 // The summary promises two stages; @pp_stage1 is missing.
 // expected-error @+1 {{missing @pp_stage1}}
-module attributes {gt.pipeline = {pp = 2 : i64, mb = 1 : i64}} {
+module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 1, stages = [0, 1], units = ["a", "b"], unit_time = [1.0, 1.0], stage_time = [1.0, 1.0], stage_memory = [0, 0]>} {
   func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
     return %x : tensor<2x4xf32>
   }

@@ -3,7 +3,7 @@
 // expected-error @+1 {{gt-zero-gather: no shard.grid @gt_dp (run gt-data-parallel{zero=1} first)}}
 module {
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [4], padded = 4>}
 }
 
 // -----
@@ -11,7 +11,7 @@ module {
 module {
   shard.grid @gt_dp(shape = 2)
   // expected-error @+1 {{gt-zero-gather: gt.zero_shard names no parameter global @nope}}
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@nope], sizes = [4]}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@nope], sizes = [4], padded = 4>}
 }
 
 // -----
@@ -20,7 +20,7 @@ module {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
   // expected-error @+1 {{gt-zero-gather: parameter @w is not an f32 tensor of 6 elements}}
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [6]}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [6], padded = 8>}
 }
 
 // -----
@@ -29,7 +29,7 @@ module {
 module {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [4], padded = 4>}
 }
 
 // -----
@@ -37,7 +37,7 @@ module {
 module {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [4], padded = 4>}
   // expected-error @+1 {{gt-zero-gather: expected one store of @gt.zero.bucket0 (the optimizer's update), found 0}}
   func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
     return %x : tensor<2xf32>
@@ -51,7 +51,7 @@ module {
 module attributes {gt.plan = #gt.plan<dp = 2, zero = 3>} {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [4], padded = 4>}
   func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
     %s = ml_program.global_load @gt.zero.bucket0 : tensor<2xf32>
     ml_program.global_store @gt.zero.bucket0 = %s : tensor<2xf32>
@@ -66,7 +66,7 @@ module attributes {gt.plan = #gt.plan<dp = 2, zero = 3>} {
 module attributes {gt.plan = #gt.plan<dp = 2, zero = 3>} {
   shard.grid @gt_dp(shape = 2)
   ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32>
-  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = {padded = 4 : i64, params = [@w], sizes = [4]}}
+  ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_shard = #gt.zero_shard<params = [@w], sizes = [4], padded = 4>}
   func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>
   }

@@ -9,7 +9,7 @@
 ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.param}
 ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32> {gt.param}
 
-// DP:      ml_program.global private mutable @gt.zero.bucket0(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.zero_shard = {padded = 28 : i64, params = [@w, @b], sizes = [24, 3]}}
+// DP:      ml_program.global private mutable @gt.zero.bucket0(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.zero_shard = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
 // DP-LABEL: func.func @main_grad
 // DP-SAME:   -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"}, tensor<14xf32> {gt.name = "grad:gt.zero.bucket0"})
 // DP:        shard.all_reduce %{{.*}} on @gt_dp grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>

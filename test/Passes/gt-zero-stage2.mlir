@@ -13,7 +13,7 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32> {gt.param}
 
 // CHECK:      module attributes {gt.plan = #gt.plan<dp = 2, zero = 2>
-// CHECK:      ml_program.global private mutable @gt.zero.bucket0(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.zero_shard = {padded = 28 : i64, params = [@w, @b], sizes = [24, 3]}}
+// CHECK:      ml_program.global private mutable @gt.zero.bucket0(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.zero_shard = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
 // CHECK-LABEL: func.func @main_grad
 // CHECK-SAME:   -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"}, tensor<14xf32> {gt.name = "grad:gt.zero.bucket0"})
 // CHECK:        %[[PACK:.*]] = tosa.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i32} : (tensor<24xf32>, tensor<3xf32>, tensor<1xf32>) -> tensor<28xf32>

@@ -12,7 +12,7 @@ ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32>
 // CHECK:      module attributes {gt.plan = #gt.plan<dp = 2, zero = 3>
 // CHECK-DAG:  ml_program.global private @w(dense<5.000000e-01> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.param_init}
 // CHECK-DAG:  ml_program.global private @b(dense<1.000000e-01> : tensor<3xf32>) : tensor<3xf32> {gt.param_init}
-// CHECK-DAG:  ml_program.global private mutable @gt.zero.bucket0(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.param_shard, gt.zero_shard = {padded = 28 : i64, params = [@w, @b], sizes = [24, 3]}}
+// CHECK-DAG:  ml_program.global private mutable @gt.zero.bucket0(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.param_shard, gt.zero_shard = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
 // CHECK-DAG:  ml_program.global private mutable @gt.zero.bucket0.adam_m(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.optimizer_state}
 // CHECK-DAG:  ml_program.global private mutable @gt.zero.ready(dense<0> : tensor<i32>) : tensor<i32>
 // CHECK-NOT:  ml_program.global private mutable @w

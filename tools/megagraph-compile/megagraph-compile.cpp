@@ -441,7 +441,6 @@ int compileForCpu(ModuleOp module) {
   options.referenceAttention = referenceAttention;
   options.optLevel = optLevel;
   options.runtimeLibDir = runtimeDir;
-  options.runtimeIncludeDir = MEGAGRAPH_RUNTIME_INCLUDE_DIR;
   std::unique_ptr<megagraph::TargetBackend> backend;
   if (target == megagraph::Target::Cuda) {
     megagraph::CudaTargetOptions cuda;
@@ -456,6 +455,12 @@ int compileForCpu(ModuleOp module) {
       megagraph::getModelSignature(module);
   if (failed(signature) ||
       failed(megagraph::lowerToLLVMDialect(module, *backend, options)))
+    return 1;
+  // An executable's object file holds its entry point too: the tables the
+  // driver reads and main().
+  if (emit == Emit::Exe &&
+      failed(megagraph::addEntryTable(module, *signature,
+                                      sys::path::stem(inputFile), *backend)))
     return 1;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -478,23 +483,16 @@ int compileForCpu(ModuleOp module) {
       return toolError(error);
     return 0;
   }
-  // An executable: object file + generated entry shim + runtime.
-  SmallString<128> objPath, shimPath;
+  // An executable: the object file + the runtime.
+  SmallString<128> objPath;
   if (std::error_code ec =
           sys::fs::createTemporaryFile("megagraph-model", "o", objPath))
     return toolError("cannot create a temporary file: " + ec.message());
-  if (std::error_code ec =
-          sys::fs::createTemporaryFile("megagraph-entry", "cpp", shimPath))
-    return toolError("cannot create a temporary file: " + ec.message());
-  FileRemover removeObj(objPath), removeShim(shimPath);
-  std::string modelName = sys::path::stem(inputFile).str();
+  FileRemover removeObj(objPath);
   if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)) ||
-      failed(megagraph::writeEntryShim(*signature, modelName, shimPath,
-                                       *backend, error)) ||
-      failed(
-          megagraph::linkExecutable(objPath, shimPath, outputFile,
-                                    megagraph::needsTrainingDriver(*signature),
-                                    *backend, options, error)))
+      failed(megagraph::linkExecutable(
+          objPath, outputFile, megagraph::needsTrainingDriver(*signature),
+          *backend, options, error)))
     return toolError(error);
   return 0;
 }

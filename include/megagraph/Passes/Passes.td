@@ -119,9 +119,9 @@ def GTDecompose : Pass<"gt-decompose", "::mlir::ModuleOp"> {
 def GTExportEntries : Pass<"gt-export-entries", "::mlir::ModuleOp"> {
   let summary = "Make @main and the stage entries the runtime's C entries";
   let description = [{
-    The first pass of the `lower-cpu` and `lower-cuda` pipelines. The entry
-    shim (megagraph-compile --emit=exe) has read the model's signature
-    from `gt.name` attributes already; the lowering only needs the entry
+    The first pass of the `lower-cpu` and `lower-cuda` pipelines. For its
+    entry table, megagraph-compile --emit=exe has read the model's
+    signature from `gt.name` attributes already; the lowering only needs the entry
     points. `@main` becomes `@megagraph_model` (MGRT_MODEL_SYMBOL of
     megagraph/ModelABI.h, since `main` is the executable's own), uses of
     it follow, and it and every function marked `gt.pipeline_entry` get
@@ -222,7 +222,8 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
       (row-major, so neighbouring threads touch neighbouring elements); an
       op without parallel loops runs on one thread;
     * the names and byte sizes of the module's `memref.global`s are kept in
-      the module attribute `gt.device_globals` for `gt-gpu-device-memory`.
+      the module attribute `gt.device_globals = #gt.device_globals<globals
+      = [...], bytes = [...]>` for `gt-gpu-device-memory`.
 
     Afterwards no host-level op reads or writes a buffer's elements; one
     that would (a `memref.load` outside any loop) is an error.
@@ -250,7 +251,7 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
            "loops over its blocks and threads (the kernels' indexing runs "
            "on a machine without a GPU)">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -483,7 +484,7 @@ def GTSetPlan : Pass<"gt-set-plan", "::mlir::ModuleOp"> {
   let description = [{
     The first pass of the `train` pipeline: parses `plan` (megagraph-compile's
     `--plan` syntax, e.g. `dp=2,zero=1`) and sets the module's `gt.plan`
-    attribute, which the later passes and the entry shim read. An empty
+    attribute, which the later passes and the entry table read. An empty
     `plan` is the one-process plan.
 
     ```mlir
@@ -521,7 +522,7 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
 
     The module also gets `func.func @megagraph_plan_dp() -> i64` returning
     dp (a record for tools; the driver reads the plan from the entry
-    shim's `mgrt_plan`, megagraph/ModelABI.h) and, without one, a
+    table's `mgrt_plan`, megagraph/ModelABI.h) and, without one, a
     `#gt.plan` attribute. gt-shard-to-runtime lowers the collectives to runtime calls.
     `dp = 1` leaves the module unchanged.
 
@@ -530,7 +531,8 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     rank gets the global gradient of its 1/dp shard of the bucket, which
     replaces the bucket's `grad:<param>` results as `grad:gt.zero.bucket<k>`,
     the gradient of a new global `@gt.zero.bucket<k>` (its shard of the
-    packed parameters; attribute `gt.zero_shard` lists them). gt-optimizer
+    packed parameters; its `#gt.zero_shard<params, sizes, padded>` lists
+    them). gt-optimizer
     then keeps the moments at shard size, and gt-zero-gather turns the
     shard global back into the parameters. `zero=2` (sharded gradients)
     is the same transformation: only the shard outlives the reduce-scatter.
@@ -561,7 +563,7 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
            "optimizer state and gradients; run gt-zero-gather after "
            "gt-optimizer) or 3 (also sharded parameters, in gt-zero-gather)">,
   ];
-  let dependentDialects = ["::mlir::shard::ShardDialect",
+  let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tosa::TosaDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect"];
@@ -574,7 +576,7 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
 def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
   let summary = "Shard the node dimension of the forward @main over a cp group";
   let description = [{
-    Context parallelism (issue 7) on the forward `@main` (after gt-raise,
+    Context parallelism on the forward `@main` (after gt-raise,
     before gt-autodiff): every value that carries the node (row) dimension S
     of a sequence gets S / cp rows; the attention bias keeps all S key
     columns (`[B|1, H|1, S/cp, S]`). The node dimension is found by
@@ -585,12 +587,12 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
     part of one dimension, row-keeping tosa.slice, the rows of tosa.matmul)
     to the function arguments ([B, S, ...] only) and results. An op that
     touches a sharded value but is not row-local is an error. Each `gt.attention`
-    gets `gt.cp = {size, mode, grid, axes}`: bufferization then calls
+    gets `gt.cp = #gt.cp<size, mode, grid, axes>`: bufferization then calls
     `mgrt_cp_attention_f32` (and, through gt-autodiff, `_bwd_f32`) over the
     cp axis of the grid dp x cp, which all-gathers K / V (mode allgather)
     or passes them around a ring (mode ring); the bias is never sent.
     The module gets `func.func @megagraph_plan_cp() -> i64` (a record for
-    tools; the driver reads the entry shim's `mgrt_plan`).
+    tools; the driver reads the entry table's `mgrt_plan`).
     The loss and gradient reduction over dp x cp is gt-data-parallel's
     (weighted by the labelled rows of each rank).
   }];
@@ -602,7 +604,7 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
     Option<"mode", "mode", "std::string", /*default=*/"\"allgather\"",
            "How keys reach the queries: allgather or ring">,
   ];
-  let dependentDialects = ["::mlir::func::FuncDialect",
+  let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::shard::ShardDialect",
                            "::mlir::tosa::TosaDialect"];
@@ -617,8 +619,8 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
                 "parameters; ZeRO-3: shard-sized parameter storage";
   let description = [{
     Completes `gt-data-parallel{zero=1}` after gt-optimizer. For each
-    global `@gt.zero.bucket<k>` (attribute `gt.zero_shard`: the parameters
-    it packs, their sizes, the padded length), in the training step `@main`:
+    global `@gt.zero.bucket<k>` (its `#gt.zero_shard`: the parameters it
+    packs, their sizes, the padded length), in the training step `@main`:
 
     * its loads become this rank's shard of the current parameters: the
       flattened parameters, zero-padded, through `shard.all_slice` over
@@ -660,7 +662,7 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
 def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
   let summary = "Split the forward @main into pipeline stage functions";
   let description = [{
-    Pipeline parallelism (issue 8), step 1, on the forward `@main` (before
+    Pipeline parallelism, step 1, on the forward `@main` (before
     gt-autodiff). The ops that depend on a graph input are the compute ops;
     parameter loads, constants and what is computed from them only are
     cloned into the stage that uses them. A cut point is a position in the
@@ -694,8 +696,8 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
     (an activation several stages read, such as an attention bias, is
     forwarded stage to stage); the last stage returns @main's results. A
     parameter read by two stages is an error. The module gets
-    `gt.pipeline = {pp, mb, stages, units, unit_time, stage_time,
-    stage_memory}`. @main is left as is.
+    `gt.pipeline = #gt.pipeline<pp, micro_batches, stages, units, unit_time,
+    stage_time, stage_memory>`. @main is left as is.
   }];
   let options = [
     Option<"pp", "pp", "int64_t", /*default=*/"2", "Pipeline stages">,
@@ -714,7 +716,8 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
            "Hardware profile of the unit times: cpu-here, a100, h100, h200 "
            "or a megagraph-profile JSON file (megagraph-compile --profile)">,
   ];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {

@@ -3,7 +3,7 @@
 // Part of MegaGraph. A parallel training plan (the point of the plan space a
 // program is compiled for) as a plain value: parsed from `--plan`, printed,
 // written as JSON, and converted to the `#gt.plan` attribute. The plan
-// search (issue 9) produces these; the passes read them.
+// search (megagraph/Plan/Search.h) produces these; the passes read them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,7 +6,8 @@
 // slowest stage (the 1F1B bottleneck) subject to a per-stage memory limit
 // that counts the activations each stage keeps for its in-flight
 // micro-batches: under 1F1B stage k of K keeps min(K - k, M) of them.
-// The plan search (issue 9) calls it too.
+// The plan search (megagraph/Plan/Search.h) calls it too, to price the
+// pipelined points of the plan space.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,10 +2,10 @@
 //
 // Part of MegaGraph. The back half of megagraph-compile, shared by every
 // target (lib/Target/Common): lower a raised module to the LLVM dialect
-// with the backend's pipeline (megagraph/Target/TargetBackend.h), translate
-// and optimize it with LLVM, emit an object file, generate the entry shim
-// that tells the runtime driver the model's inputs and outputs, and link
-// everything with the runtime into an executable.
+// with the backend's pipeline (megagraph/Target/TargetBackend.h), add the
+// entry table that tells the runtime driver the model's inputs and outputs
+// and main(), translate and optimize it with LLVM, emit an object file, and
+// link it with the runtime into an executable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,12 +29,11 @@ class LLVMContext;
 
 namespace megagraph {
 
-/// One graph input or output: its name, runtime dtype enumerator (e.g.
-/// "MGRT_F32"), static shape, and its mgrt_tensor_role and role index
-/// (megagraph/ModelABI.h) for the driver.
+/// One graph input or output: its name, mgrt_dtype, static shape, and its
+/// mgrt_tensor_role and role index (megagraph/ModelABI.h) for the driver.
 struct TensorSignature {
   std::string name;
-  std::string dtype;
+  int dtype = 0;
   std::vector<int64_t> shape;
   int role = 0, index = -1;
 };
@@ -76,26 +75,27 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
 mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef path,
                                    std::string &error);
 
-/// Writes the C++ entry shim: model signature tables (mgrt_model_info) and
-/// `main()` calling `mgrt_main`, or `mgrt_infer_main` for a model without a
-/// training step (needsTrainingDriver). A staging backend wraps every
-/// entry (TargetBackend::writeEntryStaging).
-mlir::LogicalResult writeEntryShim(const ModelSignature &signature,
-                                   llvm::StringRef modelName,
-                                   llvm::StringRef path,
-                                   const TargetBackend &backend,
-                                   std::string &error);
+/// Adds the executable's entry point to a module lowered to the LLVM
+/// dialect (lib/Target/Common/EntryTable.cpp): the tables of
+/// megagraph/ModelABI.h as LLVM globals (tensor tables with roles, stage
+/// entries, the plan, the mgrt_model_info `mgrt_model`), a wrapper per entry
+/// (through the backend's staging call, if any) and `main()` calling
+/// `mgrt_main`, or `mgrt_infer_main` for a model without a training step
+/// (needsTrainingDriver).
+mlir::LogicalResult addEntryTable(mlir::ModuleOp module,
+                                  const ModelSignature &signature,
+                                  llvm::StringRef modelName,
+                                  const TargetBackend &backend);
 
 /// Whether the executable runs the training driver (mgrt_main): the model
-/// has a plan, pipeline stage entries or a `loss` output. Otherwise its shim
-/// calls mgrt_infer_main and it links neither METIS, zlib nor MPI.
+/// has a plan, pipeline stage entries or a `loss` output. Otherwise its
+/// main() calls mgrt_infer_main and it links neither METIS, zlib nor MPI.
 bool needsTrainingDriver(const ModelSignature &signature);
 
-/// Compiles the shim and links it with `objectPath`, the backend's
-/// runtime, the runtime and its driver; `training` (needsTrainingDriver)
-/// adds the training driver's libraries.
+/// Links `objectPath` (with its entry table, addEntryTable) with the
+/// backend's runtime, the runtime and its driver; `training`
+/// (needsTrainingDriver) adds the training driver's libraries.
 mlir::LogicalResult linkExecutable(llvm::StringRef objectPath,
-                                   llvm::StringRef shimPath,
                                    llvm::StringRef outputPath, bool training,
                                    const TargetBackend &backend,
                                    const CompileOptions &options,

@@ -1,9 +1,9 @@
 //===- TargetBackend.h - What a compilation target provides -----*- C++ -*-===//
 //
 // Part of MegaGraph. One interface per target, in the manner of IREE's HAL
-// target backends: the lowering to the LLVM dialect, what the entry shim
-// adds to run an entry on the target, and the target's runtime libraries.
-// Everything else (signature, object file, shim tables, link) is shared
+// target backends: the lowering to the LLVM dialect, what the entry table
+// calls to run an entry on the target, and the target's runtime libraries.
+// Everything else (signature, entry table, object file, link) is shared
 // (megagraph/Target/Executable.h). Backends: megagraph/Target/CpuTarget.h,
 // megagraph/Target/CudaTarget.h.
 //
@@ -18,10 +18,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-namespace llvm {
-class raw_ostream;
-} // namespace llvm
 
 namespace mlir {
 class OpPassManager;
@@ -39,21 +35,12 @@ struct CompileOptions {
   bool referenceAttention = false;
   /// LLVM optimization level (0-3) of the host code.
   unsigned optLevel = 3;
-  /// Where libmegagraph_rt.a, libmegagraph_driver.a, their link files and
-  /// megagraph/Runtime.h are.
+  /// Where libmegagraph_rt.a, libmegagraph_driver.a and their link files
+  /// are.
   std::string runtimeLibDir;
-  std::string runtimeIncludeDir;
-  /// The C++ compiler driver used to compile the entry shim and link.
+  /// The C++ compiler driver that links the executable (the runtime is
+  /// C++).
   std::string cxx = "c++";
-};
-
-/// An entry of the shim as a staging backend wraps it: the wrapper `name`
-/// calls `name_device` with the device copies of the `numIn` + `numOut`
-/// descriptors, described by the tensor tables `ins` and `outs`.
-struct StagedEntry {
-  std::string name;
-  size_t numIn, numOut;
-  std::string ins, outs;
 };
 
 /// A compilation target.
@@ -69,16 +56,12 @@ public:
   virtual void buildLowerPipeline(mlir::OpPassManager &pm,
                                   const CompileOptions &options) const = 0;
 
-  /// Further #include lines of the entry shim.
-  virtual void writeShimIncludes(llvm::raw_ostream &os) const {}
-
-  /// Whether the runtime calls the compiled entries through a staging
-  /// wrapper each (writeEntryStaging) rather than directly.
-  virtual bool stagesEntries() const { return false; }
-
-  /// Writes the staging wrapper of one entry (stagesEntries()).
-  virtual void writeEntryStaging(llvm::raw_ostream &os,
-                                 const StagedEntry &entry) const {}
+  /// The runtime function every entry runs through on this target, as
+  /// `void stage(void (*fn)(void **), void **descriptors, int num_inputs,
+  /// const mgrt_tensor_info *inputs, int num_outputs,
+  /// const mgrt_tensor_info *outputs)` (to stage host tensors on a device);
+  /// empty when the runtime calls the compiled entries directly.
+  virtual llvm::StringRef getEntryStagingFunction() const { return {}; }
 
   /// Link files (one library or flag per line) of the target's runtime,
   /// linked before the CPU runtime; fails with a message when they are

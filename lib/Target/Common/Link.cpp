@@ -1,9 +1,9 @@
 //===- Link.cpp - Linking a compiled model into an executable ---*- C++ -*-===//
 //
-// Part of MegaGraph. See megagraph/Target/Executable.h. The shim, the
-// object file, the runtime driver and the runtime; the backend's runtime
-// first (its link file), the training driver's libraries for training
-// executables only.
+// Part of MegaGraph. See megagraph/Target/Executable.h. The object file
+// (model, entry table and main()), the runtime driver and the runtime; the
+// backend's runtime first (its link file), the training driver's libraries
+// for training executables only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +26,12 @@ bool megagraph::needsTrainingDriver(const ModelSignature &signature) {
          });
 }
 
-LogicalResult
-megagraph::linkExecutable(llvm::StringRef objectPath, llvm::StringRef shimPath,
-                          llvm::StringRef outputPath, bool training,
-                          const TargetBackend &backend,
-                          const CompileOptions &options, std::string &error) {
+LogicalResult megagraph::linkExecutable(llvm::StringRef objectPath,
+                                        llvm::StringRef outputPath,
+                                        bool training,
+                                        const TargetBackend &backend,
+                                        const CompileOptions &options,
+                                        std::string &error) {
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(options.cxx);
   if (!cxx) {
     error = "cannot find the C++ compiler '" + options.cxx +
@@ -47,21 +48,12 @@ megagraph::linkExecutable(llvm::StringRef objectPath, llvm::StringRef shimPath,
       return failure();
     }
   }
-  // The driver archive first: an inference shim calls mgrt_infer_main,
+  // The driver archive first: an inference main() calls mgrt_infer_main,
   // which pulls only the driver's command line, so the data layer (METIS,
   // zlib) and the communication runtime (MPI) stay out of the executable.
-  std::vector<std::string> args = {*cxx,
-                                   "-O2",
-                                   "-I" + options.runtimeIncludeDir,
-                                   shimPath.str(),
-                                   objectPath.str(),
-                                   driverLib,
-                                   lib,
-                                   "-lopenblas",
-                                   "-lpthread",
-                                   "-lm",
-                                   "-o",
-                                   outputPath.str()};
+  std::vector<std::string> args = {
+      *cxx, objectPath.str(), driverLib, lib, "-lopenblas", "-lpthread", "-lm",
+      "-o", outputPath.str()};
   // Further libraries, one per line, written next to the archives: first
   // the backend's runtime (--target cuda: runtime/cuda/CMakeLists.txt);
   // for training the data layer's (runtime/CMakeLists.txt) and MPI

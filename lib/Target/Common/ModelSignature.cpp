@@ -1,9 +1,8 @@
-//===- ModelSignature.cpp - The inputs and outputs of a compiled model *- C++
-//-*-===//
+//===- ModelSignature.cpp - The inputs and outputs of a model ---*- C++ -*-===//
 //
 // Part of MegaGraph. See megagraph/Target/Executable.h. Reads @main, the
-// pipeline stage entries and the plan into the tables the entry shim
-// writes.
+// pipeline stage entries and the plan into the tables the entry table
+// (EntryTable.cpp) emits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,20 +19,21 @@ using namespace megagraph;
 
 namespace {
 
-std::string dtypeOf(Type t) {
+/// The mgrt_dtype of element type `t`; 0 when the runtime has none.
+int dtypeOf(Type t) {
   if (t.isF32())
-    return "MGRT_F32";
+    return MGRT_F32;
   if (t.isF64())
-    return "MGRT_F64";
+    return MGRT_F64;
   if (t.isInteger(64))
-    return "MGRT_I64";
+    return MGRT_I64;
   if (t.isInteger(32))
-    return "MGRT_I32";
+    return MGRT_I32;
   if (t.isInteger(8))
-    return "MGRT_I8";
+    return MGRT_I8;
   if (t.isInteger(1))
-    return "MGRT_BOOL";
-  return "";
+    return MGRT_BOOL;
+  return 0;
 }
 
 } // namespace
@@ -56,9 +56,14 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
     t.name = name ? name.str()
                   : (isInput ? "input" : "output") + std::to_string(index);
     t.dtype = dtypeOf(tensor.getElementType());
-    if (t.dtype.empty())
+    if (!t.dtype)
       return main.emitError() << what << " has unsupported element type "
                               << tensor.getElementType(),
+             failure();
+    if (tensor.getRank() > MGRT_MAX_RANK)
+      return main.emitError()
+                 << what << " has rank " << tensor.getRank()
+                 << "; the runtime takes at most " << MGRT_MAX_RANK,
              failure();
     t.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     t.role = mgrt_role_of_name(t.name.c_str(), &t.index);

@@ -1,7 +1,7 @@
 //===- CudaTarget.cpp - The NVIDIA GPU target -----------------------------===//
 //
 // Part of MegaGraph. See megagraph/Target/CudaTarget.h. lower-cuda puts the
-// kernels into the object file as PTX; the shim wraps every entry in
+// kernels into the object file as PTX; every entry runs through
 // mgrt_cuda_run_entry, which copies host tensors to the device and back,
 // and the executable links libmegagraph_cuda (megagraph_cuda.link, written
 // by runtime/cuda/CMakeLists.txt next to the runtime archive).
@@ -10,10 +10,10 @@
 
 #include "megagraph/Target/CudaTarget.h"
 
+#include "megagraph/ModelABI.h"
 #include "megagraph/Pipelines/Pipelines.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace megagraph;
@@ -37,17 +37,8 @@ public:
     buildLowerPassPipeline(pm, lower, /*cuda=*/true);
   }
 
-  void writeShimIncludes(llvm::raw_ostream &os) const override {
-    os << "#include \"megagraph/RuntimeCuda.h\"\n";
-  }
-
-  bool stagesEntries() const override { return true; }
-
-  void writeEntryStaging(llvm::raw_ostream &os,
-                         const StagedEntry &e) const override {
-    os << "\nstatic void " << e.name << "(void **d) {\n  mgrt_cuda_run_entry("
-       << e.name << "_device, d, " << e.numIn << ", " << e.ins << ", "
-       << e.numOut << ", " << e.outs << ");\n}\n";
+  llvm::StringRef getEntryStagingFunction() const override {
+    return MGRT_CUDA_RUN_ENTRY;
   }
 
   LogicalResult getRuntimeLinkFiles(const CompileOptions &common,

@@ -5,14 +5,14 @@
  * build's include directory, include/megagraph/CMakeLists.txt): the names
  * the training passes give their inputs and outputs, the role of each
  * tensor in a compiled model's tables, the names of the pipeline stage
- * entries, the plan a program was compiled for, the runtime kernels the
- * lowering calls and the reduction codes of the collectives. Plain C, no
- * other header of the runtime, so the compiler can include it without
- * linking anything.
+ * entries, the plan a program was compiled for, the tables a compiled
+ * model hands the driver, the runtime kernels the lowering calls and the
+ * reduction codes of the collectives. Plain C, no other header of the
+ * runtime, so the compiler can include it without linking anything.
  *
- * The compiler writes a role into every mgrt_tensor_info of the entry shim
- * (mgrt_role_of_name below, applied to the names the passes gave); the
- * driver binds tensors by role and index. A table written by hand (tests,
+ * The compiler writes a role into every mgrt_tensor_info of the model's
+ * tables (mgrt_role_of_name below, applied to the names the passes gave);
+ * the driver binds tensors by role and index. A table written by hand (tests,
  * C models) may leave the role 0 (MGRT_ROLE_UNSPECIFIED): the driver then
  * takes the role the name has by these conventions.
  *===----------------------------------------------------------------------===*/
@@ -174,6 +174,83 @@ typedef struct mgrt_plan {
   /** The --plan spelling ("dp=2,pp=2,mb=4"), for messages. */
   const char *text;
 } mgrt_plan;
+
+/*===-- The model's tables
+ * -------------------------------------------------===*/
+
+/* What an executable tells the driver: LLVM globals megagraph-compile
+ * emits into the object file (lib/Target/Common/EntryTable.cpp builds the
+ * same layouts), `mgrt_model` the one the generated main() passes to
+ * mgrt_main / mgrt_infer_main. */
+
+/** Element types; the values are ONNX's TensorProto.DataType codes. */
+typedef enum mgrt_dtype {
+  MGRT_F32 = 1,  /**< float,    npy '<f4' */
+  MGRT_U8 = 2,   /**< uint8,    npy '|u1' */
+  MGRT_I8 = 3,   /**< int8,     npy '|i1' */
+  MGRT_I32 = 6,  /**< int32,    npy '<i4' */
+  MGRT_I64 = 7,  /**< int64,    npy '<i8' */
+  MGRT_BOOL = 9, /**< one byte, 0 or 1, npy '|b1' */
+  MGRT_F64 = 11  /**< double,   npy '<f8' */
+} mgrt_dtype;
+
+#define MGRT_MAX_RANK 8
+
+/** One input or output of a compiled model (static shape). */
+typedef struct mgrt_tensor_info {
+  const char *name;
+  int dtype; /**< an mgrt_dtype */
+  int rank;
+  int64_t shape[MGRT_MAX_RANK];
+  /** An mgrt_tensor_role (above); 0: the name's role. */
+  int role;
+  /** j of the act<j> / dact<j> / saved<j> roles; for the labels of a
+   *  classification loss the number of classes (the driver refuses labels
+   *  outside [0, classes)); else -1 (ignored when `role` is 0). */
+  int index;
+} mgrt_tensor_info;
+
+/** One more entry point of a compiled model (same calling convention as
+ *  mgrt_model_info::entry). */
+typedef struct mgrt_entry_info {
+  const char *name;
+  int num_inputs;
+  const mgrt_tensor_info *inputs;
+  int num_outputs;
+  const mgrt_tensor_info *outputs;
+  void (*fn)(void **descriptors);
+} mgrt_entry_info;
+
+/** What a compiled model tells the driver. `entry` receives one memref
+ *  descriptor per input, then one per output (outputs preallocated,
+ *  row-major); a rank-r descriptor is 3+2r int64 words: allocated, aligned,
+ *  offset, sizes[r], strides[r]. */
+typedef struct {
+  const char *model_name;
+  int num_inputs;
+  const mgrt_tensor_info *inputs;
+  int num_outputs;
+  const mgrt_tensor_info *outputs;
+  void (*entry)(void **descriptors);
+  /** The parallel plan the program was compiled for; NULL for a
+   *  one-process program. */
+  const mgrt_plan *plan;
+  /** Pipeline parallelism: the stage entry points (mgrt_stage_entry_name:
+   *  "s<k>.fwd", "s<k>.bwd", "s<k>.update"; runtime/driver/Pipeline.h) the
+   *  driver's schedule calls instead of `entry`; 0 / NULL otherwise. */
+  int num_entries;
+  const struct mgrt_entry_info *entries;
+} mgrt_model_info;
+
+/** The symbols of the generated entry point: `main` calls the driver
+ *  (mgrt_main, or mgrt_infer_main without a training step) with the
+ *  mgrt_model_info global `MGRT_MODEL_INFO_SYMBOL`. */
+#define MGRT_MODEL_INFO_SYMBOL "mgrt_model"
+#define MGRT_TRAIN_MAIN "mgrt_main"
+#define MGRT_INFER_MAIN "mgrt_infer_main"
+/** The CUDA runtime's staging call (megagraph/RuntimeCuda.h): each entry of
+ *  a --target cuda executable runs through it. */
+#define MGRT_CUDA_RUN_ENTRY "mgrt_cuda_run_entry"
 
 /*===-- Runtime kernels the lowering calls
  * ---------------------------------===*/

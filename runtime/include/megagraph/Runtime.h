@@ -221,18 +221,7 @@ void _mlir_ciface_mgrt_sparse_attention_f32(
 
 /*===-- Tensors and .npy --------------------------------------------------===*/
 
-/** Element types; the values are ONNX's TensorProto.DataType codes. */
-typedef enum mgrt_dtype {
-  MGRT_F32 = 1,  /**< float,    npy '<f4' */
-  MGRT_U8 = 2,   /**< uint8,    npy '|u1' */
-  MGRT_I8 = 3,   /**< int8,     npy '|i1' */
-  MGRT_I32 = 6,  /**< int32,    npy '<i4' */
-  MGRT_I64 = 7,  /**< int64,    npy '<i8' */
-  MGRT_BOOL = 9, /**< one byte, 0 or 1, npy '|b1' */
-  MGRT_F64 = 11  /**< double,   npy '<f8' */
-} mgrt_dtype;
-
-#define MGRT_MAX_RANK 8
+/* mgrt_dtype and MGRT_MAX_RANK: megagraph/ModelABI.h. */
 
 /** A dense row-major host tensor owning `data` (a tracked allocation). */
 typedef struct mgrt_tensor {
@@ -264,51 +253,8 @@ int mgrt_npy_write(const char *path, const mgrt_tensor *t, char *err,
 
 /*===-- Driver ------------------------------------------------------------===*/
 
-/** One input or output of a compiled model (static shape). */
-typedef struct mgrt_tensor_info {
-  const char *name;
-  int dtype; /**< an mgrt_dtype */
-  int rank;
-  int64_t shape[MGRT_MAX_RANK];
-  /** An mgrt_tensor_role (megagraph/ModelABI.h); 0: the name's role. */
-  int role;
-  /** j of the act<j> / dact<j> / saved<j> roles; for the labels of a
-   *  classification loss the number of classes (the driver refuses labels
-   *  outside [0, classes)); else -1 (ignored when `role` is 0). */
-  int index;
-} mgrt_tensor_info;
-
-/** One more entry point of a compiled model (same calling convention as
- *  mgrt_model_info::entry). */
-typedef struct mgrt_entry_info {
-  const char *name;
-  int num_inputs;
-  const mgrt_tensor_info *inputs;
-  int num_outputs;
-  const mgrt_tensor_info *outputs;
-  void (*fn)(void **descriptors);
-} mgrt_entry_info;
-
-/** What a compiled model tells the driver. `entry` receives one memref
- *  descriptor per input, then one per output (outputs preallocated,
- *  row-major); a rank-r descriptor is 3+2r int64 words: allocated, aligned,
- *  offset, sizes[r], strides[r]. */
-typedef struct {
-  const char *model_name;
-  int num_inputs;
-  const mgrt_tensor_info *inputs;
-  int num_outputs;
-  const mgrt_tensor_info *outputs;
-  void (*entry)(void **descriptors);
-  /** The parallel plan the program was compiled for; NULL for a
-   *  one-process program. */
-  const mgrt_plan *plan;
-  /** Pipeline parallelism: the stage entry points (mgrt_stage_entry_name:
-   *  "s<k>.fwd", "s<k>.bwd", "s<k>.update"; runtime/driver/Pipeline.h) the
-   *  driver's schedule calls instead of `entry`; 0 / NULL otherwise. */
-  int num_entries;
-  const struct mgrt_entry_info *entries;
-} mgrt_model_info;
+/* The model's tables (mgrt_tensor_info, mgrt_entry_info, mgrt_model_info)
+ * are part of the compiler-runtime contract: megagraph/ModelABI.h. */
 
 /** The command line of a compiled model:
  *    PROG --mode infer --input NAME=FILE.npy ... --output-dir DIR

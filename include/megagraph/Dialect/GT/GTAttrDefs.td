@@ -1,7 +1,11 @@
 //===- GTAttrDefs.td - gt dialect attributes --------------*- tablegen -*-===//
 //
 // Part of MegaGraph. `#gt.plan` records the parallel plan chosen by the
-// search (or given by --plan) on the module; gt-apply-plan reads it.
+// search (or given by --plan) on the module; gt-apply-plan reads it. The
+// other attributes are what one pass leaves for a later one: the pipeline
+// split (`#gt.pipeline`), a ZeRO bucket (`#gt.zero_shard`), the device
+// globals of the CUDA lowering (`#gt.device_globals`) and a context-parallel
+// attention (`#gt.cp`). The names they are stored under are in GTNames.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +19,25 @@ include "mlir/IR/AttrTypeBase.td"
 def GT_I64ListParameter : OptionalArrayRefParameter<"int64_t"> {
   let parser = [{ ::megagraph::gt::parseI64List($_parser) }];
   let printer = [{ ::megagraph::gt::printI64List($_printer, $_self) }];
+}
+
+/// A bracketed list of strings, `["a", "b"]`.
+def GT_StringListParameter : ArrayRefParameter<"::mlir::StringAttr"> {
+  let parser = [{ ::megagraph::gt::parseStringList($_parser) }];
+  let printer = [{ ::megagraph::gt::printStringList($_printer, $_self) }];
+}
+
+/// A bracketed list of symbols, `[@w, @b]`.
+def GT_SymbolListParameter : ArrayRefParameter<"::mlir::FlatSymbolRefAttr"> {
+  let parser = [{ ::megagraph::gt::parseSymbolList($_parser) }];
+  let printer = [{ ::megagraph::gt::printSymbolList($_printer, $_self) }];
+}
+
+/// An mgrt_cp_mode (megagraph/ModelABI.h), spelled `allgather`, `ring` or
+/// `ulysses`.
+def GT_CpModeParameter : AttrParameter<"int64_t", "an mgrt_cp_mode"> {
+  let parser = [{ ::megagraph::gt::parseCpMode($_parser) }];
+  let printer = [{ ::megagraph::gt::printCpMode($_printer, $_self) }];
 }
 
 class GT_Attr<string name, string attrMnemonic, list<Trait> traits = []>
@@ -66,6 +89,127 @@ def GT_PlanAttr : GT_Attr<"Plan", "plan"> {
     /// Total number of devices of the grid (dp * pp * cp).
     int64_t getNumDevices() const { return getDp() * getPp() * getCp(); }
   }];
+}
+
+def GT_PipelineAttr : GT_Attr<"Pipeline", "pipeline"> {
+  let summary = "The pipeline split gt-pipeline-split chose";
+  let description = [{
+    Put on the module by `gt-pipeline-split` (as `gt.pipeline`), read by
+    `gt-pipeline-train`; the costs are there for the reader (and the
+    driver's measured counterpart).
+
+    * `pp`: the number of stages, `micro_batches` per step.
+    * `stages`: the first unit of each stage (`pp` strictly increasing
+      entries from 0).
+    * `units`: the name of each unit's first op, in program order;
+      `unit_time` its estimated time in seconds (one micro-batch).
+    * `stage_time` (seconds) and `stage_memory` (bytes): per stage, one
+      entry each.
+
+    Example:
+
+    ```mlir
+    module attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 4,
+        stages = [0, 1], units = ["gt.linear", "gt.attention"],
+        unit_time = [1.0, 2.5], stage_time = [1.0, 2.5],
+        stage_memory = [128, 256]>} {}
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$pp,
+    "int64_t":$micro_batches,
+    GT_I64ListParameter:$stages,
+    GT_StringListParameter:$units,
+    "::mlir::DenseF64ArrayAttr":$unit_time,
+    "::mlir::DenseF64ArrayAttr":$stage_time,
+    GT_I64ListParameter:$stage_memory
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def GT_ZeroShardAttr : GT_Attr<"ZeroShard", "zero_shard"> {
+  let summary = "The parameters a ZeRO bucket's shard global holds";
+  let description = [{
+    Put by `gt-data-parallel{zero=1..3}` on the global `@gt.zero.bucket<k>`
+    (as `gt.zero_shard`), read by `gt-zero-gather`. The bucket concatenates
+    the flattened parameters `params` (of `sizes` elements each), padded
+    with zeros to `padded` elements so that every rank holds `padded / dp`
+    of them.
+
+    Example:
+
+    ```mlir
+    ml_program.global private mutable @gt.zero.bucket0(dense<0.0> :
+        tensor<14xf32>) : tensor<14xf32> {gt.zero_shard =
+        #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
+    ```
+  }];
+  let parameters = (ins
+    GT_SymbolListParameter:$params,
+    GT_I64ListParameter:$sizes,
+    "int64_t":$padded
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def GT_DeviceGlobalsAttr : GT_Attr<"DeviceGlobals", "device_globals"> {
+  let summary = "The memref globals the CUDA lowering keeps on the device";
+  let description = [{
+    Put on the module by `gt-gpu-offload` (as `gt.device_globals`), read by
+    `gt-gpu-device-memory` after the LLVM lowering, when the globals' types
+    are gone: each global of `globals` and its size in bytes.
+
+    Example:
+
+    ```mlir
+    module attributes {gt.device_globals =
+        #gt.device_globals<globals = [@w, @b], bytes = [128, 12]>} {}
+    ```
+  }];
+  let parameters = (ins
+    GT_SymbolListParameter:$globals,
+    GT_I64ListParameter:$bytes
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The size in bytes of global `name`; none when it is not listed.
+    std::optional<int64_t> lookup(::llvm::StringRef name) const;
+  }];
+}
+
+def GT_ContextParallelAttr : GT_Attr<"ContextParallel", "cp"> {
+  let summary = "How a gt.attention runs under context parallelism";
+  let description = [{
+    Put by `gt-context-parallel` on every `gt.attention` (as `gt.cp`; the
+    gradient rule copies it to `gt.attention_grad`), read by the op
+    verifiers (the keys are `size` times the local ones) and the
+    bufferization, which calls the cp kernels with the extra arguments.
+
+    * `size`: the context-parallel group size (`cp`).
+    * `mode`: how K/V move, an mgrt_cp_mode: `allgather`, `ring`,
+      `ulysses`.
+    * `grid`: the runtime's 4-D process grid (`[dp, cp, 1, 1]`), and
+      `axes` the bit mask of the grid axes that form the cp group (2: the
+      second axis), as in the runtime's shard calls.
+
+    Example:
+
+    ```mlir
+    %o = gt.attention %q, %k, %v heads = 2 {gt.cp = #gt.cp<size = 2,
+        mode = ring, grid = [1, 2, 1, 1], axes = 2>} : ...
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$size,
+    GT_CpModeParameter:$mode,
+    GT_I64ListParameter:$grid,
+    "int64_t":$axes
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // MEGAGRAPH_DIALECT_GT_GTATTRDEFS_TD

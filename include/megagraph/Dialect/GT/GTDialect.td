@@ -32,6 +32,8 @@ def GT_Dialect : Dialect {
     parallelism.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // The attributes passes hand each other (GTNames.h) hold their types.
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
   let extraClassDeclaration = [{
     /// Registers the attribute definitions (see GTAttrDefs.td).

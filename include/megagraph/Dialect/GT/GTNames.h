@@ -23,6 +23,20 @@ constexpr llvm::StringLiteral kContextParallelGrid = "gt_cp";
 /// seeds the loss gradient with the rank's share of the labelled rows.
 constexpr llvm::StringLiteral kContextParallelSeedAttr = "gt.cp_seed";
 
+/// The typed attributes one pass leaves for another (GTAttrDefs.td); the
+/// dialect verifies that each holds its attribute (GTDialect.cpp).
+/// `#gt.pipeline` on the module: gt-pipeline-split -> gt-pipeline-train.
+constexpr llvm::StringLiteral kPipelineAttr = "gt.pipeline";
+/// `#gt.zero_shard` on a ZeRO bucket global: gt-data-parallel ->
+/// gt-zero-gather.
+constexpr llvm::StringLiteral kZeroShardAttr = "gt.zero_shard";
+/// `#gt.device_globals` on the module: gt-gpu-offload ->
+/// gt-gpu-device-memory.
+constexpr llvm::StringLiteral kDeviceGlobalsAttr = "gt.device_globals";
+/// `#gt.cp` on gt.attention / gt.attention_grad: gt-context-parallel -> the
+/// op verifiers and the bufferization.
+constexpr llvm::StringLiteral kContextParallelAttr = "gt.cp";
+
 } // namespace megagraph::gt
 
 #endif // MEGAGRAPH_DIALECT_GT_GTNAMES_H
