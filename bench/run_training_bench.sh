@@ -14,9 +14,7 @@
 #              megagraph-bench-libtorch-train                      [build-bench]
 #   WORK       scratch dir for models, logs           [$BUILD_DIR/bench-train-work]
 #   THREADS    threads for both                                              [2]
-#   BATCH      B, sequences per step (B = 1 does not train yet: gt-raise
-#              leaves the linears of a batch-1 model as tosa.matmul, which
-#              has no gradient rule)                                         [2]
+#   BATCH      B, sequences per step (1 works too)                         [2]
 #   WARMUP     untimed first steps of each run                               [2]
 #   STEPS      timed steps after them (median reported)                     [10]
 #   OPTIMIZER  adamw | sgd (AdamW: betas 0.9 / 0.999, eps 1e-8, no weight
