@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaCommon.cuh"
+#include "driver/Descriptor.h"
 
 #include "megagraph/Runtime.h"
 
@@ -288,17 +289,8 @@ extern "C" void mgrt_cuda_run_entry(void (*fn)(void **), void **hostDescs,
     for (int i = 0; i < n; ++i) {
       const mgrt_tensor_info &t = infoOf(i);
       buffers.data[i] = mgrt_cuda_memref_alloc(bytesOf(i));
-      // allocated, aligned, offset, sizes[r], strides[r] (row-major).
-      std::vector<int64_t> &desc = buffers.descriptors[i];
-      desc.assign(3 + 2 * t.rank, 0);
-      std::memcpy(&desc[0], &buffers.data[i], sizeof(void *));
-      std::memcpy(&desc[1], &buffers.data[i], sizeof(void *));
-      int64_t stride = 1;
-      for (int d = t.rank - 1; d >= 0; --d) {
-        desc[3 + d] = t.shape[d];
-        desc[3 + t.rank + d] = stride;
-        stride *= t.shape[d];
-      }
+      buffers.descriptors[i] =
+          mgrt::rowMajorDescriptor(buffers.data[i], t.rank, t.shape);
     }
   }
   // Host descriptors: the driver's row-major tensors.

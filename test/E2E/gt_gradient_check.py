@@ -24,6 +24,8 @@ import sys
 import numpy as np
 import torch
 
+from gradient_common import run_exe
+
 TOL = 1e-4
 FLOOR = 1e-3  # as in gradient_check.py
 
@@ -149,12 +151,7 @@ def main():
     feeds = dict(inputs, labels=labels, label_mask=mask,
                  eval_mask=(~mask).astype(np.float32))
     out = os.path.join(work, "out")
-    cmd = [exe, "--mode", "infer", "--quiet", "--output-dir", out]
-    for name, value in feeds.items():
-        path_npy = os.path.join(work, name + ".npy")
-        np.save(path_npy, value)
-        cmd += ["--input", f"{name}={path_npy}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    run_exe(exe, feeds, work, out)
 
     logits, leaves = reference(inputs)
     ce = torch.nn.functional.cross_entropy(
