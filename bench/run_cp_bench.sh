@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Context parallelism vs data parallelism (issue 7), side by side in one run:
+# Context parallelism vs data parallelism, side by side in one run:
 # the Graphormer-style model of test/E2E (spatial bias [B,H,S,S] from the
 # SPD, degree embeddings, 2 layers, D=32, H=4) trained for STEPS steps with
 # SGD on a synthetic SBM under `mpirun -np 4`:

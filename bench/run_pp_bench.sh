@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pipeline-parallel benchmark (issue 8): even split vs cost-balanced split of
+# Pipeline-parallel benchmark: even split vs cost-balanced split of
 # a Graphormer-style model whose node encoder costs as much as several
 # transformer layers (bench/pp_bench_model.py: MLP encoder F=64 -> HIDDEN
 # (-> HIDDEN) x ENC_DEPTH -> D=64, degree and spatial-bias encoders, LAYERS

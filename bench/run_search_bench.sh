@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Plan search benchmark (issue 9): search time over devices (8 .. 1024) and
+# Plan search benchmark: search time over devices (8 .. 1024) and
 # layers (12 .. 96), and plain dp versus the searched plan's per-device
 # memory for models dp does not fit (H100 profile). Then, on this machine,
 # the E2E plan_accuracy and plan_search_train checks (4 ranks, a budget dp=4 does not fit):

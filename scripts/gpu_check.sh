@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU checks (issue 10), run on a machine with an NVIDIA GPU:
+# GPU checks, run on a machine with an NVIDIA GPU:
 #   1. the CUDA kernels against the CPU runtime (MegaGraphCudaTests);
 #   2. the NCCL collectives with one rank (MegaGraphCommNcclTests, when
 #      built; it needs Open MPI's libraries on the GPU machine);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Model accuracy of the plan search's cost model (issue 9): for several
+"""Model accuracy of the plan search's cost model: for several
 plans of Graphormer-style models on 4 ranks (`mpirun -np 4`), the predicted
 per-rank peak memory and step time (`megagraph-compile --emit=plan --plan
 ... --profile cpu-here`) against what the runtime measures.
@@ -69,7 +69,7 @@ PLANS = [
     (3, 96, 4, 192, 16, "dp=4,zero=0"),
     (3, 128, 8, 256, 16, "dp=4,zero=3"),
     (4, 128, 8, 256, 32, "dp=4,zero=1"),
-    # Context parallelism (issue 7): S / cp rows per rank.
+    # Context parallelism: S / cp rows per rank.
     (2, 64, 4, 192, 8, "dp=2,cp=2"),
     (2, 96, 4, 256, 8, "dp=1,cp=4,cp_mode=ring"),
 ]

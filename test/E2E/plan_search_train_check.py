@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""megagraph-compile without --plan (issue 9): a Graphormer-style model
+"""megagraph-compile without --plan: a Graphormer-style model
 exported with a dynamic batch axis is compiled for 4 devices under a
 per-device memory budget that plain data parallelism (dp=4, zero=0) does
 not fit (the budget is halfway between the predicted peaks of dp=4,zero=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Context parallelism end to end (issue 7): the same PyTorch model (same
+"""Context parallelism end to end: the same PyTorch model (same
 weights) is exported once at the global batch B (one process) and once at
 B / dp (each dp replica's batch), compiled with `--train` and with
 `--train --plan cp=C,cp_mode=M[,dp=P]`, and trained on the same synthetic

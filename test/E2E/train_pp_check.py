@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pipeline parallelism end to end (issue 8): the same Graphormer-style
+"""Pipeline parallelism end to end: the same Graphormer-style
 PyTorch model (two transformer layers, degree and spatial-bias encoders)
 is exported at the global batch G = dp * mb * b and at the micro-batch b,
 compiled with `--train` for one process and with
