@@ -187,10 +187,13 @@ int mgrt::runCommandLine(int argc, char **argv, const mgrt_model_info *model,
   if (!validModel(model, error))
     return reportError(error);
   Options opts;
-  if (!parseOptions(argc, argv, opts, error)) {
-    std::fprintf(stderr, "error: %s\n%s", error.c_str(), usage(prog).c_str());
+  // Usage errors are one line; the full usage is --help's.
+  auto usageError = [&](const std::string &message) {
+    std::fprintf(stderr, "error: %s (see %s --help)\n", message.c_str(), prog);
     return 1;
-  }
+  };
+  if (!parseOptions(argc, argv, opts, error))
+    return usageError(error);
   if (opts.help) {
     std::printf("%s (%s, megagraph runtime %s)\n%s\n%s",
                 model->model_name ? model->model_name : "model", prog,
@@ -198,21 +201,15 @@ int mgrt::runCommandLine(int argc, char **argv, const mgrt_model_info *model,
                 modelSummary(*model).c_str());
     return 0;
   }
-  if (opts.mode != "infer" && opts.mode != "train") {
-    std::fprintf(stderr,
-                 "error: unknown mode '%s' (expected infer or "
-                 "train)\n%s",
-                 opts.mode.c_str(), usage(prog).c_str());
-    return 1;
-  }
+  if (opts.mode != "infer" && opts.mode != "train")
+    return usageError("unknown mode '" + opts.mode +
+                      "' (expected infer or train)");
   const bool training = opts.mode == "train";
   const std::vector<std::string> &wrong =
       training ? opts.inferFlags : opts.trainFlags;
-  if (!wrong.empty()) {
-    std::fprintf(stderr, "error: %s is not an option of --mode %s\n%s",
-                 wrong.front().c_str(), opts.mode.c_str(), usage(prog).c_str());
-    return 1;
-  }
+  if (!wrong.empty())
+    return usageError(wrong.front() + " is not an option of --mode " +
+                      opts.mode);
   return training ? trainMode(*model, opts) : infer(*model, opts);
 }
 

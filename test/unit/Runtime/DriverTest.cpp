@@ -2,6 +2,7 @@
 
 #include "RuntimeTestUtil.h"
 
+#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -194,6 +195,13 @@ TEST_F(Driver, UsageErrorsAndModes) {
       {"--input", "x=" + dir + "/x.npy", "--input", "y=" + dir + "/y.npy"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("--output-dir DIR is required"));
+
+  // A usage error is one line, never the whole usage.
+  r = runMain({"--mode", "bogus"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("unknown mode 'bogus'"));
+  EXPECT_THAT(r.err, HasSubstr("--help)"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 
   r = runMain({"--help"});
   EXPECT_EQ(r.code, 0);
