@@ -50,25 +50,26 @@ import torch.nn.functional as F
 INPUTS = ("x", "in_degree", "out_degree", "spd")
 
 
-class Attention(nn.Module):
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "examples", "models"))
+from graphormer import MultiHeadSelfAttention  # noqa: E402
+
+
+class Attention(MultiHeadSelfAttention):
+    """The example's hand-written attention, or (sdpa) the same projections
+    through F.scaled_dot_product_attention."""
+
     def __init__(self, d, h, sdpa):
-        super().__init__()
-        self.h, self.dh, self.sdpa = h, d // h, sdpa
-        self.q_proj = nn.Linear(d, d)
-        self.k_proj = nn.Linear(d, d)
-        self.v_proj = nn.Linear(d, d)
-        self.out_proj = nn.Linear(d, d)
+        super().__init__(d, h)
+        self.sdpa = sdpa
 
     def forward(self, x, bias):
+        if not self.sdpa:
+            return super().forward(x, bias)
         b, s, d = x.shape
-        q = self.q_proj(x).view(b, s, self.h, self.dh).transpose(1, 2)
-        k = self.k_proj(x).view(b, s, self.h, self.dh).transpose(1, 2)
-        v = self.v_proj(x).view(b, s, self.h, self.dh).transpose(1, 2)
-        if self.sdpa:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-        else:
-            scores = q @ k.transpose(-2, -1) / math.sqrt(self.dh) + bias
-            out = scores.softmax(dim=-1) @ v
+        q, k, v = (p(x).view(b, s, self.h, self.dh).transpose(1, 2)
+                   for p in (self.q_proj, self.k_proj, self.v_proj))
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
         return self.out_proj(out.transpose(1, 2).reshape(b, s, d))
 
 
