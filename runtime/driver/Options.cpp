@@ -24,7 +24,8 @@ std::string usage(const char *prog) {
          "       [--seq-len S] [--log-json FILE] [--seed N]\n"
          "       [--max-distance D] [--categories V] [--train-fraction F]\n"
          "       [--partition metis|greedy] [--dump-inputs DIR]\n"
-         "       [--export-npy DIR] [--quiet]\n"
+         "       [--export-npy DIR] [--checkpoint-dir DIR\n"
+         "       [--checkpoint-every K]] [--resume DIR] [--quiet]\n"
          "       " +
          p +
          " --help\n"
@@ -67,6 +68,13 @@ std::string usage(const char *prog) {
          "  --export-npy DIR     after training, write each trained parameter\n"
          "                       as DIR/<ONNX initializer name>.npy (f32, its\n"
          "                       ONNX shape)\n"
+         "  --checkpoint-dir DIR save parameters, optimizer state and step to\n"
+         "                       DIR after the last step, and every K steps\n"
+         "                       with --checkpoint-every K (atomic; only the\n"
+         "                       newest is kept, named by DIR/latest)\n"
+         "  --resume DIR         continue from DIR's newest checkpoint to "
+         "step\n"
+         "                       --steps (same data flags, plan and ranks)\n"
          "  --device-memory BYTES  per-rank cap of the runtime's memory (e.g.\n"
          "                       2GiB; also MEGAGRAPH_DEVICE_MEMORY): going\n"
          "                       over it stops with exit code 3\n"
@@ -145,22 +153,25 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       opts.repeat = n;
       opts.inferFlags.push_back(arg);
     } else if (arg == "--data" || arg == "--log-json" || arg == "--partition" ||
-               arg == "--dump-inputs" || arg == "--export-npy") {
+               arg == "--dump-inputs" || arg == "--export-npy" ||
+               arg == "--checkpoint-dir" || arg == "--resume") {
       if (!takeValue())
         return false;
       if (value.empty()) {
         error = arg + " needs a non-empty value";
         return false;
       }
-      (arg == "--data"         ? opts.data
-       : arg == "--log-json"   ? opts.logJson
-       : arg == "--partition"  ? opts.partition
-       : arg == "--export-npy" ? opts.exportNpy
-                               : opts.dumpInputs) = value;
+      (arg == "--data"             ? opts.data
+       : arg == "--log-json"       ? opts.logJson
+       : arg == "--partition"      ? opts.partition
+       : arg == "--export-npy"     ? opts.exportNpy
+       : arg == "--checkpoint-dir" ? opts.checkpointDir
+       : arg == "--resume"         ? opts.resume
+                                   : opts.dumpInputs) = value;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--steps" || arg == "--batch" || arg == "--seq-len" ||
                arg == "--max-distance" || arg == "--categories" ||
-               arg == "--seed") {
+               arg == "--seed" || arg == "--checkpoint-every") {
       if (!takeValue())
         return false;
       char *end = nullptr;
@@ -183,11 +194,12 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       if (isSeed)
         opts.seed = u;
       else
-        (arg == "--steps"        ? opts.steps
-         : arg == "--batch"      ? opts.batch
-         : arg == "--seq-len"    ? opts.seqLen
-         : arg == "--categories" ? opts.categories
-                                 : opts.maxDistance) = n;
+        (arg == "--steps"              ? opts.steps
+         : arg == "--batch"            ? opts.batch
+         : arg == "--seq-len"          ? opts.seqLen
+         : arg == "--categories"       ? opts.categories
+         : arg == "--checkpoint-every" ? opts.checkpointEvery
+                                       : opts.maxDistance) = n;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--train-fraction") {
       if (!takeValue())

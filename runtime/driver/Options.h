@@ -35,6 +35,9 @@ struct Options {
   std::string partition = "metis"; // --partition metis|greedy
   std::string dumpInputs;          // --dump-inputs DIR
   std::string exportNpy;           // --export-npy DIR (driver/Export.h)
+  std::string checkpointDir;       // --checkpoint-dir DIR (Checkpoint.h)
+  long checkpointEvery = 0;        // --checkpoint-every K (0: at the end)
+  std::string resume;              // --resume DIR
   /// Flags of the other mode that were given (checked by mgrt_main).
   std::vector<std::string> inferFlags, trainFlags;
 };

@@ -11,6 +11,7 @@
 
 #include "driver/Train.h"
 
+#include "driver/Checkpoint.h"
 #include "driver/ContextParallel.h"
 #include "driver/Export.h"
 #include "driver/GraphBatches.h"
@@ -20,6 +21,7 @@
 #include "driver/Roles.h"
 #include "driver/StepRunner.h"
 #include "driver/Topology.h"
+#include "megagraph/Comm.h"
 #include "support/Blas.h"
 #include "support/Error.h"
 
@@ -140,6 +142,33 @@ int checkExportFlags(const mgrt_model_info &model, const Options &opts) {
   return 0;
 }
 
+/// The checkpoint flags' early check, before any step runs.
+int checkCheckpointFlags(const mgrt_model_info &model, const Options &opts) {
+  std::string error;
+  if (opts.checkpointEvery > 0 && opts.checkpointDir.empty())
+    return reportError("--checkpoint-every needs --checkpoint-dir DIR");
+  if ((!opts.checkpointDir.empty() || !opts.resume.empty()) &&
+      !canCheckpoint(model, error))
+    return reportError(
+        (opts.resume.empty() ? "--checkpoint-dir: " : "--resume: ") + error);
+  if (!opts.checkpointDir.empty()) {
+    error = makeDirectories(opts.checkpointDir);
+    if (!error.empty())
+      return reportError("--checkpoint-dir: " + error);
+  }
+  return 0;
+}
+
+/// This process in the whole job (every rank of dp x pp x cp).
+JobRank jobRank() {
+  JobRank job;
+  if (mgrt_comm_initialized() && mgrt_comm_world()) {
+    job.rank = mgrt_comm_rank(mgrt_comm_world());
+    job.size = mgrt_comm_size(mgrt_comm_world());
+  }
+  return job;
+}
+
 /// --export-npy after the last step: every rank reads (ZeRO-3 gathers),
 /// the lead writes.
 int exportParameters(const mgrt_model_info &model, const Options &opts,
@@ -177,7 +206,20 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
   std::string error;
   char err[512];
   int status = 0;
-  for (long step = 0; step < opts.steps; ++step) {
+  const JobRank job = jobRank();
+  long first = 0;
+  if (!opts.resume.empty()) {
+    if (!readCheckpoint(model, opts, job, opts.resume, first, error))
+      return reportError("--resume: " + error);
+    if (first >= opts.steps)
+      return reportError("--resume: the checkpoint has done " +
+                         std::to_string(first) + " step(s), --steps is " +
+                         std::to_string(opts.steps));
+    if (lead && !opts.quiet)
+      std::fprintf(stderr, "train: resumed from %s after step %ld\n",
+                   opts.resume.c_str(), first);
+  }
+  for (long step = first; step < opts.steps; ++step) {
     BatchCounts counts;
     if (!source.fill(step, t.inputs, counts, error))
       return reportError(error);
@@ -269,6 +311,16 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
           reportError("loss is not finite at step " + std::to_string(step + 1));
       break;
     }
+    // A checkpoint every K steps and after the last.
+    const long done = step + 1;
+    if (!opts.checkpointDir.empty() &&
+        ((opts.checkpointEvery > 0 && done % opts.checkpointEvery == 0) ||
+         done == opts.steps)) {
+      if (!writeCheckpoint(model, opts, job, done, error)) {
+        status = reportError("--checkpoint-dir: " + error);
+        break;
+      }
+    }
   }
   if (status == 0 && !opts.exportNpy.empty())
     status = exportParameters(model, opts, lead);
@@ -294,6 +346,8 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts) {
   if (opts.steps < 1)
     return reportError("--steps K is required for --mode train");
   if (int rc = checkExportFlags(model, opts))
+    return rc;
+  if (int rc = checkCheckpointFlags(model, opts))
     return rc;
   NpyBatches batches;
   std::vector<std::string> errors;
@@ -361,6 +415,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
   }
 
   if (int rc = checkExportFlags(model, opts))
+    return rc;
+  if (int rc = checkCheckpointFlags(model, opts))
     return rc;
   // Options.
   std::vector<std::string> errors;
