@@ -11,6 +11,7 @@
 #include "support/Error.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
@@ -161,6 +162,49 @@ std::string firstDifference(const std::string &there, const std::string &here) {
 }
 
 } // namespace
+
+std::string firstNonFiniteState(const mgrt_model_info &model) {
+  for (int i = 0; i < model.num_state; ++i) {
+    const mgrt_state_info &s = model.state[i];
+    if (!isSaved(s) || s.tensor.dtype != MGRT_F32)
+      continue;
+    const float *v = static_cast<const float *>(s.data);
+    const size_t n = bytesOf(s.tensor) / sizeof(float);
+    for (size_t k = 0; k < n; ++k)
+      if (!std::isfinite(v[k]))
+        return std::string(s.kind == MGRT_STATE_PARAMETER ? "parameter '"
+                           : s.kind == MGRT_STATE_OPTIMIZER
+                               ? "optimizer state '"
+                               : "state '") +
+               s.tensor.name + "' (element " + std::to_string(k) + ")";
+  }
+  return "";
+}
+
+StateSnapshot::StateSnapshot(const mgrt_model_info &model) : model(model) {}
+
+void StateSnapshot::save() {
+  bytes.clear();
+  for (int i = 0; i < model.num_state; ++i) {
+    const mgrt_state_info &s = model.state[i];
+    if (!isSaved(s))
+      continue;
+    const char *p = static_cast<const char *>(s.data);
+    bytes.insert(bytes.end(), p, p + bytesOf(s.tensor));
+  }
+}
+
+void StateSnapshot::restore() const {
+  size_t offset = 0;
+  for (int i = 0; i < model.num_state; ++i) {
+    const mgrt_state_info &s = model.state[i];
+    if (!isSaved(s))
+      continue;
+    const size_t n = bytesOf(s.tensor);
+    std::memcpy(s.data, bytes.data() + offset, n);
+    offset += n;
+  }
+}
 
 bool canCheckpoint(const mgrt_model_info &model, std::string &error) {
   for (int i = 0; i < model.num_state; ++i)

@@ -35,6 +35,7 @@
 #include "driver/Options.h"
 
 #include <string>
+#include <vector>
 
 namespace mgrt {
 
@@ -61,6 +62,25 @@ bool writeCheckpoint(const mgrt_model_info &model, const Options &opts,
 bool readCheckpoint(const mgrt_model_info &model, const Options &opts,
                     const JobRank &job, const std::string &dir, long &step,
                     std::string &error);
+
+/// "parameter 'NAME'" (or "optimizer state", "state") of the first state
+/// tensor with a NaN or an infinity, or "" when all are finite.
+std::string firstNonFiniteState(const mgrt_model_info &model);
+
+/// A copy of the model's saved state (the tensors a checkpoint holds):
+/// evaluation runs the training step and puts the state back after it.
+class StateSnapshot {
+public:
+  explicit StateSnapshot(const mgrt_model_info &model);
+  /// Copies the state now into the snapshot.
+  void save();
+  /// Writes the snapshot back into the state.
+  void restore() const;
+
+private:
+  const mgrt_model_info &model;
+  std::vector<char> bytes;
+};
 
 } // namespace mgrt
 

@@ -11,7 +11,11 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
 
 namespace mgrt {
 namespace {
@@ -42,7 +46,230 @@ bool gatherBucket(const mgrt_state_info &b, std::vector<float> &out,
   return true;
 }
 
+/// Protobuf wire types.
+enum WireType { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
+
+/// One field of a protobuf message: its number, wire type, and where its
+/// whole encoding (key included) and its payload (kLength) lie.
+struct Field {
+  uint64_t number = 0;
+  int type = 0;
+  size_t begin = 0, end = 0;               ///< key .. end of the field
+  size_t payloadBegin = 0, payloadEnd = 0; ///< kLength: the bytes
+  uint64_t value = 0;                      ///< kVarint: the value
+};
+
+bool readVarint(const std::string &b, size_t &at, size_t end, uint64_t &v) {
+  v = 0;
+  for (int shift = 0; shift < 64 && at < end; shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>(b[at++]);
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80))
+      return true;
+  }
+  return false;
+}
+
+void writeVarint(std::string &out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void writeKey(std::string &out, uint64_t number, int type) {
+  writeVarint(out, (number << 3) | static_cast<uint64_t>(type));
+}
+
+void writeLength(std::string &out, uint64_t number, const std::string &bytes) {
+  writeKey(out, number, kLength);
+  writeVarint(out, bytes.size());
+  out += bytes;
+}
+
+/// The fields of the message in b[begin, end); false when malformed.
+bool parseFields(const std::string &b, size_t begin, size_t end,
+                 std::vector<Field> &fields) {
+  fields.clear();
+  size_t at = begin;
+  while (at < end) {
+    Field f;
+    f.begin = at;
+    uint64_t key;
+    if (!readVarint(b, at, end, key))
+      return false;
+    f.number = key >> 3;
+    f.type = static_cast<int>(key & 7);
+    switch (f.type) {
+    case kVarint:
+      if (!readVarint(b, at, end, f.value))
+        return false;
+      break;
+    case kFixed64:
+      at += 8;
+      break;
+    case kFixed32:
+      at += 4;
+      break;
+    case kLength: {
+      uint64_t n;
+      if (!readVarint(b, at, end, n) || n > end - at)
+        return false;
+      f.payloadBegin = at;
+      f.payloadEnd = at + n;
+      at += n;
+      break;
+    }
+    default:
+      return false;
+    }
+    if (at > end)
+      return false;
+    f.end = at;
+    fields.push_back(f);
+  }
+  return true;
+}
+
+// Field numbers of onnx.proto.
+constexpr uint64_t kModelGraph = 7;
+constexpr uint64_t kGraphInitializer = 5;
+constexpr uint64_t kTensorDims = 1, kTensorDataType = 2, kTensorName = 8,
+                   kTensorRawData = 9, kTensorFloatData = 4,
+                   kTensorExternalData = 13, kTensorDataLocation = 14;
+constexpr uint64_t kOnnxFloat = 1;
+
+/// The initializer `t` (TensorProto bytes) with `values`, or false with
+/// `error`.
+bool rewriteTensor(const std::string &t, const ParameterValues &p,
+                   std::string &out, std::string &error) {
+  std::vector<Field> fields;
+  if (!parseFields(t, 0, t.size(), fields))
+    return setError(error, std::string("initializer '") + p.info->tensor.name +
+                               "' is malformed");
+  int64_t numel = 1;
+  out.clear();
+  for (const Field &f : fields) {
+    if (f.number == kTensorDataType && f.type == kVarint &&
+        f.value != kOnnxFloat)
+      return setError(error, std::string("initializer '") +
+                                 p.info->tensor.name +
+                                 "' is not FLOAT (data_type " +
+                                 std::to_string(f.value) + ")");
+    if (f.number == kTensorDims) {
+      // Packed or one value per field.
+      size_t at = f.type == kLength ? f.payloadBegin : f.begin;
+      if (f.type == kLength) {
+        while (at < f.payloadEnd) {
+          uint64_t d;
+          if (!readVarint(t, at, f.payloadEnd, d))
+            return setError(error, "malformed dims");
+          numel *= static_cast<int64_t>(d);
+        }
+      } else {
+        numel *= static_cast<int64_t>(f.value);
+      }
+    }
+    if (f.number == kTensorDataType || f.number == kTensorRawData ||
+        f.number == kTensorFloatData || f.number == kTensorExternalData ||
+        f.number == kTensorDataLocation)
+      continue;
+    out.append(t, f.begin, f.end - f.begin);
+  }
+  if (numel != static_cast<int64_t>(p.values.size()))
+    return setError(error, std::string("initializer '") + p.info->tensor.name +
+                               "' has " + std::to_string(numel) +
+                               " values, the trained parameter " +
+                               std::to_string(p.values.size()));
+  writeKey(out, kTensorDataType, kVarint);
+  writeVarint(out, kOnnxFloat);
+  std::string raw(p.values.size() * sizeof(float), '\0');
+  // onnx raw_data is little-endian, as the hosts the runtime builds for.
+  std::memcpy(&raw[0], p.values.data(), raw.size());
+  writeLength(out, kTensorRawData, raw);
+  return true;
+}
+
+/// The name (field 8) of TensorProto t, or "".
+std::string tensorName(const std::string &t) {
+  std::vector<Field> fields;
+  if (!parseFields(t, 0, t.size(), fields))
+    return "";
+  for (const Field &f : fields)
+    if (f.number == kTensorName && f.type == kLength)
+      return t.substr(f.payloadBegin, f.payloadEnd - f.payloadBegin);
+  return "";
+}
+
 } // namespace
+
+bool rewriteOnnx(const std::string &source,
+                 const std::vector<ParameterValues> &params, std::string &out,
+                 std::string &error) {
+  std::ifstream in(source, std::ios::binary);
+  if (!in)
+    return setError(error, "cannot read the source model '" + source + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string model = ss.str();
+  std::map<std::string, const ParameterValues *> byName;
+  for (const ParameterValues &p : params)
+    byName[p.info->tensor.name] = &p;
+  std::vector<Field> top, graph;
+  if (!parseFields(model, 0, model.size(), top))
+    return setError(error, "'" + source + "' is not an ONNX model");
+  bool sawGraph = false;
+  out.clear();
+  for (const Field &f : top) {
+    if (f.number != kModelGraph || f.type != kLength) {
+      out.append(model, f.begin, f.end - f.begin);
+      continue;
+    }
+    sawGraph = true;
+    if (!parseFields(model, f.payloadBegin, f.payloadEnd, graph))
+      return setError(error, "'" + source + "' has a malformed graph");
+    std::string g;
+    for (const Field &gf : graph) {
+      std::string t;
+      if (gf.number == kGraphInitializer && gf.type == kLength)
+        t = model.substr(gf.payloadBegin, gf.payloadEnd - gf.payloadBegin);
+      auto it = t.empty() ? byName.end() : byName.find(tensorName(t));
+      if (it == byName.end()) {
+        g.append(model, gf.begin, gf.end - gf.begin);
+        continue;
+      }
+      std::string rewritten;
+      if (!rewriteTensor(t, *it->second, rewritten, error))
+        return setError(error, "'" + source + "': " + error);
+      writeLength(g, kGraphInitializer, rewritten);
+      byName.erase(it);
+    }
+    writeLength(out, kModelGraph, g);
+  }
+  if (!sawGraph)
+    return setError(error, "'" + source + "' has no graph");
+  if (!byName.empty())
+    return setError(error, "parameter '" + byName.begin()->first +
+                               "' is no initializer of '" + source +
+                               "' (an untied copy of a shared initializer? "
+                               "compile with --keep-tied-initializers)");
+  return true;
+}
+
+bool writeBytes(const std::string &path, const std::string &bytes,
+                std::string &error) {
+  const std::string tmp = path + ".tmp";
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return setError(error, "cannot create '" + tmp + "'");
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !ok)
+    return setError(error, "cannot write '" + tmp + "'");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return setError(error, "cannot rename '" + tmp + "' to '" + path + "'");
+  return true;
+}
 
 bool canExportParameters(const mgrt_model_info &model, std::string &error) {
   if (model.plan && model.plan->pp > 1)

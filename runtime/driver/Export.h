@@ -8,6 +8,18 @@
 // updates in place, or under ZeRO-3 the packed bucket shards, gathered
 // from every rank and cut into the parameters. The lead rank writes.
 //
+// --export-onnx FILE --source-model SRC writes SRC, the ONNX model the
+// executable was compiled from, with each trained parameter's values in
+// its initializer. The driver links no protobuf library: the
+// model is rewritten at the protobuf wire level. Every field is copied as
+// it is but the trained initializers (ModelProto.graph = 7,
+// GraphProto.initializer = 5), which keep their dims, name and doc string
+// and get data_type FLOAT and the values as raw_data (float_data,
+// raw_data, external_data and data_location are dropped: the exported
+// file is self-contained). A parameter that is no initializer of the file
+// (an untied copy of a shared initializer) or of another element type or
+// size is refused, before training.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MEGAGRAPH_RUNTIME_DRIVER_EXPORT_H
@@ -42,6 +54,17 @@ bool readParameters(const mgrt_model_info &model,
 /// naming the file.
 bool writeParametersNpy(const std::vector<ParameterValues> &params,
                         const std::string &dir, std::string &error);
+
+/// The ONNX model at `source` with `params` in its initializers, as bytes
+/// in `out`; false with `error` (unreadable or malformed file, a
+/// parameter that is no float initializer of its size).
+bool rewriteOnnx(const std::string &source,
+                 const std::vector<ParameterValues> &params, std::string &out,
+                 std::string &error);
+
+/// Writes `bytes` to `path` (through a temporary name and a rename).
+bool writeBytes(const std::string &path, const std::string &bytes,
+                std::string &error);
 
 } // namespace mgrt
 

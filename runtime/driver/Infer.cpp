@@ -201,10 +201,11 @@ int mgrt::runCommandLine(int argc, char **argv, const mgrt_model_info *model,
                 modelSummary(*model).c_str());
     return 0;
   }
-  if (opts.mode != "infer" && opts.mode != "train")
+  if (opts.mode != "infer" && opts.mode != "train" && opts.mode != "eval")
     return usageError("unknown mode '" + opts.mode +
-                      "' (expected infer or train)");
-  const bool training = opts.mode == "train";
+                      "' (expected infer, train or eval)");
+  // --mode eval runs the training driver's batches without updating.
+  const bool training = opts.mode == "train" || opts.mode == "eval";
   const std::vector<std::string> &wrong =
       training ? opts.inferFlags : opts.trainFlags;
   if (!wrong.empty())

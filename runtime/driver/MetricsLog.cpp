@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace mgrt {
@@ -33,6 +34,37 @@ bool MetricsLog::write(const StepMetrics &m, std::string &error) {
     return false;
   }
   return true;
+}
+
+bool MetricsLog::write(const EvalMetrics &e, std::string &error) {
+  JsonWriter j;
+  j.objectBegin()
+      .attribute("eval_step", static_cast<int64_t>(e.step))
+      .attribute("split", e.split)
+      .attribute("batches", static_cast<int64_t>(e.batches))
+      .attribute("loss", e.loss)
+      .attribute("accuracy", e.accuracy)
+      .attribute("nodes", e.counted)
+      .objectEnd();
+  const std::string line = j.str() + "\n";
+  if (std::fputs(line.c_str(), file) < 0 || std::fflush(file) != 0) {
+    error = "--log-json '" + path + "': write failed: " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+std::string MetricsLog::evalLine(const EvalMetrics &e) {
+  char acc[32] = "-";
+  if (std::isfinite(e.accuracy))
+    std::snprintf(acc, sizeof acc, "%.3f", e.accuracy);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "eval after step %ld: %s split, %ld batch(es), %lld nodes, "
+                "loss %.4f, acc %s",
+                e.step, e.split.c_str(), e.batches, (long long)e.counted,
+                e.loss, acc);
+  return buf;
 }
 
 std::string MetricsLog::jsonLine(const StepMetrics &m) {

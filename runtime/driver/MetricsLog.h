@@ -39,6 +39,17 @@ struct StepMetrics {
   int64_t epoch = 0;
 };
 
+/// An evaluation pass (--mode eval, --eval-every): the forward over the
+/// batches of a split, no update.
+struct EvalMetrics {
+  long step = 0;     ///< training steps done before it
+  std::string split; ///< "test" or "train"
+  long batches = 0;
+  double loss = 0;     ///< mean over the counted nodes of all batches
+  double accuracy = 0; ///< correct / counted (NaN without `correct`)
+  int64_t counted = 0;
+};
+
 /// The run's figures for the summary line.
 struct RunSummary {
   const char *modelName = "model";
@@ -66,6 +77,14 @@ public:
 
   /// Appends the step's JSON line and flushes; false with `error`.
   bool write(const StepMetrics &m, std::string &error);
+
+  /// Appends the evaluation's JSON line
+  ///   {"eval_step":t,"split":S,"batches":n,"loss":L,"accuracy":A,
+  ///    "nodes":N}
+  /// and flushes; false with `error`.
+  bool write(const EvalMetrics &e, std::string &error);
+  /// "eval after step t: test split, n batch(es), N nodes, loss L, acc A".
+  static std::string evalLine(const EvalMetrics &e);
 
   /// The step's JSON object, without the newline.
   static std::string jsonLine(const StepMetrics &m);

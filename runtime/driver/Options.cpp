@@ -24,14 +24,17 @@ std::string usage(const char *prog) {
          "       [--seq-len S] [--log-json FILE] [--seed N]\n"
          "       [--max-distance D] [--categories V] [--train-fraction F]\n"
          "       [--partition metis|greedy] [--dump-inputs DIR]\n"
-         "       [--export-npy DIR] [--checkpoint-dir DIR\n"
+         "       [--export-npy DIR] [--export-onnx FILE --source-model SRC]\n"
+         "       [--checkpoint-dir DIR\n"
          "       [--checkpoint-every K]] [--resume DIR] [--quiet]\n"
          "       " +
          p +
          " --help\n"
          "\n"
-         "  --mode MODE          infer (default) or train (a model compiled\n"
+         "  --mode MODE          infer (default), train (a model compiled\n"
          "                       with a training step: outputs loss, correct)\n"
+         "                       or eval (train's flags: loss and accuracy\n"
+         "                       over --split, no update)\n"
          "  --input NAME=FILE    a model input as a .npy file (one per input)\n"
          "  --output-dir DIR     where each output is written as NAME.npy\n"
          "                       (created if missing)\n"
@@ -68,6 +71,17 @@ std::string usage(const char *prog) {
          "  --export-npy DIR     after training, write each trained parameter\n"
          "                       as DIR/<ONNX initializer name>.npy (f32, its\n"
          "                       ONNX shape)\n"
+         "  --export-onnx FILE   after training, write the ONNX model SRC the\n"
+         "                       executable was compiled from (--source-model\n"
+         "                       SRC) with the trained values in its\n"
+         "                       initializers\n"
+         "  --eval-every K       train: evaluate on --split every K steps\n"
+         "  --eval-steps N       batches per evaluation (default: one epoch)\n"
+         "  --split test|train   the nodes evaluated (default test)\n"
+         "  --checkpoint DIR     eval: the weights of DIR's newest checkpoint\n"
+         "  --on-nonfinite M     a non-finite loss: stop (default; exit 1,\n"
+         "                       naming the step and the first non-finite\n"
+         "                       tensor) or skip-step (undo the step, go on)\n"
          "  --checkpoint-dir DIR save parameters, optimizer state and step to\n"
          "                       DIR after the last step, and every K steps\n"
          "                       with --checkpoint-every K (atomic; only the\n"
@@ -154,7 +168,10 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       opts.inferFlags.push_back(arg);
     } else if (arg == "--data" || arg == "--log-json" || arg == "--partition" ||
                arg == "--dump-inputs" || arg == "--export-npy" ||
-               arg == "--checkpoint-dir" || arg == "--resume") {
+               arg == "--export-onnx" || arg == "--source-model" ||
+               arg == "--checkpoint-dir" || arg == "--resume" ||
+               arg == "--checkpoint" || arg == "--split" ||
+               arg == "--on-nonfinite") {
       if (!takeValue())
         return false;
       if (value.empty()) {
@@ -165,13 +182,19 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
        : arg == "--log-json"       ? opts.logJson
        : arg == "--partition"      ? opts.partition
        : arg == "--export-npy"     ? opts.exportNpy
+       : arg == "--export-onnx"    ? opts.exportOnnx
+       : arg == "--source-model"   ? opts.sourceModel
        : arg == "--checkpoint-dir" ? opts.checkpointDir
        : arg == "--resume"         ? opts.resume
+       : arg == "--checkpoint"     ? opts.checkpoint
+       : arg == "--split"          ? opts.split
+       : arg == "--on-nonfinite"   ? opts.onNonfinite
                                    : opts.dumpInputs) = value;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--steps" || arg == "--batch" || arg == "--seq-len" ||
                arg == "--max-distance" || arg == "--categories" ||
-               arg == "--seed" || arg == "--checkpoint-every") {
+               arg == "--seed" || arg == "--checkpoint-every" ||
+               arg == "--eval-every" || arg == "--eval-steps") {
       if (!takeValue())
         return false;
       char *end = nullptr;
@@ -199,6 +222,8 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
          : arg == "--seq-len"          ? opts.seqLen
          : arg == "--categories"       ? opts.categories
          : arg == "--checkpoint-every" ? opts.checkpointEvery
+         : arg == "--eval-every"       ? opts.evalEvery
+         : arg == "--eval-steps"       ? opts.evalSteps
                                        : opts.maxDistance) = n;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--train-fraction") {

@@ -35,9 +35,18 @@ struct Options {
   std::string partition = "metis"; // --partition metis|greedy
   std::string dumpInputs;          // --dump-inputs DIR
   std::string exportNpy;           // --export-npy DIR (driver/Export.h)
+  std::string exportOnnx;          // --export-onnx FILE
+  std::string sourceModel;         // --source-model FILE (for export-onnx)
   std::string checkpointDir;       // --checkpoint-dir DIR (Checkpoint.h)
   long checkpointEvery = 0;        // --checkpoint-every K (0: at the end)
   std::string resume;              // --resume DIR
+  // --mode eval and evaluation during training (Train.h).
+  std::string checkpoint;     // --checkpoint DIR: weights of --mode eval
+  std::string split = "test"; // --split test|train
+  long evalEvery = 0;         // --eval-every K (0: never)
+  long evalSteps = 0;
+  std::string onNonfinite = "stop"; // --on-nonfinite stop|skip-step         //
+                                    // --eval-steps N batches (0: one epoch)
   /// Flags of the other mode that were given (checked by mgrt_main).
   std::vector<std::string> inferFlags, trainFlags;
 };

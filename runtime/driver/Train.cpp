@@ -121,6 +121,9 @@ struct StepTensors {
 
 /// What the loop reports besides loss and accuracy.
 struct LoopConfig {
+  /// --eval-every: the batches of the evaluated split, and how many.
+  BatchSource *evalSource = nullptr;
+  long evalBatches = 0;
   /// Graph data sets: memory, throughput, epoch, the pooled test accuracy
   /// over the last `stepsPerEpoch` steps, and --dump-inputs.
   bool graphMetrics = false;
@@ -131,14 +134,30 @@ struct LoopConfig {
 /// The export flags' early check, before any step runs.
 int checkExportFlags(const mgrt_model_info &model, const Options &opts) {
   std::string error;
-  if (opts.exportNpy.empty())
-    return 0;
-  if (!canExportParameters(model, error))
-    return reportError("--export-npy: " + error);
-  // The folder is made now: a run is not lost to a bad path at its end.
-  error = makeDirectories(opts.exportNpy);
-  if (!error.empty())
-    return reportError("--export-npy: " + error);
+  if (!opts.sourceModel.empty() && opts.exportOnnx.empty())
+    return reportError("--source-model is the model --export-onnx rewrites; "
+                       "give --export-onnx FILE");
+  if (!opts.exportNpy.empty()) {
+    if (!canExportParameters(model, error))
+      return reportError("--export-npy: " + error);
+    // The folder is made now: a run is not lost to a bad path at its end.
+    error = makeDirectories(opts.exportNpy);
+    if (!error.empty())
+      return reportError("--export-npy: " + error);
+  }
+  if (!opts.exportOnnx.empty()) {
+    // A dry run of the rewrite: the source is readable and every
+    // parameter is one of its float initializers.
+    const std::string source = opts.sourceModel;
+    std::vector<ParameterValues> params;
+    std::string bytes;
+    if (source.empty())
+      return reportError("--export-onnx needs --source-model FILE, the ONNX "
+                         "model the executable was compiled from");
+    if (!readParameters(model, params, error) ||
+        !rewriteOnnx(source, params, bytes, error))
+      return reportError("--export-onnx: " + error);
+  }
   return 0;
 }
 
@@ -147,10 +166,13 @@ int checkCheckpointFlags(const mgrt_model_info &model, const Options &opts) {
   std::string error;
   if (opts.checkpointEvery > 0 && opts.checkpointDir.empty())
     return reportError("--checkpoint-every needs --checkpoint-dir DIR");
-  if ((!opts.checkpointDir.empty() || !opts.resume.empty()) &&
+  if ((!opts.checkpointDir.empty() || !opts.resume.empty() ||
+       opts.onNonfinite == "skip-step") &&
       !canCheckpoint(model, error))
-    return reportError(
-        (opts.resume.empty() ? "--checkpoint-dir: " : "--resume: ") + error);
+    return reportError((!opts.resume.empty()          ? "--resume: "
+                        : !opts.checkpointDir.empty() ? "--checkpoint-dir: "
+                                                      : "--on-nonfinite: ") +
+                       error);
   if (!opts.checkpointDir.empty()) {
     error = makeDirectories(opts.checkpointDir);
     if (!error.empty())
@@ -169,18 +191,117 @@ JobRank jobRank() {
   return job;
 }
 
-/// --export-npy after the last step: every rank reads (ZeRO-3 gathers),
-/// the lead writes.
+/// --export-npy / --export-onnx after the last step: every rank reads
+/// (ZeRO-3 gathers), the lead writes.
 int exportParameters(const mgrt_model_info &model, const Options &opts,
                      bool lead) {
   std::vector<ParameterValues> params;
   std::string error;
-  if (!readParameters(model, params, error) ||
-      (lead && !writeParametersNpy(params, opts.exportNpy, error)))
-    return reportError("--export-npy: " + error);
-  if (lead && !opts.quiet)
-    std::fprintf(stderr, "train: wrote %zu parameter(s) to %s\n", params.size(),
-                 opts.exportNpy.c_str());
+  if (!readParameters(model, params, error))
+    return reportError("--export: " + error);
+  if (!lead)
+    return 0;
+  if (!opts.exportNpy.empty()) {
+    if (!writeParametersNpy(params, opts.exportNpy, error))
+      return reportError("--export-npy: " + error);
+    if (!opts.quiet)
+      std::fprintf(stderr, "train: wrote %zu parameter(s) to %s\n",
+                   params.size(), opts.exportNpy.c_str());
+  }
+  if (!opts.exportOnnx.empty()) {
+    std::string bytes;
+    if (!rewriteOnnx(opts.sourceModel, params, bytes, error) ||
+        !writeBytes(opts.exportOnnx, bytes, error))
+      return reportError("--export-onnx: " + error);
+    if (!opts.quiet)
+      std::fprintf(stderr, "train: wrote the trained model to %s\n",
+                   opts.exportOnnx.c_str());
+  }
+  return 0;
+}
+
+/// An evaluation pass: `batches` batches of `source` through the training
+/// step, the state put back after each (no update); logs and prints the
+/// loss (mean over the counted nodes) and accuracy. Returns the exit code.
+int evaluate(const mgrt_model_info &model, const Options &opts,
+             BatchSource &source, long batches, StepRunner &runner,
+             StepTensors &t, MetricsLog &log, long doneSteps) {
+  const StepOutputs outs(model);
+  auto scalar = [&](int i) {
+    return static_cast<double>(*static_cast<const float *>(t.outputs[i].data));
+  };
+  StateSnapshot snapshot(model);
+  snapshot.save();
+  EvalMetrics e;
+  e.step = doneSteps;
+  e.split = opts.data.compare(0, 4, "npy:") == 0 ? "npy" : opts.split;
+  double lossSum = 0, correct = 0;
+  std::string error;
+  for (long b = 0; b < batches; ++b) {
+    BatchCounts counts;
+    if (!source.fill(b, t.inputs, counts, error))
+      return reportError(error);
+    if (!runner.step(error))
+      return reportError(error);
+    snapshot.restore();
+    const int64_t n =
+        runner.dataParallel().size > 1
+            ? static_cast<int64_t>(runner.sumOverReplicas(counts.counted))
+            : counts.counted;
+    lossSum += scalar(outs.loss) * static_cast<double>(n);
+    if (outs.correct >= 0)
+      correct += scalar(outs.correct);
+    e.counted += n;
+    ++e.batches;
+  }
+  e.loss = e.counted > 0 ? lossSum / static_cast<double>(e.counted) : NAN;
+  e.accuracy = outs.correct >= 0 && e.counted > 0
+                   ? correct / static_cast<double>(e.counted)
+                   : NAN;
+  if (!runner.lead())
+    return 0;
+  std::printf("%s\n", MetricsLog::evalLine(e).c_str());
+  std::fflush(stdout);
+  if (log.isOpen() && !log.write(e, error))
+    return reportError(error);
+  return 0;
+}
+
+/// --mode eval: the weights of --checkpoint DIR (or the compiled ones),
+/// one evaluation pass. Returns the exit code.
+int runEval(const mgrt_model_info &model, const Options &opts,
+            BatchSource &source, long batches, StepRunner &runner,
+            StepTensors &t, MetricsLog &log) {
+  long done = 0;
+  std::string error;
+  runner.bind(t.inputs, t.outputs);
+  if (!opts.checkpoint.empty()) {
+    if (!canCheckpoint(model, error) ||
+        !readCheckpoint(model, opts, jobRank(), opts.checkpoint, done, error))
+      return reportError("--checkpoint: " + error);
+  }
+  if (batches < 1)
+    return reportError("--mode eval: the split has no batch");
+  return evaluate(model, opts, source, batches, runner, t, log, done);
+}
+
+/// The evaluation flags' checks.
+int checkEvalFlags(const Options &opts) {
+  if (opts.split != "test" && opts.split != "train")
+    return reportError("--split '" + opts.split +
+                       "' is not a split (expected test or train)");
+  if (opts.onNonfinite != "stop" && opts.onNonfinite != "skip-step")
+    return reportError("--on-nonfinite '" + opts.onNonfinite +
+                       "' is not a policy (expected stop or skip-step)");
+  if (opts.mode != "eval" && !opts.checkpoint.empty())
+    return reportError("--checkpoint DIR is the weights of --mode eval; "
+                       "--resume DIR continues training");
+  if (opts.mode == "eval" &&
+      (!opts.checkpointDir.empty() || !opts.resume.empty() ||
+       !opts.exportNpy.empty() || !opts.exportOnnx.empty() || opts.evalEvery))
+    return reportError("--mode eval does not train: --checkpoint-dir, "
+                       "--resume, --export-* and --eval-every are options "
+                       "of --mode train");
   return 0;
 }
 
@@ -207,6 +328,9 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
   char err[512];
   int status = 0;
   const JobRank job = jobRank();
+  const bool skipNonFinite = opts.onNonfinite == "skip-step";
+  StateSnapshot beforeStep(model);
+  long skipped = 0;
   long first = 0;
   if (!opts.resume.empty()) {
     if (!readCheckpoint(model, opts, job, opts.resume, first, error))
@@ -248,6 +372,8 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
       if (mgrt_cuda_reset_peak)
         mgrt_cuda_reset_peak();
     }
+    if (skipNonFinite)
+      beforeStep.save();
     const auto start = std::chrono::steady_clock::now();
     if (!runner.step(error)) {
       status = reportError(error);
@@ -306,13 +432,37 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
       status = reportError(error);
       break;
     }
+    // The non-finite guard: the loss is the global batch's, so every rank
+    // decides the same.
     if (!std::isfinite(m.loss)) {
-      status =
-          reportError("loss is not finite at step " + std::to_string(step + 1));
-      break;
+      std::string what = firstNonFiniteState(model);
+      std::string message =
+          "loss is not finite at step " + std::to_string(step + 1) +
+          (what.empty() ? " (the state is finite: the forward overflowed)"
+                        : "; first non-finite tensor after the step: " + what);
+      if (!skipNonFinite) {
+        status = reportError(message +
+                             (opts.checkpointDir.empty()
+                                  ? ""
+                                  : "; the last checkpoint in " +
+                                        opts.checkpointDir + " is intact"));
+        break;
+      }
+      beforeStep.restore();
+      ++skipped;
+      if (lead)
+        std::fprintf(stderr, "warning: %s; step skipped (state restored)\n",
+                     message.c_str());
+    }
+    const long done = step + 1;
+    // Evaluation every K steps.
+    if (config.evalSource && opts.evalEvery > 0 && done % opts.evalEvery == 0) {
+      status = evaluate(model, opts, *config.evalSource, config.evalBatches,
+                        runner, t, log, done);
+      if (status)
+        break;
     }
     // A checkpoint every K steps and after the last.
-    const long done = step + 1;
     if (!opts.checkpointDir.empty() &&
         ((opts.checkpointEvery > 0 && done % opts.checkpointEvery == 0) ||
          done == opts.steps)) {
@@ -322,7 +472,10 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
       }
     }
   }
-  if (status == 0 && !opts.exportNpy.empty())
+  if (skipped && lead)
+    std::fprintf(stderr, "train: skipped %ld step(s) with a non-finite loss\n",
+                 skipped);
+  if (status == 0 && (!opts.exportNpy.empty() || !opts.exportOnnx.empty()))
     status = exportParameters(model, opts, lead);
   for (auto [c, n] : window)
     summary.pooledCorrect += c, summary.pooledCounted += n;
@@ -343,8 +496,10 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts) {
       (model.plan->dp > 1 || model.plan->pp > 1 || model.plan->cp > 1))
     return reportError("--data npy: runs one process; the model was compiled "
                        "for a parallel plan (dp x pp x cp > 1)");
-  if (opts.steps < 1)
+  if (opts.steps < 1 && opts.mode == "train")
     return reportError("--steps K is required for --mode train");
+  if (int rc = checkEvalFlags(opts))
+    return rc;
   if (int rc = checkExportFlags(model, opts))
     return rc;
   if (int rc = checkCheckpointFlags(model, opts))
@@ -364,7 +519,15 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts) {
     std::fprintf(stderr, "train: %s: %zu step(s) of tensors, cycled\n",
                  opts.data.c_str(), batches.size());
   std::unique_ptr<StepRunner> runner = makeSingleProcessRunner(model);
-  return runSteps(model, opts, batches, *runner, t, log, LoopConfig{});
+  // Evaluation: the user's batches as they are.
+  const long evalBatches =
+      opts.evalSteps ? opts.evalSteps : static_cast<long>(batches.size());
+  if (opts.mode == "eval")
+    return runEval(model, opts, batches, evalBatches, *runner, t, log);
+  LoopConfig config;
+  config.evalSource = &batches;
+  config.evalBatches = evalBatches;
+  return runSteps(model, opts, batches, *runner, t, log, config);
 }
 
 } // namespace
@@ -414,6 +577,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
                          describe(o.dtype, o.rank, o.shape));
   }
 
+  if (int rc = checkEvalFlags(opts))
+    return rc;
   if (int rc = checkExportFlags(model, opts))
     return rc;
   if (int rc = checkCheckpointFlags(model, opts))
@@ -422,7 +587,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
   std::vector<std::string> errors;
   if (opts.data.empty())
     errors.push_back("--data SPEC is required for --mode train");
-  if (opts.steps < 1)
+  if (opts.steps < 1 && opts.mode == "train")
     errors.push_back("--steps K is required for --mode train");
   if (opts.partition != "metis" && opts.partition != "greedy")
     errors.push_back("--partition '" + opts.partition +
@@ -525,6 +690,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
   drawSplit(data, opts, isTrain, isEval);
   const int64_t numTrain = std::count(isTrain.begin(), isTrain.end(), 1);
   const int64_t numEval = std::count(isEval.begin(), isEval.end(), 1);
+  // Evaluation batches: the split's nodes are the counted ones.
+  GraphBatches evalBatches(data, order, opts.split == "test" ? isEval : isTrain,
+                           isEval, roles, layout, opts);
   GraphBatches batches(data, order, std::move(isTrain), std::move(isEval),
                        roles, layout, opts);
 
@@ -550,7 +718,14 @@ int train(const mgrt_model_info &model, const Options &opts) {
                  (long long)(N - numSeq * S),
                  (long long)batches.stepsPerEpoch(), (long long)numTrain,
                  (long long)numEval);
+  const long numEvalBatches =
+      opts.evalSteps ? opts.evalSteps
+                     : static_cast<long>(evalBatches.stepsPerEpoch());
+  if (opts.mode == "eval")
+    return runEval(model, opts, evalBatches, numEvalBatches, *runner, t, log);
   LoopConfig config;
+  config.evalSource = &evalBatches;
+  config.evalBatches = numEvalBatches;
   config.graphMetrics = true;
   config.tokensPerStep = globalB * S;
   config.stepsPerEpoch = batches.stepsPerEpoch();
