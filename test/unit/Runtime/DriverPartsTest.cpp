@@ -3,7 +3,9 @@
 // Each part of `--mode train` on its own, without a model or MPI: the JSON
 // writer, the metrics log's lines, the npy batch source (with its label
 // range checks), the topology builder (binning, adjacency normalization,
-// label range against the data set) and the graph batch source. The
+// label range against the data set), the graph batch source, and the
+// state table's users: the options of checkpoints, export and evaluation,
+// the state snapshot, the non-finite scan and the ONNX initializer rewrite. The
 // pipeline schedules are checked in PipelineScheduleTest.cpp; the whole loop
 // with a fake step in TrainDriverTest.cpp.
 //
@@ -11,9 +13,12 @@
 
 #include "RuntimeTestUtil.h"
 
+#include "driver/Checkpoint.h"
+#include "driver/Export.h"
 #include "driver/GraphBatches.h"
 #include "driver/MetricsLog.h"
 #include "driver/NpyBatches.h"
+#include "driver/Options.h"
 #include "driver/Topology.h"
 #include "support/Json.h"
 
@@ -22,6 +27,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 using namespace mgrt;
 using ::testing::HasSubstr;
@@ -396,6 +402,121 @@ TEST(GraphBatches, FillsRowsFromTheSequences) {
   EXPECT_EQ(counts.epoch, 1);
   for (mgrt_tensor &t : inputs)
     mgrt_tensor_free(&t);
+}
+
+TEST(Options, CheckpointExportAndEvalFlags) {
+  const char *argv[] = {"m",
+                        "--mode",
+                        "eval",
+                        "--checkpoint-every=3",
+                        "--resume",
+                        "ck",
+                        "--export-npy",
+                        "out",
+                        "--split",
+                        "train",
+                        "--eval-every",
+                        "2",
+                        "--on-nonfinite",
+                        "skip-step"};
+  Options opts;
+  std::string error;
+  ASSERT_TRUE(parseOptions(sizeof argv / sizeof argv[0],
+                           const_cast<char **>(argv), opts, error))
+      << error;
+  EXPECT_EQ(opts.mode, "eval");
+  EXPECT_EQ(opts.checkpointEvery, 3);
+  EXPECT_EQ(opts.resume, "ck");
+  EXPECT_EQ(opts.exportNpy, "out");
+  EXPECT_EQ(opts.split, "train");
+  EXPECT_EQ(opts.evalEvery, 2);
+  EXPECT_EQ(opts.onNonfinite, "skip-step");
+  const char *bad[] = {"m", "--checkpoint-every", "0"};
+  EXPECT_FALSE(parseOptions(3, const_cast<char **>(bad), opts, error));
+  EXPECT_EQ(error, "--checkpoint-every needs a positive integer, got '0'");
+}
+
+/// A model with a state table of one parameter and one moment.
+struct StateModel {
+  float w[3] = {1, 2, 3};
+  float m[3] = {0, 0, 0};
+  mgrt_state_info state[2];
+  mgrt_model_info model{};
+
+  StateModel() {
+    state[0] = {{"w", MGRT_F32, 1, {3}, 0, -1}, MGRT_STATE_PARAMETER, -1, 0, w};
+    state[1] = {
+        {"w.adam_m", MGRT_F32, 1, {3}, 0, -1}, MGRT_STATE_OPTIMIZER, -1, 0, m};
+    model.model_name = "state";
+    model.num_state = 2;
+    model.state = state;
+  }
+};
+
+TEST(StateSnapshot, RestoresEveryTensor) {
+  StateModel s;
+  StateSnapshot snapshot(s.model);
+  snapshot.save();
+  s.w[1] = 7, s.m[2] = NAN;
+  EXPECT_EQ(firstNonFiniteState(s.model),
+            "optimizer state 'w.adam_m' (element 2)");
+  snapshot.restore();
+  EXPECT_EQ(s.w[1], 2.f);
+  EXPECT_EQ(s.m[2], 0.f);
+  EXPECT_EQ(firstNonFiniteState(s.model), "");
+}
+
+TEST(Export, ReadsParametersOnly) {
+  StateModel s;
+  std::vector<ParameterValues> params;
+  std::string error;
+  ASSERT_TRUE(readParameters(s.model, params, error)) << error;
+  ASSERT_EQ(params.size(), 1u);
+  EXPECT_EQ(std::string(params[0].info->tensor.name), "w");
+  EXPECT_EQ(params[0].values, (std::vector<float>{1, 2, 3}));
+  mgrt_model_info none{};
+  none.model_name = "none";
+  EXPECT_FALSE(readParameters(none, params, error));
+  EXPECT_THAT(error, HasSubstr("model 'none' lists no parameters"));
+}
+
+/// Protobuf bytes: field `n` with length-delimited `payload`.
+std::string lengthField(int n, const std::string &payload) {
+  std::string out(1, static_cast<char>((n << 3) | 2));
+  out.push_back(static_cast<char>(payload.size()));
+  return out + payload;
+}
+
+TEST(Export, RewritesTheTrainedInitializer) {
+  // ModelProto{ir_version: 8, graph{initializer{dims: 3, data_type: FLOAT,
+  // name: "w", float_data: [0, 0, 0]}, name: "g"}}.
+  std::string floats(12, '\0');
+  std::string tensor = std::string("\x08\x03\x10\x01", 4) +
+                       lengthField(8, "w") + lengthField(4, floats);
+  std::string graph = lengthField(5, tensor) + lengthField(2, "g");
+  std::string model = std::string("\x08\x08", 2) + lengthField(7, graph);
+  const std::string dir = mgrt_test::makeTempDir("onnx-rewrite");
+  const std::string path = dir + "/m.onnx";
+  std::ofstream(path, std::ios::binary) << model;
+
+  StateModel s;
+  std::vector<ParameterValues> params;
+  std::string error, out;
+  ASSERT_TRUE(readParameters(s.model, params, error)) << error;
+  ASSERT_TRUE(rewriteOnnx(path, params, out, error)) << error;
+  // The tensor keeps dims and name, float_data becomes raw_data.
+  std::string raw(12, '\0');
+  std::memcpy(&raw[0], s.w, 12);
+  std::string want = std::string("\x08\x03", 2) + lengthField(8, "w") +
+                     std::string("\x10\x01", 2) + lengthField(9, raw);
+  EXPECT_EQ(out,
+            std::string("\x08\x08", 2) +
+                lengthField(7, lengthField(5, want) + lengthField(2, "g")));
+  // A parameter of another size.
+  params[0].values.push_back(4);
+  EXPECT_FALSE(rewriteOnnx(path, params, out, error));
+  EXPECT_THAT(error, HasSubstr("initializer 'w' has 3 values, the trained "
+                               "parameter 4"));
 }
 
 } // namespace
