@@ -22,6 +22,11 @@
 #include <unistd.h>
 #include <vector>
 
+// Defined when the program links the CUDA runtime (--target cuda): the
+// compiled step then works on device copies of the globals.
+extern "C" void *mgrt_cuda_global(const void *host, int64_t bytes)
+    __attribute__((weak));
+
 namespace mgrt {
 namespace {
 
@@ -206,7 +211,18 @@ void StateSnapshot::restore() const {
   }
 }
 
+bool stateIsOnHost(std::string &error) {
+  if (mgrt_cuda_global)
+    return setError(error, "the state of a --target cuda program lives on "
+                           "the GPU; checkpoints, export, evaluation and "
+                           "--on-nonfinite skip-step run on CPU programs "
+                           "only");
+  return true;
+}
+
 bool canCheckpoint(const mgrt_model_info &model, std::string &error) {
+  if (!stateIsOnHost(error))
+    return false;
   for (int i = 0; i < model.num_state; ++i)
     if (isSaved(model.state[i]))
       return true;

@@ -45,9 +45,14 @@ struct JobRank {
   int rank = 0, size = 1;
 };
 
+/// Whether the state table's addresses hold the state the compiled step
+/// updates: not in a --target cuda program, whose step updates device
+/// copies. False with `error`.
+bool stateIsOnHost(std::string &error);
+
 /// The tensors a checkpoint saves: mutable state with storage in this
 /// process (not ZeRO-3's read-only initial weights). False with `error`
-/// when the model has no state table.
+/// when the model has no state table or its state is not on the host.
 bool canCheckpoint(const mgrt_model_info &model, std::string &error);
 
 /// Saves the state after `step` steps under `dir`. Every rank of the job

@@ -6,6 +6,7 @@
 
 #include "driver/Export.h"
 
+#include "driver/Checkpoint.h"
 #include "driver/Inputs.h"
 #include "megagraph/Comm.h"
 #include "support/Error.h"
@@ -272,6 +273,8 @@ bool writeBytes(const std::string &path, const std::string &bytes,
 }
 
 bool canExportParameters(const mgrt_model_info &model, std::string &error) {
+  if (!stateIsOnHost(error))
+    return false;
   if (model.plan && model.plan->pp > 1)
     return setError(error, "exporting parameters of a pipelined plan (pp > 1) "
                            "is not supported");

@@ -286,7 +286,8 @@ int runEval(const mgrt_model_info &model, const Options &opts,
 }
 
 /// The evaluation flags' checks.
-int checkEvalFlags(const Options &opts) {
+int checkEvalFlags(const mgrt_model_info &model, const Options &opts) {
+  std::string error;
   if (opts.split != "test" && opts.split != "train")
     return reportError("--split '" + opts.split +
                        "' is not a split (expected test or train)");
@@ -296,6 +297,11 @@ int checkEvalFlags(const Options &opts) {
   if (opts.mode != "eval" && !opts.checkpoint.empty())
     return reportError("--checkpoint DIR is the weights of --mode eval; "
                        "--resume DIR continues training");
+  // An evaluation puts the state table back after each step.
+  if ((opts.mode == "eval" || opts.evalEvery > 0) &&
+      !canCheckpoint(model, error))
+    return reportError(
+        (opts.mode == "eval" ? "--mode eval: " : "--eval-every: ") + error);
   if (opts.mode == "eval" &&
       (!opts.checkpointDir.empty() || !opts.resume.empty() ||
        !opts.exportNpy.empty() || !opts.exportOnnx.empty() || opts.evalEvery))
@@ -498,7 +504,7 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts) {
                        "for a parallel plan (dp x pp x cp > 1)");
   if (opts.steps < 1 && opts.mode == "train")
     return reportError("--steps K is required for --mode train");
-  if (int rc = checkEvalFlags(opts))
+  if (int rc = checkEvalFlags(model, opts))
     return rc;
   if (int rc = checkExportFlags(model, opts))
     return rc;
@@ -577,7 +583,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
                          describe(o.dtype, o.rank, o.shape));
   }
 
-  if (int rc = checkEvalFlags(opts))
+  if (int rc = checkEvalFlags(model, opts))
     return rc;
   if (int rc = checkExportFlags(model, opts))
     return rc;
