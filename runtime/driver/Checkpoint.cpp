@@ -53,6 +53,7 @@ size_t bytesOf(const mgrt_tensor_info &t) {
 std::string describeRun(const mgrt_model_info &model, const Options &opts,
                         const JobRank &job) {
   std::ostringstream os;
+  os.precision(17); // --train-fraction exactly
   os << "plan " << (model.plan && model.plan->text ? model.plan->text : "-")
      << "\n";
   os << "ranks " << job.size << "\n";
