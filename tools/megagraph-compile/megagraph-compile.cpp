@@ -33,6 +33,7 @@
 #include "megagraph/Target/Executable.h"
 
 #include "PlanChoice.h"
+#include "Progress.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/AsmState.h"
@@ -249,6 +250,12 @@ cl::opt<std::string> profileName(
              "stage split's unit costs: cpu-here, a100, h100, h200, or a "
              "JSON file from megagraph-profile"),
     cl::value_desc("NAME|FILE"), cl::init("cpu-here"), cl::cat(category));
+cl::opt<bool> progressFlag(
+    "progress",
+    cl::desc("Print each phase (import, plan, raise, autodiff, lower, LLVM, "
+             "link) with its time even when stderr is not a terminal (also "
+             "MEGAGRAPH_PROGRESS=1; MEGAGRAPH_PROGRESS=0 silences it)"),
+    cl::cat(category));
 cl::opt<bool> explainPlan(
     "explain",
     cl::desc("Print the top plans (predicted step time, peak memory per "
@@ -435,6 +442,9 @@ private:
   std::string fallbackFile;
 };
 
+/// The phase lines of this run (Progress.h); set up in main.
+megagraph::PhaseTimer *phases = nullptr;
+
 /// --emit=llvm|obj|exe: lower, translate, and write or link.
 int compileForCpu(ModuleOp module) {
   megagraph::CompileOptions options;
@@ -462,6 +472,7 @@ int compileForCpu(ModuleOp module) {
       failed(megagraph::addEntryTable(module, *signature,
                                       sys::path::stem(inputFile), *backend)))
     return 1;
+  phases->done("lower");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       megagraph::translateToLLVMIR(module, llvmContext, options);
@@ -474,6 +485,7 @@ int compileForCpu(ModuleOp module) {
       return toolError(error);
     llvmModule->print(output->os(), nullptr);
     output->keep();
+    phases->done("LLVM");
     return 0;
   }
   if (outputFile == "-")
@@ -481,6 +493,7 @@ int compileForCpu(ModuleOp module) {
   if (emit == Emit::Obj) {
     if (failed(megagraph::emitObjectFile(*llvmModule, outputFile, error)))
       return toolError(error);
+    phases->done("LLVM");
     return 0;
   }
   // An executable: the object file + the runtime.
@@ -489,11 +502,14 @@ int compileForCpu(ModuleOp module) {
           sys::fs::createTemporaryFile("megagraph-model", "o", objPath))
     return toolError("cannot create a temporary file: " + ec.message());
   FileRemover removeObj(objPath);
-  if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)) ||
-      failed(megagraph::linkExecutable(
+  if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)))
+    return toolError(error);
+  phases->done("LLVM");
+  if (failed(megagraph::linkExecutable(
           objPath, outputFile, megagraph::needsTrainingDriver(*signature),
           *backend, options, error)))
     return toolError(error);
+  phases->done("link");
   return 0;
 }
 
@@ -623,6 +639,7 @@ int run(MLIRContext &context) {
   }
   if (!module)
     return 1;
+  phases->done("import");
   if (train || gradients)
     reportParameters(*module);
 
@@ -651,6 +668,8 @@ int run(MLIRContext &context) {
     std::string planJson;
     int rc = megagraph::choosePlan(context, module, options, request, plan,
                                    planJson);
+    if (rc != 1 && (devices != 0 || explainPlan || emit == Emit::Plan))
+      phases->done("plan");
     if (rc >= 0 && emit == Emit::Plan && rc == 0) {
       std::unique_ptr<ToolOutputFile> out = openOutputFile(outputFile, &error);
       if (!out)
@@ -675,18 +694,33 @@ int run(MLIRContext &context) {
   // The registered pipelines (megagraph/Pipelines/Pipelines.h), so
   // megagraph-opt --pass-pipeline='builtin.module(import-to-gt,train{...})'
   // reproduces this.
-  if (emit != Emit::Mlir) {
-    PassManager pm(&context);
+  // Two pass managers, so that raising and the training step are timed
+  // apart; the second continues on the module the first produced.
+  auto configured = [&](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
+      return failure();
     if (debugIR)
       pm.enableIRPrinting(
           /*shouldPrintBeforePass=*/nullptr,
           /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
           /*printAfterOnlyOnFailure=*/true);
-    megagraph::buildImportToGtPassPipeline(pm);
-    if (train || gradients) {
+    return success();
+  };
+  if (emit != Emit::Mlir) {
+    PassManager raise(&context);
+    if (failed(configured(raise)))
+      return 1;
+    megagraph::buildImportToGtPassPipeline(raise);
+    if (failed(raise.run(*module)))
+      return 1;
+    phases->done("raise");
+  }
+  if (emit != Emit::Mlir && (train || gradients)) {
+    PassManager pm(&context);
+    if (failed(configured(pm)))
+      return 1;
+    {
       megagraph::TrainPipelineOptions step;
       step.gradients = gradients;
       if (train)
@@ -714,6 +748,7 @@ int run(MLIRContext &context) {
     }
     if (failed(pm.run(*module)))
       return 1;
+    phases->done("autodiff");
   }
 
   if (emit == Emit::Llvm || emit == Emit::Obj || emit == Emit::Exe)
@@ -853,5 +888,7 @@ int main(int argc, char **argv) {
     // IR printing after a failing pass needs a single-threaded context.
     context.disableMultithreading();
   }
+  megagraph::PhaseTimer timer(megagraph::progressEnabled(progressFlag));
+  phases = &timer;
   return run(context);
 }
