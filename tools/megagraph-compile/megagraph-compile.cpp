@@ -33,6 +33,7 @@
 #include "megagraph/Target/Executable.h"
 
 #include "PlanChoice.h"
+#include "PlanReport.h"
 #include "Progress.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -250,6 +251,12 @@ cl::opt<std::string> profileName(
              "stage split's unit costs: cpu-here, a100, h100, h200, or a "
              "JSON file from megagraph-profile"),
     cl::value_desc("NAME|FILE"), cl::init("cpu-here"), cl::cat(category));
+cl::opt<std::string> planReport(
+    "plan-report",
+    cl::desc("With --train: write the plan (device grid, memory per device, "
+             "pipeline schedule, ranked alternatives) as DIR/index.html and "
+             "DIR/plan.json"),
+    cl::value_desc("DIR"), cl::cat(category));
 cl::opt<bool> progressFlag(
     "progress",
     cl::desc("Print each phase (import, plan, raise, autodiff, lower, LLVM, "
@@ -649,6 +656,7 @@ int run(MLIRContext &context) {
     request.search = planSpec.empty();
     request.emitPlan = emit == Emit::Plan;
     request.explain = explainPlan;
+    request.report = !planReport.empty();
     request.train = train;
     request.devices = devices;
     request.deviceMemory = deviceMemory;
@@ -670,6 +678,10 @@ int run(MLIRContext &context) {
                                    planJson);
     if (rc != 1 && (devices != 0 || explainPlan || emit == Emit::Plan))
       phases->done("plan");
+    if (rc <= 0 && !planReport.empty()) {
+      if (llvm::Error e = megagraph::writePlanReport(planReport, planJson))
+        return toolError(llvm::toString(std::move(e)));
+    }
     if (rc >= 0 && emit == Emit::Plan && rc == 0) {
       std::unique_ptr<ToolOutputFile> out = openOutputFile(outputFile, &error);
       if (!out)
@@ -870,6 +882,9 @@ int main(int argc, char **argv) {
       (loss.getNumOccurrences() || lossOutput.getNumOccurrences()))
     return toolError("--loss and --loss-output apply to --train and "
                      "--gradients");
+  if (!train && !planReport.empty())
+    return toolError("--plan-report shows the plan of a training step; add "
+                     "--train");
   if (!train && (emit == Emit::Plan || devices != 0 || explainPlan))
     return toolError("--emit=plan, --devices and --explain choose a plan for "
                      "training steps; add --train");
