@@ -107,6 +107,7 @@ class Program:
         self._trained = None  # name -> array after fit with --export-npy
         self._infer_cache = {}
         self._runs = 0
+        self._last_log = None
         self._compile()
 
     # -- compiling ---------------------------------------------------------
@@ -158,19 +159,32 @@ class Program:
             self.plan = chosen.group(1)
         self.ranks = plan_ranks(self.plan) if self.options["train"] else 1
 
-    def plan_json(self):
-        """The plan search's JSON (megagraph-compile --emit=plan): the
-        chosen plan, its prediction and the ranked alternatives."""
-        path = os.path.join(self.workdir, "plan.json")
-        devices = max(self.ranks, self.options["devices"])
-        cmd = self._base_args() + [
-            "--devices", str(devices), "--device-memory",
-            str(self.options["device_memory"]), "--emit=plan", "-o", path]
-        for name, a in self.inputs:
-            cmd += ["--input-shape", _shape_arg(name, a.shape)]
+    def report(self, folder=None):
+        """Writes the plan report (megagraph-compile --plan-report: device
+        grid, memory per device, pipeline schedule, ranked alternatives)
+        into `folder` (default: the work folder's report/), and after fit
+        the run's page (megagraph-report: measured beside predicted, the
+        curves) as run.html there. Returns the path of the page to open:
+        run.html after fit, else index.html."""
+        if not self.options["train"]:
+            raise MegaGraphError("report: plans apply to training programs "
+                                 "(train=True)")
+        folder = os.path.abspath(folder or os.path.join(self.workdir,
+                                                        "report"))
+        cmd = self._base_args() + self._plan_args() + [
+            "--emit=plan", "-o", os.path.join(self.workdir, "plan.json"),
+            "--plan-report", folder]
         run_tool(cmd)
-        with open(path) as f:
-            return json.load(f)
+        page = os.path.join(folder, "index.html")
+        if self._last_log:
+            from . import report
+            try:
+                page = report.write_report(
+                    self._last_log, os.path.join(folder, "plan.json"),
+                    os.path.join(folder, "run.html"))
+            except report.ReportError as e:
+                raise MegaGraphError(f"megagraph-report: error: {e}") from None
+        return page
 
     # -- training ----------------------------------------------------------
 
@@ -275,6 +289,7 @@ class Program:
         if export_weights:
             self._trained = self._load_weights(weights)
         self.output = output
+        self._last_log = log
         return history
 
     # -- weights -----------------------------------------------------------
