@@ -25,6 +25,9 @@ class MegaGraphError(RuntimeError):
         self.command = command
 
 
+MegaGraphError.__module__ = "megagraph"
+
+
 def diagnostic_of(text, fallback):
     """The line a tool reports its error on: the last one containing
     'error:' (tools print `...: error: ...` and exit non-zero), else the
