@@ -23,7 +23,8 @@ std::string usage(const char *prog) {
          " --mode train --data SPEC --steps K [--batch B]\n"
          "       [--seq-len S] [--log-json FILE] [--seed N]\n"
          "       [--max-distance D] [--categories V] [--train-fraction F]\n"
-         "       [--partition metis|greedy] [--dump-inputs DIR] [--quiet]\n"
+         "       [--partition metis|greedy] [--dump-inputs DIR]\n"
+         "       [--export-npy DIR] [--quiet]\n"
          "       " +
          p +
          " --help\n"
@@ -63,6 +64,9 @@ std::string usage(const char *prog) {
          "                       cut into sequences of S nodes\n"
          "  --dump-inputs DIR    write each step's inputs to\n"
          "                       DIR/step<t>/<input>.npy (t from 1)\n"
+         "  --export-npy DIR     after training, write each trained parameter\n"
+         "                       as DIR/<ONNX initializer name>.npy (f32, its\n"
+         "                       ONNX shape)\n"
          "  --device-memory BYTES  per-rank cap of the runtime's memory (e.g.\n"
          "                       2GiB; also MEGAGRAPH_DEVICE_MEMORY): going\n"
          "                       over it stops with exit code 3\n"
@@ -141,17 +145,18 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       opts.repeat = n;
       opts.inferFlags.push_back(arg);
     } else if (arg == "--data" || arg == "--log-json" || arg == "--partition" ||
-               arg == "--dump-inputs") {
+               arg == "--dump-inputs" || arg == "--export-npy") {
       if (!takeValue())
         return false;
       if (value.empty()) {
         error = arg + " needs a non-empty value";
         return false;
       }
-      (arg == "--data"        ? opts.data
-       : arg == "--log-json"  ? opts.logJson
-       : arg == "--partition" ? opts.partition
-                              : opts.dumpInputs) = value;
+      (arg == "--data"         ? opts.data
+       : arg == "--log-json"   ? opts.logJson
+       : arg == "--partition"  ? opts.partition
+       : arg == "--export-npy" ? opts.exportNpy
+                               : opts.dumpInputs) = value;
       opts.trainFlags.push_back(arg);
     } else if (arg == "--steps" || arg == "--batch" || arg == "--seq-len" ||
                arg == "--max-distance" || arg == "--categories" ||

@@ -34,6 +34,7 @@ struct Options {
   double trainFraction = 0.8;      // --train-fraction F
   std::string partition = "metis"; // --partition metis|greedy
   std::string dumpInputs;          // --dump-inputs DIR
+  std::string exportNpy;           // --export-npy DIR (driver/Export.h)
   /// Flags of the other mode that were given (checked by mgrt_main).
   std::vector<std::string> inferFlags, trainFlags;
 };

@@ -12,6 +12,7 @@
 #include "driver/Train.h"
 
 #include "driver/ContextParallel.h"
+#include "driver/Export.h"
 #include "driver/GraphBatches.h"
 #include "driver/Inputs.h"
 #include "driver/MetricsLog.h"
@@ -124,6 +125,35 @@ struct LoopConfig {
   int64_t tokensPerStep = 0;
   int64_t stepsPerEpoch = 0;
 };
+
+/// The export flags' early check, before any step runs.
+int checkExportFlags(const mgrt_model_info &model, const Options &opts) {
+  std::string error;
+  if (opts.exportNpy.empty())
+    return 0;
+  if (!canExportParameters(model, error))
+    return reportError("--export-npy: " + error);
+  // The folder is made now: a run is not lost to a bad path at its end.
+  error = makeDirectories(opts.exportNpy);
+  if (!error.empty())
+    return reportError("--export-npy: " + error);
+  return 0;
+}
+
+/// --export-npy after the last step: every rank reads (ZeRO-3 gathers),
+/// the lead writes.
+int exportParameters(const mgrt_model_info &model, const Options &opts,
+                     bool lead) {
+  std::vector<ParameterValues> params;
+  std::string error;
+  if (!readParameters(model, params, error) ||
+      (lead && !writeParametersNpy(params, opts.exportNpy, error)))
+    return reportError("--export-npy: " + error);
+  if (lead && !opts.quiet)
+    std::fprintf(stderr, "train: wrote %zu parameter(s) to %s\n", params.size(),
+                 opts.exportNpy.c_str());
+  return 0;
+}
 
 /// The training loop: per step fill the batch (untimed), run the step
 /// (timed), gather the figures, print and log. Returns the exit code.
@@ -240,6 +270,8 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
       break;
     }
   }
+  if (status == 0 && !opts.exportNpy.empty())
+    status = exportParameters(model, opts, lead);
   for (auto [c, n] : window)
     summary.pooledCorrect += c, summary.pooledCounted += n;
   summary.pooledSteps = window.size();
@@ -261,6 +293,8 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts) {
                        "for a parallel plan (dp x pp x cp > 1)");
   if (opts.steps < 1)
     return reportError("--steps K is required for --mode train");
+  if (int rc = checkExportFlags(model, opts))
+    return rc;
   NpyBatches batches;
   std::vector<std::string> errors;
   if (!batches.open(model, opts.data.substr(4), opts.quiet, errors))
@@ -326,6 +360,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
                          describe(o.dtype, o.rank, o.shape));
   }
 
+  if (int rc = checkExportFlags(model, opts))
+    return rc;
   // Options.
   std::vector<std::string> errors;
   if (opts.data.empty())

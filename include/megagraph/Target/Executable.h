@@ -44,6 +44,17 @@ struct EntrySignature {
   std::vector<TensorSignature> inputs, outputs;
 };
 
+/// One mutable global of the model (mgrt_state_info): a parameter, an
+/// optimizer moment or other state, the shape as stored, and for a
+/// parameter held in a ZeRO-3 bucket the bucket's index in
+/// ModelSignature::state and the parameter's first element in it.
+struct StateSignature {
+  TensorSignature tensor;
+  int kind = 0;
+  int bucket = -1;
+  int64_t offset = 0;
+};
+
 /// The inputs and outputs of `@main`, in order.
 struct ModelSignature {
   std::vector<TensorSignature> inputs, outputs;
@@ -53,6 +64,9 @@ struct ModelSignature {
   /// The module's `gt.plan` (none without one); the driver reads it from
   /// `mgrt_model_info::plan`.
   std::optional<ParallelPlan> plan;
+  /// The module's mutable `ml_program.global`s, in module order
+  /// (mgrt_model_info::state).
+  std::vector<StateSignature> state;
 };
 
 /// Reads the signature of `@main` (names from `gt.name`). Emits an error

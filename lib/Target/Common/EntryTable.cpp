@@ -3,8 +3,9 @@
 //
 // Part of MegaGraph. See megagraph/Target/Executable.h. Adds to the lowered
 // module what the runtime driver reads (megagraph/ModelABI.h): the tensor
-// tables with their roles, the stage entries, the plan, the
-// mgrt_model_info global, a `void (void **)` wrapper per entry that passes
+// tables with their roles, the stage entries, the plan, the table of the
+// model's mutable state (where each global lives), the mgrt_model_info
+// global, a `void (void **)` wrapper per entry that passes
 // the descriptors to its `_mlir_ciface_` function (through the backend's
 // staging call when it has one), and `main()`. So the object file is the
 // whole executable but for the runtime libraries; nothing is generated as
@@ -34,9 +35,12 @@ static_assert(offsetof(mgrt_tensor_info, role) ==
 static_assert(offsetof(mgrt_plan, text) ==
                   5 * sizeof(int64_t) + 2 * sizeof(int32_t),
               "mgrt_plan's layout differs from the emitted table");
-static_assert(offsetof(mgrt_model_info, entries) ==
-                  8 * sizeof(void *) /* int fields padded to 8 bytes */,
+static_assert(offsetof(mgrt_model_info, state) ==
+                  10 * sizeof(void *) /* int fields padded to 8 bytes */,
               "mgrt_model_info's layout differs from the emitted table");
+static_assert(offsetof(mgrt_state_info, data) ==
+                  sizeof(mgrt_tensor_info) + 2 * sizeof(int) + sizeof(int64_t),
+              "mgrt_state_info's layout differs from the emitted table");
 
 namespace {
 
@@ -56,8 +60,10 @@ public:
         LLVM::LLVMStructType::getLiteral(ctx, {ptr, i32, ptr, i32, ptr, ptr});
     plan = LLVM::LLVMStructType::getLiteral(
         ctx, {i64, i64, i64, i64, i64, i32, i32, ptr});
+    stateInfo =
+        LLVM::LLVMStructType::getLiteral(ctx, {tensorInfo, i32, i32, i64, ptr});
     modelInfo = LLVM::LLVMStructType::getLiteral(
-        ctx, {ptr, i32, ptr, i32, ptr, ptr, ptr, i32, ptr});
+        ctx, {ptr, i32, ptr, i32, ptr, ptr, ptr, i32, ptr, i32, ptr});
     b.setInsertionPointToEnd(module.getBody());
   }
 
@@ -68,6 +74,12 @@ private:
   LLVM::GlobalOp string(StringRef text);
   /// The global table `name` of `tensors` (mgrt_tensor_info[]).
   LLVM::GlobalOp table(StringRef name, ArrayRef<TensorSignature> tensors);
+  /// The state table (mgrt_state_info[]): each global's address is that of
+  /// the lowered global of its name, null when lowering dropped it.
+  LLVM::GlobalOp stateTable(ArrayRef<StateSignature> state);
+  /// Writes tensor `t` into the mgrt_tensor_info at `position` of `array`.
+  Value tensorFields(OpBuilder &ib, Value array, const TensorSignature &t,
+                     LLVM::GlobalOp name, ArrayRef<int64_t> position);
   /// The wrapper `name` of `_mlir_ciface_<symbol>`, staged when the
   /// backend stages entries.
   FailureOr<LLVM::LLVMFuncOp> wrapper(StringRef name, StringRef symbol,
@@ -101,7 +113,7 @@ private:
   OpBuilder b;
   Location loc;
   Type ptr, i32, i64;
-  LLVM::LLVMStructType tensorInfo, entryInfo, plan, modelInfo;
+  LLVM::LLVMStructType tensorInfo, entryInfo, plan, stateInfo, modelInfo;
   llvm::StringMap<LLVM::GlobalOp> strings;
 };
 
@@ -145,16 +157,48 @@ LLVM::GlobalOp EntryTableBuilder::table(StringRef name,
   auto type = LLVM::LLVMArrayType::get(tensorInfo, tensors.size());
   return global(name, type, [&](OpBuilder &ib) {
     Value array = LLVM::ZeroOp::create(ib, loc, type);
-    for (auto [i, t] : llvm::enumerate(tensors)) {
+    for (auto [i, t] : llvm::enumerate(tensors))
+      array = tensorFields(ib, array, t, names[i], {static_cast<int64_t>(i)});
+    return array;
+  });
+}
+
+Value EntryTableBuilder::tensorFields(OpBuilder &ib, Value array,
+                                      const TensorSignature &t,
+                                      LLVM::GlobalOp name,
+                                      ArrayRef<int64_t> position) {
+  auto at = [&](std::initializer_list<int64_t> rest) {
+    SmallVector<int64_t> p(position);
+    p.append(rest);
+    return p;
+  };
+  array = insert(ib, array, address(ib, name), at({0}));
+  array = insert(ib, array, constant(ib, i32, t.dtype), at({1}));
+  array = insert(ib, array, constant(ib, i32, t.shape.size()), at({2}));
+  for (auto [d, size] : llvm::enumerate(t.shape))
+    array = insert(ib, array, constant(ib, i64, size),
+                   at({3, static_cast<int64_t>(d)}));
+  array = insert(ib, array, constant(ib, i32, t.role), at({4}));
+  return insert(ib, array, constant(ib, i32, t.index), at({5}));
+}
+
+LLVM::GlobalOp EntryTableBuilder::stateTable(ArrayRef<StateSignature> state) {
+  SmallVector<LLVM::GlobalOp> names, data;
+  for (const StateSignature &s : state) {
+    names.push_back(string(s.tensor.name));
+    data.push_back(module.lookupSymbol<LLVM::GlobalOp>(s.tensor.name));
+  }
+  auto type = LLVM::LLVMArrayType::get(stateInfo, state.size());
+  return global("mgrt.state", type, [&](OpBuilder &ib) {
+    Value array = LLVM::ZeroOp::create(ib, loc, type);
+    for (auto [i, s] : llvm::enumerate(state)) {
       int64_t k = static_cast<int64_t>(i);
-      array = insert(ib, array, address(ib, names[i]), {k, 0});
-      array = insert(ib, array, constant(ib, i32, t.dtype), {k, 1});
-      array = insert(ib, array, constant(ib, i32, t.shape.size()), {k, 2});
-      for (auto [d, size] : llvm::enumerate(t.shape))
-        array = insert(ib, array, constant(ib, i64, size),
-                       {k, 3, static_cast<int64_t>(d)});
-      array = insert(ib, array, constant(ib, i32, t.role), {k, 4});
-      array = insert(ib, array, constant(ib, i32, t.index), {k, 5});
+      array = tensorFields(ib, array, s.tensor, names[i], {k, 0});
+      array = insert(ib, array, constant(ib, i32, s.kind), {k, 1});
+      array = insert(ib, array, constant(ib, i32, s.bucket), {k, 2});
+      array = insert(ib, array, constant(ib, i64, s.offset), {k, 3});
+      if (data[i])
+        array = insert(ib, array, address(ib, data[i]), {k, 4});
     }
     return array;
   });
@@ -295,7 +339,11 @@ LogicalResult EntryTableBuilder::build(const ModelSignature &sig,
       return insert(ib, v, address(ib, text), {7});
     });
   }
-  // 4. mgrt_model_info.
+  // 4. The mutable state.
+  LLVM::GlobalOp state;
+  if (!sig.state.empty())
+    state = stateTable(sig.state);
+  // 5. mgrt_model_info.
   LLVM::GlobalOp name = string(modelName);
   auto model = global(MGRT_MODEL_INFO_SYMBOL, modelInfo, [&](OpBuilder &ib) {
     Value v = LLVM::ZeroOp::create(ib, loc, modelInfo);
@@ -311,9 +359,13 @@ LogicalResult EntryTableBuilder::build(const ModelSignature &sig,
       v = insert(ib, v, constant(ib, i32, entries.size()), {7});
       v = insert(ib, v, address(ib, entryTable), {8});
     }
+    if (state) {
+      v = insert(ib, v, constant(ib, i32, sig.state.size()), {9});
+      v = insert(ib, v, address(ib, state), {10});
+    }
     return v;
   });
-  // 5. main(argc, argv) runs the driver on the model.
+  // 6. main(argc, argv) runs the driver on the model.
   StringRef driver =
       needsTrainingDriver(sig) ? MGRT_TRAIN_MAIN : MGRT_INFER_MAIN;
   auto driverFn = declare(driver, i32, {i32, ptr, ptr});

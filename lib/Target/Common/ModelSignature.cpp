@@ -9,10 +9,13 @@
 #include "megagraph/Target/Executable.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/ModelABI.h"
 #include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace megagraph;
@@ -34,6 +37,54 @@ int dtypeOf(Type t) {
   if (t.isInteger(1))
     return MGRT_BOOL;
   return 0;
+}
+
+/// The mutable globals into `sig.state`: kind from `gt.param` /
+/// `gt.param_init` / `gt.optimizer_state`, and under ZeRO-3 where each
+/// parameter lives in its bucket (`gt.zero_shard`). Globals of element types
+/// the runtime has no dtype for are skipped.
+LogicalResult readState(ModuleOp module, ModelSignature &sig) {
+  llvm::StringMap<size_t> index;
+  for (auto g : module.getOps<ml_program::GlobalOp>()) {
+    auto type = dyn_cast<RankedTensorType>(g.getType());
+    // ZeRO-3's parameter globals are immutable (gt.param_init): they keep
+    // the initial weights, and name the parameters in the table.
+    const bool init = g->hasAttr("gt.param_init");
+    if ((!g.getIsMutable() && !init) || !type || !type.hasStaticShape() ||
+        !dtypeOf(type.getElementType()) || type.getRank() > MGRT_MAX_RANK)
+      continue;
+    StateSignature s;
+    s.tensor.name = g.getSymName().str();
+    s.tensor.dtype = dtypeOf(type.getElementType());
+    s.tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+    s.kind = g->hasAttr("gt.param") || init     ? MGRT_STATE_PARAMETER
+             : g->hasAttr("gt.optimizer_state") ? MGRT_STATE_OPTIMIZER
+                                                : MGRT_STATE_OTHER;
+    index[s.tensor.name] = sig.state.size();
+    sig.state.push_back(std::move(s));
+  }
+  // ZeRO-3 keeps the parameter globals for the initial weights; the
+  // trained values are in the buckets.
+  if (!sig.plan || sig.plan->zero != 3)
+    return success();
+  for (auto g : module.getOps<ml_program::GlobalOp>()) {
+    auto shard = g->getAttrOfType<gt::ZeroShardAttr>(gt::kZeroShardAttr);
+    auto bucket = index.find(g.getSymName());
+    if (!shard || bucket == index.end())
+      continue;
+    int64_t offset = 0;
+    for (auto [param, size] : llvm::zip(shard.getParams(), shard.getSizes())) {
+      auto p = index.find(param.getValue());
+      if (p == index.end())
+        return g.emitError()
+                   << "ZeRO bucket names no parameter global " << param,
+               failure();
+      sig.state[p->second].bucket = static_cast<int>(bucket->second);
+      sig.state[p->second].offset = offset;
+      offset += size;
+    }
+  }
+  return success();
 }
 
 } // namespace
@@ -113,5 +164,7 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
     }
     sig.entries.push_back(std::move(e));
   }
+  if (failed(readState(module, sig)))
+    return failure();
   return sig;
 }

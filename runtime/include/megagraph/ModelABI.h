@@ -240,7 +240,33 @@ typedef struct {
    *  driver's schedule calls instead of `entry`; 0 / NULL otherwise. */
   int num_entries;
   const struct mgrt_entry_info *entries;
+  /** The model's mutable state (mgrt_state_info below): parameters,
+   *  optimizer moments, step counter; 0 / NULL in a table written by
+   *  hand. */
+  int num_state;
+  const struct mgrt_state_info *state;
 } mgrt_model_info;
+
+/** What a global of the model's state is. */
+typedef enum mgrt_state_kind {
+  MGRT_STATE_PARAMETER = 1, /**< a trained ONNX initializer (gt.param) */
+  MGRT_STATE_OPTIMIZER = 2, /**< an optimizer moment (gt.optimizer_state) */
+  MGRT_STATE_OTHER = 3      /**< step counter, ZeRO shards and flags */
+} mgrt_state_kind;
+
+/** One mutable global of a compiled model: its name (a parameter's is its
+ *  ONNX initializer's), element type and shape as stored on this rank, and
+ *  where its values live in the process. Under ZeRO-3 a parameter's
+ *  global keeps the initial weights; its trained values are elements
+ *  [offset, offset + size) of the packed bucket `bucket` (an index into
+ *  the state table; each rank stores 1/dp of the bucket's padded size). */
+typedef struct mgrt_state_info {
+  mgrt_tensor_info tensor; /**< role and index unused (0, -1) */
+  int kind;                /**< an mgrt_state_kind */
+  int bucket;              /**< ZeRO-3: the bucket's state index, else -1 */
+  int64_t offset;          /**< ZeRO-3: first element in the bucket */
+  void *data;
+} mgrt_state_info;
 
 /** The symbols of the generated entry point: `main` calls the driver
  *  (mgrt_main, or mgrt_infer_main without a training step) with the
