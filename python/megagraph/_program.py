@@ -239,7 +239,14 @@ class Program:
         if seed is not None:
             cmd += ["--seed", str(seed)]
         weights = os.path.join(run_dir, "weights")
-        export_weights = self._supports("--export-npy")
+        # The driver exports the parameters of every plan but pipelined ones.
+        pipelined = int(parse_plan(self.plan)["pp"]) > 1
+        export_weights = self._supports("--export-npy") and not pipelined
+        self._no_weights = (
+            "" if export_weights else
+            "pipelined plans (pp > 1) do not export their trained weights"
+            if pipelined else
+            "the executable has no --export-npy (rebuild the runtime)")
         if export_weights:
             cmd += ["--export-npy", weights]
         cmd += list(args)
@@ -313,19 +320,19 @@ class Program:
             (k, v.clone()) for k, v in self.initial_state.items())
         if self._trained is None:
             if self._runs:
-                raise MegaGraphError(
-                    "state_dict: the executable cannot export its trained "
-                    "weights (no --export-npy; rebuild the runtime)")
+                raise MegaGraphError("state_dict: " + self._no_weights)
             return state
         params = dict(self.module.named_parameters())
-        missing = [n for n in params if n not in self._trained]
+        # The driver writes '/' in a name as '_' (Inputs.cpp, fileNameOf).
+        trained = {n: self._trained.get(n.replace("/", "_")) for n in params}
+        missing = [n for n, v in trained.items() if v is None]
         if missing:
             raise MegaGraphError(
                 "state_dict: the trained program has no weights for "
                 + ", ".join(missing) + " (exported under other names: "
                 + ", ".join(sorted(set(self._trained) - set(params))) + ")")
         for name in params:
-            value = self._trained[name]
+            value = trained[name]
             if tuple(value.shape) != tuple(state[name].shape):
                 raise MegaGraphError(
                     f"state_dict: trained '{name}' has shape "
