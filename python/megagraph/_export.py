@@ -7,8 +7,12 @@ Two exporters:
     weight into an exporter-named `onnx::` initializer);
   * "dynamo": torch 2.x `torch.onnx.export(..., dynamo=True)`, whose
     initializers are named after the parameters' qualified names.
-"auto" takes dynamo when torch is 2.x and onnxscript is installed, and
-falls back to legacy when that export fails. Axis 0 of every input and
+"auto" takes dynamo when torch is 2.x and onnxscript is installed and its
+export keeps every parameter as an initializer of its own name (dynamo
+folds a Linear weight's transpose into a new `val_N` initializer and
+merges parameters of equal value, so trained weights could not be read
+back under the module's names); otherwise, or when that export fails, it
+takes legacy. Axis 0 of every input and
 output is exported as the symbolic "batch" axis, so the compiler can
 re-batch the model for data and pipeline parallelism (--input-shape).
 """
@@ -63,6 +67,16 @@ def choose_exporter(exporter):
     return "legacy"
 
 
+def _unnamed_parameters(module, path):
+    """The module's parameters that are not initializers of the ONNX file
+    `path` under their own names."""
+    import onnx
+
+    model = onnx.load(path, load_external_data=False)
+    names = {i.name for i in model.graph.initializer}
+    return [n for n, _ in module.named_parameters() if n not in names]
+
+
 def export(module, inputs, output_names, path, exporter="auto"):
     """Writes `module` applied to `inputs` ([(name, array)]) to ONNX file
     `path`; returns the exporter used."""
@@ -84,7 +98,13 @@ def export(module, inputs, output_names, path, exporter="auto"):
                                       input_names=names,
                                       output_names=list(output_names),
                                       dynamic_axes=axes, external_data=False)
-                return "dynamo"
+                lost = _unnamed_parameters(module, path)
+                if exporter == "dynamo" or not lost:
+                    return "dynamo"
+                warnings.warn("megagraph: the dynamo export renames "
+                              f"{', '.join(lost[:4])}"
+                              f"{', ...' if len(lost) > 4 else ''}; "
+                              "using the TorchScript exporter")
             except Exception as e:  # the exporter's failures vary by version
                 if exporter == "dynamo":
                     raise MegaGraphError(f"dynamo export failed: {e}") from e
