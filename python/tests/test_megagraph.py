@@ -142,3 +142,18 @@ def test_tool_errors_are_exceptions(trained, tmp_path):
         mg.compile(module(), inputs, plan="dp=4", workdir=str(tmp_path / "p"))
     with pytest.raises(mg.MegaGraphError, match="'labels'"):
         program.fit(inputs, steps=1)
+
+
+def test_searched_plan_trains_on_its_rank_count(tmp_path):
+    """devices=2 without a plan: the search's choice is the program's plan,
+    and fit launches that many ranks."""
+    if shutil.which("mpirun") is None:
+        pytest.fail("mpirun not found (scripts/setup.sh installs Open MPI)")
+    program = mg.compile(module(), example_inputs(), devices=2,
+                         device_memory="1GiB", workdir=str(tmp_path))
+    assert "chosen plan " + program.plan in program.compile_log
+    assert program.ranks == mg.plan_ranks(program.plan) == 2
+    history = program.fit(SBM, steps=3, launcher="mpirun",
+                          launcher_args=["--oversubscribe"])
+    assert [s.step for s in history] == [1, 2, 3]
+    assert all(len(s.peak_bytes) == 2 for s in history)
