@@ -99,3 +99,32 @@ def test_report_of_a_log_without_plan(tmp_path):
     page = Svg(str(tmp_path / "log.html"))
     labels = sorted(c["data-label"] for c in page.by_class["curve"])
     assert labels == ["loss", "step time", "train accuracy"]
+
+
+def test_plan_page_in_headless_chromium(tmp_path):
+    """The plan page renders in a browser: headless Chromium (Debian's
+    `chromium`, not installed by scripts/setup.sh: skipped without it)
+    takes a screenshot of a pp=2 plan, a PNG of the window's size."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    model = os.path.join(repo, "examples", "models", "plain_gt", "model.onnx")
+    subprocess.run([mg.find_tool("megagraph-compile"), model, "--input-shape",
+                    "x=8x16x8", "--input-shape", "pe=8x16x4", "--input-shape",
+                    "spd=8x16x16", "--train", "--plan", "pp=2,mb=4",
+                    "--emit=plan", "-o", str(tmp_path / "plan.json"),
+                    "--plan-report", str(tmp_path / "report")],
+                   check=True, capture_output=True)
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--window-size=1150,1200", f"--screenshot={shot}",
+                    (tmp_path / "report" / "index.html").as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = (int.from_bytes(data[16:20], "big"),
+                     int.from_bytes(data[20:24], "big"))
+    assert (width, height) == (1150, 1200)
+    assert len(data) > 20000  # drawn, not a blank page

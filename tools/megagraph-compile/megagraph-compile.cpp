@@ -727,12 +727,10 @@ int run(MLIRContext &context) {
     if (failed(raise.run(*module)))
       return 1;
     phases->done("raise");
-  }
-  if (emit != Emit::Mlir && (train || gradients)) {
     PassManager pm(&context);
     if (failed(configured(pm)))
       return 1;
-    {
+    if (train || gradients) {
       megagraph::TrainPipelineOptions step;
       step.gradients = gradients;
       if (train)
@@ -760,7 +758,8 @@ int run(MLIRContext &context) {
     }
     if (failed(pm.run(*module)))
       return 1;
-    phases->done("autodiff");
+    if (train || gradients)
+      phases->done("autodiff");
   }
 
   if (emit == Emit::Llvm || emit == Emit::Obj || emit == Emit::Exe)
