@@ -106,11 +106,10 @@ def test_predict_matches_forward_before_training(tmp_path):
         program.fit(SBM, steps=1)
 
 
-def test_fit_dp2_under_mpirun_matches_cli(tmp_path):
+def test_fit_dp2_under_mpirun_matches_cli(dp2_program, tmp_path):
     if shutil.which("mpirun") is None:
         pytest.fail("mpirun not found (scripts/setup.sh installs Open MPI)")
-    program = mg.compile(module(), example_inputs(), lr=1e-2, plan="dp=2",
-                         workdir=str(tmp_path / "dp2"))
+    program = dp2_program
     assert program.ranks == 2
     with pytest.raises(mg.MegaGraphError, match="launcher='mpirun'"):
         program.fit(SBM, steps=1)
