@@ -4,11 +4,11 @@
 
 #include "support/Json.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
+
+#include <stdlib.h>
 #include <unistd.h>
 
 namespace mgrt {
@@ -64,7 +64,7 @@ std::string MetricsLog::jsonLine(const StepMetrics &m) {
 /// MEGAGRAPH_PROGRESS=1 (=0: plain lines).
 static bool liveConsole() {
   static const bool live = [] {
-    if (const char *env = std::getenv("MEGAGRAPH_PROGRESS"))
+    if (const char *env = getenv("MEGAGRAPH_PROGRESS"))
       return *env != '\0' && std::strcmp(env, "0") != 0;
     return isatty(fileno(stdout)) != 0;
   }();
@@ -81,7 +81,9 @@ static std::string liveStepLine(const StepMetrics &m, long totalSteps,
     elapsed = 0;
   elapsed += m.stepSeconds;
   const double eta =
-      m.step > 0 ? elapsed / m.step * std::max(0L, totalSteps - m.step) : 0;
+      m.step > 0 && totalSteps > m.step
+          ? elapsed / m.step * static_cast<double>(totalSteps - m.step)
+          : 0;
   char tokens[48] = "";
   if (m.tokensPerSecond > 0)
     std::snprintf(tokens, sizeof tokens, "  %.0f tokens/s", m.tokensPerSecond);
