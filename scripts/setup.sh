@@ -17,9 +17,10 @@ PACKAGES=(
   # Runtime: MPI, BLAS, graph partitioning
   openmpi-bin libopenmpi-dev libopenblas-dev libmetis-dev zlib1g-dev
   # Tests: GoogleTest/GoogleMock; PyTorch/ONNX/NumPy for reference data;
-  # LibTorch (C++) for the runtime's kernel references
+  # LibTorch (C++) for the runtime's kernel references; pytest for the
+  # Python package's suite (python/tests)
   libgtest-dev libgmock-dev python3-numpy python3-onnx python3-torch
-  libtorch-dev
+  libtorch-dev python3-pytest
   # A venv for PyPI's onnx wheel, whose node tests cover opsets 18-23
   python3-venv
 )

@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 namespace mgrt {
 
 MetricsLog::~MetricsLog() {
@@ -89,12 +92,50 @@ std::string MetricsLog::jsonLine(const StepMetrics &m) {
   return j.str();
 }
 
+/// Whether step lines are one live line: stdout a terminal, or
+/// MEGAGRAPH_PROGRESS=1 (=0: plain lines).
+static bool liveConsole() {
+  static const bool live = [] {
+    if (const char *env = getenv("MEGAGRAPH_PROGRESS"))
+      return *env != '\0' && std::strcmp(env, "0") != 0;
+    return isatty(fileno(stdout)) != 0;
+  }();
+  return live;
+}
+
+/// The live form of a step line: it replaces the previous step's (cursor
+/// up, clear line) and adds throughput and the time left at the mean step
+/// time so far.
+static std::string liveStepLine(const StepMetrics &m, long totalSteps,
+                                const char *accText, const char *testText) {
+  static double elapsed = 0;
+  if (m.step <= 1)
+    elapsed = 0;
+  elapsed += m.stepSeconds;
+  const double eta =
+      m.step > 0 && totalSteps > m.step
+          ? elapsed / m.step * static_cast<double>(totalSteps - m.step)
+          : 0;
+  char tokens[48] = "";
+  if (m.tokensPerSecond > 0)
+    std::snprintf(tokens, sizeof tokens, "  %.0f tokens/s", m.tokensPerSecond);
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%sstep %ld/%ld  loss %.4f  acc %s%s%s  ETA %ld:%02ld",
+                m.step > 1 ? "\033[A\033[K" : "", m.step, totalSteps, m.loss,
+                accText, testText, tokens, static_cast<long>(eta) / 60,
+                static_cast<long>(eta) % 60);
+  return line;
+}
+
 std::string MetricsLog::stepLine(const StepMetrics &m, long totalSteps) {
   char accText[32] = "-", testText[32] = "", peakText[48] = "";
   if (std::isfinite(m.accuracy))
     std::snprintf(accText, sizeof accText, "%.3f", m.accuracy);
   if (std::isfinite(m.testAccuracy))
     std::snprintf(testText, sizeof testText, "  test %.3f", m.testAccuracy);
+  if (liveConsole())
+    return liveStepLine(m, totalSteps, accText, testText);
   if (m.hasMemory)
     std::snprintf(peakText, sizeof peakText, "  peak %.1f MiB",
                   m.localPeakBytes / 1048576.0);

@@ -28,10 +28,10 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
                           const PlanRequest &request, ParallelPlan &plan,
                           std::string &planJson) {
   if (!request.search && !request.emitPlan && !request.explain &&
-      request.devices == 0)
+      !request.report && request.devices == 0)
     return -1; // a plain --plan compile: nothing to do here
   if (request.search && request.devices == 0 && !request.emitPlan &&
-      !request.explain)
+      !request.explain && !request.report)
     return -1; // no --plan, no --devices: one device, as before
   int64_t budget = 0;
   if (!request.deviceMemory.empty() &&
@@ -81,7 +81,7 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
                    << llvm::format("%.6f", pred.stepTime) << " s, peak "
                    << formatBytes(pred.peakBytes()) << " per device ("
                    << (int64_t)pred.peakBytes() << " bytes)\n";
-    if (request.emitPlan) {
+    if (request.emitPlan || request.report) {
       llvm::json::Object o{
           {"plan", toJSON(plan)},        {"plan_string", toString(plan)},
           {"searched", false},           {"profile", profile.name},
@@ -93,9 +93,8 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
       }
       llvm::raw_string_ostream os(planJson);
       os << llvm::formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
-      return 0;
     }
-    return -1;
+    return request.emitPlan ? 0 : -1;
   }
 
   // The search: the module's batch is the global batch.
@@ -153,12 +152,13 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
   SearchResult result = searchPlans(model, profile, options);
   if (request.explain)
     llvm::errs() << formatExplain(result);
-  if (request.emitPlan) {
+  if (request.emitPlan || request.report) {
     llvm::json::Value v = toJSON(result);
     v.getAsObject()->insert({"searched", true});
     v.getAsObject()->insert({"profile", profile.name});
     v.getAsObject()->insert({"devices", options.devices});
     v.getAsObject()->insert({"global_batch", model.batch});
+    v.getAsObject()->insert({"model", toJSON(model)});
     llvm::raw_string_ostream os(planJson);
     os << llvm::formatv("{0:2}", v) << "\n";
   }

@@ -26,6 +26,9 @@ struct PlanRequest {
   /// No --plan: search. Else price the given plan.
   bool search = false;
   bool emitPlan = false, explain = false, train = false;
+  /// --plan-report: fill `planJson` (searched, or the given plan priced)
+  /// and go on compiling.
+  bool report = false;
   /// --devices (0: not given), --device-memory (text, "" if not given).
   int64_t devices = 0;
   std::string deviceMemory;
@@ -42,7 +45,8 @@ struct PlanRequest {
 
 /// Runs the plan step. On success returns -1 (continue compiling with
 /// `plan` and `module`, possibly re-imported), or 0 when the work is done
-/// (--emit=plan: `planJson` holds the output); else an exit code (errors
+/// (--emit=plan: `planJson` holds the output; with `report`, it is filled
+/// on -1 too); else an exit code (errors
 /// are printed as `megagraph-compile: error: ...`).
 int choosePlan(mlir::MLIRContext &context,
                mlir::OwningOpRef<mlir::ModuleOp> &module,

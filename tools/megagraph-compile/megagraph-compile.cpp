@@ -33,6 +33,8 @@
 #include "megagraph/Target/Executable.h"
 
 #include "PlanChoice.h"
+#include "PlanReport.h"
+#include "Progress.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/AsmState.h"
@@ -249,6 +251,18 @@ cl::opt<std::string> profileName(
              "stage split's unit costs: cpu-here, a100, h100, h200, or a "
              "JSON file from megagraph-profile"),
     cl::value_desc("NAME|FILE"), cl::init("cpu-here"), cl::cat(category));
+cl::opt<std::string> planReport(
+    "plan-report",
+    cl::desc("With --train: write the plan (device grid, memory per device, "
+             "pipeline schedule, ranked alternatives) as DIR/index.html and "
+             "DIR/plan.json"),
+    cl::value_desc("DIR"), cl::cat(category));
+cl::opt<bool> progressFlag(
+    "progress",
+    cl::desc("Print each phase (import, plan, raise, autodiff, lower, LLVM, "
+             "link) with its time even when stderr is not a terminal (also "
+             "MEGAGRAPH_PROGRESS=1; MEGAGRAPH_PROGRESS=0 silences it)"),
+    cl::cat(category));
 cl::opt<bool> explainPlan(
     "explain",
     cl::desc("Print the top plans (predicted step time, peak memory per "
@@ -435,6 +449,9 @@ private:
   std::string fallbackFile;
 };
 
+/// The phase lines of this run (Progress.h); set up in main.
+megagraph::PhaseTimer *phases = nullptr;
+
 /// --emit=llvm|obj|exe: lower, translate, and write or link.
 int compileForCpu(ModuleOp module) {
   megagraph::CompileOptions options;
@@ -462,6 +479,7 @@ int compileForCpu(ModuleOp module) {
       failed(megagraph::addEntryTable(module, *signature,
                                       sys::path::stem(inputFile), *backend)))
     return 1;
+  phases->done("lower");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       megagraph::translateToLLVMIR(module, llvmContext, options);
@@ -474,6 +492,7 @@ int compileForCpu(ModuleOp module) {
       return toolError(error);
     llvmModule->print(output->os(), nullptr);
     output->keep();
+    phases->done("LLVM");
     return 0;
   }
   if (outputFile == "-")
@@ -481,6 +500,7 @@ int compileForCpu(ModuleOp module) {
   if (emit == Emit::Obj) {
     if (failed(megagraph::emitObjectFile(*llvmModule, outputFile, error)))
       return toolError(error);
+    phases->done("LLVM");
     return 0;
   }
   // An executable: the object file + the runtime.
@@ -489,11 +509,14 @@ int compileForCpu(ModuleOp module) {
           sys::fs::createTemporaryFile("megagraph-model", "o", objPath))
     return toolError("cannot create a temporary file: " + ec.message());
   FileRemover removeObj(objPath);
-  if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)) ||
-      failed(megagraph::linkExecutable(
+  if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)))
+    return toolError(error);
+  phases->done("LLVM");
+  if (failed(megagraph::linkExecutable(
           objPath, outputFile, megagraph::needsTrainingDriver(*signature),
           *backend, options, error)))
     return toolError(error);
+  phases->done("link");
   return 0;
 }
 
@@ -623,6 +646,7 @@ int run(MLIRContext &context) {
   }
   if (!module)
     return 1;
+  phases->done("import");
   if (train || gradients)
     reportParameters(*module);
 
@@ -632,6 +656,7 @@ int run(MLIRContext &context) {
     request.search = planSpec.empty();
     request.emitPlan = emit == Emit::Plan;
     request.explain = explainPlan;
+    request.report = !planReport.empty();
     request.train = train;
     request.devices = devices;
     request.deviceMemory = deviceMemory;
@@ -651,6 +676,12 @@ int run(MLIRContext &context) {
     std::string planJson;
     int rc = megagraph::choosePlan(context, module, options, request, plan,
                                    planJson);
+    if (rc != 1 && (devices != 0 || explainPlan || emit == Emit::Plan))
+      phases->done("plan");
+    if (rc <= 0 && !planReport.empty()) {
+      if (llvm::Error e = megagraph::writePlanReport(planReport, planJson))
+        return toolError(llvm::toString(std::move(e)));
+    }
     if (rc >= 0 && emit == Emit::Plan && rc == 0) {
       std::unique_ptr<ToolOutputFile> out = openOutputFile(outputFile, &error);
       if (!out)
@@ -675,17 +706,30 @@ int run(MLIRContext &context) {
   // The registered pipelines (megagraph/Pipelines/Pipelines.h), so
   // megagraph-opt --pass-pipeline='builtin.module(import-to-gt,train{...})'
   // reproduces this.
-  if (emit != Emit::Mlir) {
-    PassManager pm(&context);
+  // Two pass managers, so that raising and the training step are timed
+  // apart; the second continues on the module the first produced.
+  auto configured = [&](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
+      return failure();
     if (debugIR)
       pm.enableIRPrinting(
           /*shouldPrintBeforePass=*/nullptr,
           /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
           /*printAfterOnlyOnFailure=*/true);
-    megagraph::buildImportToGtPassPipeline(pm);
+    return success();
+  };
+  if (emit != Emit::Mlir) {
+    PassManager raise(&context);
+    if (failed(configured(raise)))
+      return 1;
+    megagraph::buildImportToGtPassPipeline(raise);
+    if (failed(raise.run(*module)))
+      return 1;
+    phases->done("raise");
+    PassManager pm(&context);
+    if (failed(configured(pm)))
+      return 1;
     if (train || gradients) {
       megagraph::TrainPipelineOptions step;
       step.gradients = gradients;
@@ -714,6 +758,8 @@ int run(MLIRContext &context) {
     }
     if (failed(pm.run(*module)))
       return 1;
+    if (train || gradients)
+      phases->done("autodiff");
   }
 
   if (emit == Emit::Llvm || emit == Emit::Obj || emit == Emit::Exe)
@@ -835,6 +881,9 @@ int main(int argc, char **argv) {
       (loss.getNumOccurrences() || lossOutput.getNumOccurrences()))
     return toolError("--loss and --loss-output apply to --train and "
                      "--gradients");
+  if (!train && !planReport.empty())
+    return toolError("--plan-report shows the plan of a training step; add "
+                     "--train");
   if (!train && (emit == Emit::Plan || devices != 0 || explainPlan))
     return toolError("--emit=plan, --devices and --explain choose a plan for "
                      "training steps; add --train");
@@ -853,5 +902,7 @@ int main(int argc, char **argv) {
     // IR printing after a failing pass needs a single-threaded context.
     context.disableMultithreading();
   }
+  megagraph::PhaseTimer timer(megagraph::progressEnabled(progressFlag));
+  phases = &timer;
   return run(context);
 }
