@@ -18,9 +18,10 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev libopenblas-dev libmetis-dev zlib1g-dev
   # Tests: GoogleTest/GoogleMock; PyTorch/ONNX/NumPy for reference data;
   # LibTorch (C++) for the runtime's kernel references; pytest for the
-  # Python package's suite (python/tests)
+  # Python package's suite (python/tests) and headless Chromium for its
+  # rendering check of the plan report
   libgtest-dev libgmock-dev python3-numpy python3-onnx python3-torch
-  libtorch-dev python3-pytest
+  libtorch-dev python3-pytest chromium
   # A venv for PyPI's onnx wheel, whose node tests cover opsets 18-23
   python3-venv
 )

@@ -100,7 +100,7 @@ def test_report_of_a_log_without_plan(tmp_path):
 
 def test_plan_page_in_headless_chromium(tmp_path):
     """The plan page renders in a browser: headless Chromium (Debian's
-    `chromium`, not installed by scripts/setup.sh: skipped without it)
+    `chromium`, installed by scripts/setup.sh; skipped where it is missing)
     takes a screenshot of a pp=2 plan, a PNG of the window's size."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
