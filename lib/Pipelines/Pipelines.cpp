@@ -141,7 +141,7 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
   GTOptimizerOptions opt;
   copyOptimizerRecipe(options, opt);
   pm.addPass(createGTOptimizer(opt));
-  if (plan.dp > 1 && plan.zero >= 1)
+  if (plan.dp * plan.cp > 1 && plan.zero >= 1)
     pm.addPass(createGTZeroGather());
   addCleanup(pm);
 }

@@ -119,8 +119,6 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
   auto notYet = [&](const Twine &why) {
     return fail("--plan " + toString(plan) + ": " + why);
   };
-  if (plan.cp != 1 && plan.zero != 0)
-    return notYet("zero is not supported with context parallelism (cp) yet");
   if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
     return notYet("cp_mode=" + plan.cpMode +
                   " is not implemented (allgather or ring)");

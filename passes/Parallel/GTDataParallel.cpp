@@ -315,7 +315,9 @@ struct GTDataParallelPass
       global->setAttr(
           gt::kZeroShardAttr,
           gt::ZeroShardAttr::get(&getContext(), params, sizes, zb.padded));
-      newResults.push_back(h.mulScalar(zb.shard, inv));
+      // Presummed gradients (cp) are already those of the global mean.
+      newResults.push_back(
+          zb.pieces.front()->weighted ? h.mulScalar(zb.shard, inv) : zb.shard);
       newAttrs.push_back(mb.getDictionaryAttr({mb.getNamedAttr(
           "gt.name", mb.getStringAttr(abi::gradientName(name)))}));
     }
