@@ -116,6 +116,8 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     GTPipelineTrainOptions stages;
     copyOptimizerRecipe(options, stages);
     stages.recompute = plan.recompute;
+    stages.dp = plan.dp;
+    stages.zero = plan.zero;
     pm.addPass(createGTPipelineTrain(stages));
     addCleanup(pm);
     return;
