@@ -116,6 +116,8 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     GTPipelineTrainOptions stages;
     copyOptimizerRecipe(options, stages);
     stages.recompute = plan.recompute;
+    stages.dp = plan.dp;
+    stages.zero = plan.zero;
     pm.addPass(createGTPipelineTrain(stages));
     addCleanup(pm);
     return;
@@ -141,7 +143,7 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
   GTOptimizerOptions opt;
   copyOptimizerRecipe(options, opt);
   pm.addPass(createGTOptimizer(opt));
-  if (plan.dp > 1 && plan.zero >= 1)
+  if (plan.dp * plan.cp > 1 && plan.zero >= 1)
     pm.addPass(createGTZeroGather());
   addCleanup(pm);
 }

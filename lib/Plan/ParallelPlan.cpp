@@ -119,16 +119,17 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
   auto notYet = [&](const Twine &why) {
     return fail("--plan " + toString(plan) + ": " + why);
   };
-  if (plan.cp != 1 && plan.zero != 0)
-    return notYet("zero is not supported with context parallelism (cp) yet");
   if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
     return notYet("cp_mode=" + plan.cpMode +
                   " is not implemented (allgather or ring)");
   if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
     return notYet("mb and stages apply to pipeline parallelism (pp > 1)");
-  if (plan.pp > 1 && (plan.cp != 1 || plan.zero != 0))
-    return notYet("pipeline parallelism combines with dp only (no cp, no "
-                  "zero) yet");
+  if (plan.pp > 1 && plan.cp != 1)
+    return notYet("pipeline parallelism combines with dp and zero=1|2 only "
+                  "(no cp) yet");
+  if (plan.pp > 1 && plan.zero == 3)
+    return notYet("zero=3 is not implemented with pipeline parallelism "
+                  "(zero=1|2 are)");
   return llvm::Error::success();
 }
 

@@ -97,6 +97,11 @@ struct GTDataParallelPass
                          << static_cast<int64_t>(dp);
       return signalPassFailure();
     }
+    if (pp < 1) {
+      module.emitError() << "gt-data-parallel: pp must be at least 1, got "
+                         << static_cast<int64_t>(pp);
+      return signalPassFailure();
+    }
     if (zero < 0 || zero > 3) {
       module.emitError() << "gt-data-parallel: zero must be 0, 1, 2 or 3, got "
                          << static_cast<int64_t>(zero);
@@ -115,7 +120,14 @@ struct GTDataParallelPass
                        "after)");
       return signalPassFailure();
     }
-    if (module.lookupSymbol(kGrid)) {
+    // Pipeline stages share the dp x pp grid; otherwise an existing grid
+    // means the pass already ran.
+    const SmallVector<int64_t> gridShape =
+        pp > 1 ? SmallVector<int64_t>{dp, pp} : SmallVector<int64_t>{dp};
+    auto existing = module.lookupSymbol<shard::GridOp>(kGrid);
+    const bool shared =
+        pp > 1 && existing && existing.getShape() == ArrayRef(gridShape);
+    if (module.lookupSymbol(kGrid) && !shared) {
       module.emitError() << "gt-data-parallel: the module already has a "
                             "symbol @"
                          << kGrid << " (the pass ran twice?)";
@@ -131,7 +143,8 @@ struct GTDataParallelPass
     // entry table from `gt.plan`).
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPointToStart(module.getBody());
-    shard::GridOp::create(mb, loc, kGrid, ArrayRef<int64_t>{dp});
+    if (!shared)
+      shard::GridOp::create(mb, loc, kGrid, gridShape);
     mb.setInsertionPoint(grad);
     // The plan megagraph-compile attached (it may have more axes, e.g. cp)
     // stays; a module without one gets this pass's.
@@ -294,7 +307,7 @@ struct GTDataParallelPass
     SmallVector<Value> newResults;
     SmallVector<DictionaryAttr> newAttrs;
     for (auto [k, zb] : llvm::enumerate(zeroBuckets)) {
-      std::string name = "gt.zero.bucket" + std::to_string(k);
+      std::string name = bucketPrefix + std::to_string(k);
       auto type = h.f32({zb.padded / dp});
       SmallVector<FlatSymbolRefAttr> params;
       SmallVector<int64_t> sizes;
@@ -315,7 +328,9 @@ struct GTDataParallelPass
       global->setAttr(
           gt::kZeroShardAttr,
           gt::ZeroShardAttr::get(&getContext(), params, sizes, zb.padded));
-      newResults.push_back(h.mulScalar(zb.shard, inv));
+      // Presummed gradients (cp) are already those of the global mean.
+      newResults.push_back(
+          zb.pieces.front()->weighted ? h.mulScalar(zb.shard, inv) : zb.shard);
       newAttrs.push_back(mb.getDictionaryAttr({mb.getNamedAttr(
           "gt.name", mb.getStringAttr(abi::gradientName(name)))}));
     }

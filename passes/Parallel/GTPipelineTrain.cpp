@@ -15,7 +15,11 @@
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
@@ -163,6 +167,16 @@ struct GTPipelineTrainPass
     }
     int64_t pp = info.getPp();
     int64_t mb = info.getMicroBatches();
+    if (dp < 1 || zero < 0 || zero > 2) {
+      module.emitError() << "gt-pipeline-train: needs dp >= 1 and zero 0, 1 "
+                            "or 2 (zero=3 gathers parameters in every "
+                            "stage entry), got dp="
+                         << static_cast<int64_t>(dp)
+                         << ", zero=" << static_cast<int64_t>(zero);
+      return signalPassFailure();
+    }
+    // The stages' updates reduce-scatter their gradients over dp.
+    const bool sharded = dp > 1 && zero > 0;
     // Every stage must be there before any is rewritten.
     for (int64_t k = 0; k < pp; ++k)
       if (!module.lookupSymbol<func::FuncOp>(("pp_stage" + Twine(k)).str())) {
@@ -237,7 +251,18 @@ struct GTPipelineTrainPass
       update.setAllArgAttrs(gradAttrs);
       update.setAllResultAttrs(gradAttrs);
       OpPassManager optimizerPm(ModuleOp::getOperationName());
+      if (sharded) {
+        GTDataParallelOptions dataParallel;
+        dataParallel.dp = dp;
+        dataParallel.pp = pp;
+        dataParallel.presummed = true;
+        dataParallel.zero = zero;
+        dataParallel.bucketPrefix = ("gt.zero.s" + Twine(k) + ".bucket").str();
+        optimizerPm.addPass(createGTDataParallel(dataParallel));
+      }
       optimizerPm.addPass(createGTOptimizer(optimizerOptions()));
+      if (sharded)
+        optimizerPm.addPass(createGTZeroGather());
       func::FuncOp upd =
           runOn(update, optimizerPm, "main", "pp_s" + Twine(k) + "_update");
       if (!upd)

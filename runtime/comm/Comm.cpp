@@ -10,6 +10,7 @@
 #include "comm/CommGroup.h"
 #include "support/Error.h"
 
+#include <atomic>
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
@@ -22,6 +23,19 @@ using namespace mgrt::comm;
 namespace {
 
 int gErrorMode = MGRT_COMM_ERRORS_ABORT;
+/// mgrt_comm_bytes_sent's counter (atomic: any thread may send).
+std::atomic<uint64_t> gBytesSent{0};
+
+/// Counts `elements` of `dtype` as sent if the call `rc` succeeded, and
+/// passes `rc` on.
+int countSent(int rc, double elements, int dtype) {
+  if (rc == MGRT_OK && elements > 0)
+    gBytesSent.fetch_add(
+        static_cast<uint64_t>(elements *
+                              static_cast<double>(elementSize(dtype))),
+        std::memory_order_relaxed);
+  return rc;
+}
 thread_local std::string gLastError;
 bool gInitializedHere = false;
 mgrt_comm_group *gWorld = nullptr;
@@ -378,7 +392,9 @@ int mgrt_comm_all_reduce(mgrt_comm_group *g, const void *send, void *recv,
     return rc;
   if (int rc = checkCount(count, recv, "recv", call))
     return rc;
-  return g->allReduce(send, recv, count, dtype, op);
+  const int n = g->size;
+  return countSent(g->allReduce(send, recv, count, dtype, op),
+                   2.0 * (n - 1) * static_cast<double>(count) / n, dtype);
 }
 
 int mgrt_comm_all_gather(mgrt_comm_group *g, const void *send,
@@ -404,8 +420,10 @@ int mgrt_comm_all_gather(mgrt_comm_group *g, const void *send,
     return rc;
   if (total > 0 && send == recv)
     return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
-  return g->allGather(send, recv, counts.data(), displs.data(), !recv_counts,
-                      dtype);
+  return countSent(g->allGather(send, recv, counts.data(), displs.data(),
+                                !recv_counts, dtype),
+                   static_cast<double>(total - counts[(g->rank + 1) % g->size]),
+                   dtype);
 }
 
 int mgrt_comm_reduce_scatter(mgrt_comm_group *g, const void *send, void *recv,
@@ -429,8 +447,9 @@ int mgrt_comm_reduce_scatter(mgrt_comm_group *g, const void *send, void *recv,
     return rc;
   if (total > 0 && send == recv)
     return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
-  return g->reduceScatter(send, recv, counts.data(), displs.data(),
-                          !recv_counts, dtype, op);
+  return countSent(g->reduceScatter(send, recv, counts.data(), displs.data(),
+                                    !recv_counts, dtype, op),
+                   static_cast<double>(total - counts[g->rank]), dtype);
 }
 
 int mgrt_comm_all_to_all(mgrt_comm_group *g, const void *send,
@@ -458,8 +477,9 @@ int mgrt_comm_all_to_all(mgrt_comm_group *g, const void *send,
     return rc;
   if (st > 0 && send == recv)
     return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
-  return g->allToAll(send, sc.data(), sd.data(), recv, rc_.data(), rd.data(),
-                     dtype);
+  return countSent(g->allToAll(send, sc.data(), sd.data(), recv, rc_.data(),
+                               rd.data(), dtype),
+                   static_cast<double>(st - sc[g->rank]), dtype);
 }
 
 int mgrt_comm_broadcast(mgrt_comm_group *g, void *buf, int64_t count, int dtype,
@@ -476,7 +496,9 @@ int mgrt_comm_broadcast(mgrt_comm_group *g, void *buf, int64_t count, int dtype,
                 "root %d is not a rank of the group "
                 "of %d",
                 root, g->size);
-  return g->broadcast(buf, count, dtype, root);
+  const bool last = g->rank == (root + g->size - 1) % g->size;
+  return countSent(g->broadcast(buf, count, dtype, root),
+                   last ? 0.0 : static_cast<double>(count), dtype);
 }
 
 int mgrt_comm_sendrecv(mgrt_comm_group *g, const void *send, int64_t send_count,
@@ -499,8 +521,9 @@ int mgrt_comm_sendrecv(mgrt_comm_group *g, const void *send, int64_t send_count,
   if (source >= 0)
     if (int rc = checkCount(recv_count, recv, "recv", call))
       return rc;
-  return g->sendRecv(send, send_count, dest, recv, recv_count, source, dtype,
-                     tag);
+  return countSent(
+      g->sendRecv(send, send_count, dest, recv, recv_count, source, dtype, tag),
+      dest >= 0 ? static_cast<double>(send_count) : 0.0, dtype);
 }
 
 int mgrt_comm_send(mgrt_comm_group *g, const void *buf, int64_t count,
@@ -523,6 +546,10 @@ int mgrt_comm_barrier(mgrt_comm_group *g) {
   if (int rc = checkGroup(g, "mgrt_comm_barrier"))
     return rc;
   return g->barrier();
+}
+
+uint64_t mgrt_comm_bytes_sent(void) {
+  return gBytesSent.load(std::memory_order_relaxed);
 }
 
 } // extern "C"

@@ -80,7 +80,8 @@ std::string MetricsLog::jsonLine(const StepMetrics &m) {
       .attribute("step_time_s", m.stepSeconds);
   if (m.hasMemory) {
     j.attributeArray("peak_bytes", m.peakBytes)
-        .attributeArray("base_bytes", m.baseBytes);
+        .attributeArray("base_bytes", m.baseBytes)
+        .attributeArray("comm_bytes", m.commBytes);
     if (m.hasDevicePeaks)
       j.attributeArray("device_peak_bytes", m.devicePeakBytes);
     if (m.hasCompute)

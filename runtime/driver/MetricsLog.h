@@ -6,7 +6,7 @@
 // (support/Json.h). The keys, in order (Train.h documents their meaning):
 //   step, loss, accuracy, test_accuracy, step_time_s
 // and for graph data sets (not --data npy:)
-//   peak_bytes, base_bytes, [device_peak_bytes], [compute_s,
+//   peak_bytes, base_bytes, comm_bytes, [device_peak_bytes], [compute_s,
 //   compute_cpu_s], tokens_per_s, epoch
 // Non-finite numbers (an accuracy without counted items) are null.
 //
@@ -31,6 +31,7 @@ struct StepMetrics {
   bool hasMemory = false;
   size_t localPeakBytes = 0;                ///< this rank's, for the console
   std::vector<size_t> peakBytes, baseBytes; ///< per rank
+  std::vector<size_t> commBytes; ///< per rank: sent in the step (Comm.h)
   bool hasDevicePeaks = false;
   std::vector<size_t> devicePeakBytes; ///< per rank (--target cuda)
   bool hasCompute = false;             ///< pipelined: seconds per rank

@@ -112,6 +112,7 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   pipe.pp = static_cast<int>(plan.pp);
   pipe.mb = static_cast<int>(plan.micro_batches);
   pipe.dp = static_cast<int>(plan.dp);
+  pipe.zero = static_cast<int>(plan.zero);
   if (pipe.pp < 2 || pipe.mb < 1 || pipe.dp < 1 || plan.cp != 1)
     return fail(error, "the model's plan '" + planText +
                            "' is not a pipeline plan this driver runs "
@@ -409,8 +410,9 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
     }
   }
 
-  // Gradients of the replicas, then the update.
-  if (pipe.dp > 1)
+  // Gradients of the replicas, then the update (with ZeRO the update
+  // reduce-scatters them itself).
+  if (pipe.dp > 1 && pipe.zero == 0)
     for (mgrt_tensor &a : st.acc)
       mgrt_comm_all_reduce(pipe.dpGroup, a.data, a.data, mgrt_tensor_numel(&a),
                            MGRT_F32, MGRT_COMM_SUM);

@@ -16,7 +16,8 @@
 // group. Micro-batch m's loss and gradients are
 // weighted by n_m / N (labelled nodes in m over the global batch), so the
 // step equals the one-process masked mean; gradients are summed over the dp
-// group before the update; loss and counts are broadcast from the last
+// group before the update (by the update itself with zero=1|2); loss and
+// counts are broadcast from the last
 // stage.
 //
 //===----------------------------------------------------------------------===//
@@ -41,6 +42,9 @@ struct PipelineState;
 
 struct Pipeline {
   int pp = 1, mb = 1, dp = 1;
+  /// ZeRO stage of the stages' updates: above 0 they reduce-scatter the
+  /// gradients over dp themselves (gt-pipeline-train).
+  int zero = 0;
   int stage = 0, replica = 0, worldRank = 0;
   /// 1F1B (default) or GPipe (all forwards, then all backwards; every
   /// stage keeps all M micro-batches' inputs): MEGAGRAPH_PP_SCHEDULE=gpipe.

@@ -380,11 +380,13 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
     }
     if (skipNonFinite)
       beforeStep.save();
+    const uint64_t sentBefore = mgrt_comm_bytes_sent();
     const auto start = std::chrono::steady_clock::now();
     if (!runner.step(error)) {
       status = reportError(error);
       break;
     }
+    const uint64_t sent = mgrt_comm_bytes_sent() - sentBefore;
     StepMetrics m;
     m.step = step + 1;
     m.stepSeconds =
@@ -396,6 +398,7 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
       summary.maxPeakBytes = std::max(summary.maxPeakBytes, m.localPeakBytes);
       m.peakBytes = runner.gather(m.localPeakBytes);
       m.baseBytes = runner.gather(base);
+      m.commBytes = runner.gather(static_cast<size_t>(sent));
       runner.addMetrics(m);
       m.epoch = counts.epoch;
       m.tokensPerSecond =

@@ -73,11 +73,14 @@
 // entry (timed: step_time_s), print `step t/K  loss L  acc A  T s  peak P
 // MiB` to stdout (unless --quiet) and append to --log-json one line
 //   {"step":t,"loss":L,"accuracy":A,"test_accuracy":TA,"step_time_s":T,
-//    "peak_bytes":[P],"base_bytes":[Q],"tokens_per_s":B*S/T,"epoch":e}
+//    "peak_bytes":[P],"base_bytes":[Q],"comm_bytes":[C],
+//    "tokens_per_s":B*S/T,"epoch":e}
 // (t from 1; accuracy null without `correct` or counted nodes, TA null
 // without eval_mask / eval_correct or test nodes in the batch; peak_bytes
-// one entry per rank, here one; a pipelined model adds "compute_s":[C] and
-// "compute_cpu_s":[U], per rank the wall and process CPU seconds inside its
+// one entry per rank, here one; comm_bytes per rank the bytes sent inside
+// the step, mgrt_comm_bytes_sent of megagraph/Comm.h; a pipelined model
+// adds "compute_s":[C] and "compute_cpu_s":[U], per rank the wall and
+// process CPU seconds inside its
 // stage forward/backward entries). The summary's test accuracy pools the
 // last min(steps, steps per epoch) steps. A non-finite loss is logged (as null)
 // and stops the run with exit 1. Then a summary line on stdout. Exit codes as

@@ -13,7 +13,7 @@ cp program must also have the per-rank shapes ([B, S/C, F] features,
 
 usage: train_cp_check.py MEGAGRAPH_COMPILE WORKDIR --model graphormer|plain|mha
            --cp C [--dp P] [--mode allgather|ring] [--optimizer sgd|adamw]
-           [--lr X] [--global-batch B]
+           [--lr X] [--global-batch B] [--zero 0|1|2|3]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import argparse
@@ -125,6 +125,7 @@ def main():
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--lr", default="0.1")
     ap.add_argument("--global-batch", type=int, default=2)
+    ap.add_argument("--zero", type=int, default=0)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
@@ -133,6 +134,8 @@ def main():
     B, P, C = args.global_batch, args.dp, args.cp
     assert B % P == 0
     plan = f"cp={C},cp_mode={args.mode}" + (f",dp={P}" if P > 1 else "")
+    if args.zero:
+        plan += f",zero={args.zero}"
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
              "-O0"]
     exes, irs = {}, {}
@@ -143,6 +146,11 @@ def main():
         exes[name] = os.path.join(args.work, name)
         subprocess.run([args.compiler, onnx_path, *train, *extra,
                         "--emit=exe", "-o", exes[name]], check=True)
+        if args.zero:
+            irs[name + ".gt"] = subprocess.run(
+                [args.compiler, onnx_path, *train, *extra, "--emit=gt",
+                 "--mlir-elide-elementsattrs-if-larger=1"], check=True,
+                capture_output=True, text=True).stdout
         if name == "cp":
             irs["gt"] = subprocess.run(
                 [args.compiler, onnx_path, *train, *extra, "--emit=gt",
@@ -197,6 +205,22 @@ def main():
           f"the edges inside the sequences cut (random split: "
           f"{randomCut:.0f}%)")
     tdp.compare_runs(check, single, cp, P * C, STEPS)
+    if args.zero:
+        # ZeRO shards over all P * C ranks (the gradients are summed over
+        # dp x cp): 1/(P*C) of the AdamW moments (plus the step counter and
+        # the padding of the buckets), and with zero=3 of the parameters.
+        n = P * C
+        s1 = tdp.optimizer_state_bytes(irs["single.gt"])
+        sn = tdp.optimizer_state_bytes(irs["cp.gt"])
+        check("optimizer state", sn <= s1 / n + 4 * (2 * n + 1),
+              f"{s1} bytes per rank alone, {sn} with {plan} "
+              f"(ratio {s1 / max(sn, 1):.2f})")
+        p1 = tdp.parameter_bytes(irs["single.gt"])
+        pn = tdp.parameter_bytes(irs["cp.gt"])
+        want = pn <= p1 / n + 4 * 2 * n if args.zero == 3 else pn == p1
+        check("parameters", want and p1 > 0,
+              f"{p1} bytes per rank alone, {pn} with {plan} "
+              f"(ratio {p1 / max(pn, 1):.2f})")
     return 0 if check.ok else 1
 
 

@@ -5,7 +5,8 @@ process and with `--train --plan dp=P` for P ranks, and trained on the same
 synthetic SBM for 20 steps, once alone and once under `mpirun -np P`. The
 dp run must reproduce the one-process run of the same global batch: every
 step's loss within 1e-4 relative, the same accuracy, and one peak_bytes
-entry per rank. Also: the dp executable started without mpirun must fail
+entry per rank; each rank's comm_bytes is the analytic volume of the
+step's collectives. Also: the dp executable started without mpirun must fail
 with a message saying how to launch it.
 
 usage: train_dp_check.py MEGAGRAPH_COMPILE WORKDIR --model mlp|graphormer
@@ -102,6 +103,27 @@ def initial_weight_bytes(mlir):
     return global_bytes(mlir, lambda l: "gt.param_init" in l)
 
 
+def analytic_comm_bytes(mlir, ranks):
+    """Bytes each rank sends per step by the shard collectives of the
+    compiled step (`--emit=gt`), at the ring volumes of megagraph/Comm.h:
+    all_reduce 2 (n-1)/n of the buffer, reduce_scatter (n-1)/n of its input,
+    all_gather (n-1) times its input; all_slice is a local copy. With zero=3
+    the first step's shard cut (an scf.if) is all_slice only, so every step
+    sends the same."""
+    n, total = ranks, 0
+    for m in re.finditer(r"shard\.(all_reduce|reduce_scatter|all_gather) "
+                         r"[^\n]*: tensor<(\d+)xf32> -> tensor<(\d+)xf32>",
+                         mlir):
+        kind, a, b = m.group(1), int(m.group(2)), int(m.group(3))
+        if kind == "all_reduce":
+            total += int(2.0 * (n - 1) * a / n * 4)
+        elif kind == "reduce_scatter":
+            total += (a - b) * 4
+        else:
+            total += (b - a) * 4
+    return total
+
+
 def compare_runs(check, single, parallel, ranks, steps, note=""):
     """The parallel run reproduces the one-process run: `steps` records each,
     every step's loss within 1e-4 relative, the same accuracy, and one
@@ -147,7 +169,7 @@ def main():
     # tested here (the runtime's kernels are optimized either way).
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
              *args.recipe.split(), "--emit=exe", "-O0"]
-    exes, state, params, init = {}, {}, {}, {}
+    exes, state, params, init, gts = {}, {}, {}, {}, {}
     for name, batch, plan in (("single", B, []),
                               (f"dp{P}", B // P,
                                ["--plan", f"dp={P},zero={args.zero}"])):
@@ -162,6 +184,7 @@ def main():
                                "--mlir-elide-elementsattrs-if-larger=1"],
                               check=True, capture_output=True,
                               text=True).stdout
+        gts[name] = mlir
         state[name] = optimizer_state_bytes(mlir)
         params[name] = parameter_bytes(mlir)
         init[name] = initial_weight_bytes(mlir)
@@ -184,6 +207,13 @@ def main():
     check = Checks()
 
     compare_runs(check, single, dp, P, STEPS)
+    # comm_bytes: what each rank sent in the step, the analytic volume of
+    # the step's collectives; nothing alone.
+    want = analytic_comm_bytes(gts[f"dp{P}"], P)
+    got = {b for r in dp for b in r["comm_bytes"]}
+    check("comm_bytes", want > 0 and got == {want} and
+          all(r["comm_bytes"] == [0] for r in single),
+          f"{sorted(got)} bytes per rank and step, analytic {want}")
     s1, sp = state["single"], state[f"dp{P}"]
     if args.optimizer == "adamw":
         # zero=0 replicates the moments; zero=1 keeps 1/P of them (plus the

@@ -9,7 +9,10 @@ same synthetic SBM for 20 steps, once alone and once under
 same global batch: every step's loss within 1e-4 relative, the same
 accuracy, one peak_bytes entry per rank. Also: the stage entries are in the
 executable's IR, and the pipeline executable started without mpirun fails
-with a message saying how to launch it.
+with a message saying how to launch it. With --zero each stage's update
+reduce-scatters its gradients over the dp replicas: the IR has one
+optimizer-state global per moment at 1/D of the stage's parameters
+(gt.zero.s<k>.bucket<j>), and the parameters stay whole.
 
 The layer-norm weights are perturbed before export: the exporter merges
 identical initializers (all-ones LN weights) into one tensor, which would tie
@@ -17,7 +20,7 @@ parameters across stages (rejected by gt-pipeline-split).
 
 usage: train_pp_check.py MEGAGRAPH_COMPILE WORKDIR --pp K --mb M [--dp D]
            [--optimizer sgd|adamw] [--lr X] [--stages a:b:...]
-           [--schedule 1f1b|gpipe] [--recompute]
+           [--schedule 1f1b|gpipe] [--recompute] [--zero 1|2]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import argparse
@@ -29,6 +32,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train_dp_check as tdp  # noqa: E402  (optimizer_state_bytes)
 import train_graphormer_check as tg  # noqa: E402  (Graphormer)
 from train_dp_check import Checks, compare_runs, export, mpirun  # noqa: E402
 
@@ -48,6 +52,7 @@ def main():
     ap.add_argument("--stages", default="")
     ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
     ap.add_argument("--recompute", action="store_true")
+    ap.add_argument("--zero", type=int, default=0)
     ap.add_argument("--recipe", default="",
                     help="more training flags for both compiles, e.g. "
                          "'--momentum 0.9 --lr-schedule cosine ...'")
@@ -66,6 +71,8 @@ def main():
         plan += f",stages={args.stages}"
     if args.recompute:
         plan += ",recompute=1"
+    if args.zero:
+        plan += f",zero={args.zero}"
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
              *args.recipe.split(), "-O0"]
     exes = {}
@@ -104,6 +111,20 @@ def main():
     missing = [e for e in entries if f'gt.pipeline_entry = "{e}"' not in mlir]
     check("entries", not missing,
           f"{len(entries)} stage entries, missing {missing}")
+    if args.zero:
+        state = tdp.optimizer_state_bytes(mlir)
+        single_mlir = subprocess.run(
+            [args.compiler, os.path.join(args.work, "single.onnx"), *train,
+             "--emit=gt", "--mlir-elide-elementsattrs-if-larger=1"],
+            check=True, capture_output=True, text=True).stdout
+        s1 = tdp.optimizer_state_bytes(single_mlir)
+        # Summed over the stages: 1/D of the moments, plus one step counter
+        # per stage and the buckets' padding.
+        slack = 4 * args.pp * (2 * args.dp + 1)
+        check("optimizer state", "gt.zero.s0.bucket" in mlir and
+              state <= s1 / args.dp + slack,
+              f"{s1} bytes alone, {state} over the {args.pp} stages of one "
+              f"replica with {plan} (ratio {s1 / max(state, 1):.2f})")
     compare_runs(check, single, pp, ranks, STEPS,
                  f", {plan}, {args.schedule}")
     r = subprocess.run([exes["pp"], *run], capture_output=True, text=True,

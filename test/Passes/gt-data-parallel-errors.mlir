@@ -3,6 +3,8 @@
 // DP0: error: gt-data-parallel: dp must be at least 1, got 0
 // RUN: not megagraph-opt %s --split-input-file --gt-data-parallel="dp=2 zero=4" 2>&1 | FileCheck %s --check-prefix=ZERO4
 // ZERO4: error: gt-data-parallel: zero must be 0, 1, 2 or 3, got 4
+// RUN: not megagraph-opt %s --split-input-file --gt-data-parallel="dp=2 pp=0" 2>&1 | FileCheck %s --check-prefix=PP0
+// PP0: error: gt-data-parallel: pp must be at least 1, got 0
 
 // expected-error @+1 {{gt-data-parallel needs the gradient function @main_grad (run gt-autodiff first, gt-optimizer after)}}
 module {

@@ -5,6 +5,25 @@
 // RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=sgd lr=0.5 clip-grad-norm=1" 2>&1 | FileCheck %s --check-prefix=CLIP
 // CLIP: error: gt-pipeline-train: clip-grad-norm is not supported with pipeline stages (pp > 1): each stage holds only its parameters' gradients, and the global norm needs them all
 
+// ZeRO over dp = 2 replicas of each stage: every update reduce-scatters its
+// stage's packed gradients (stage 0: 32 + 8 + 10 = 50 elements) over axis 0
+// of the shared 2 x 2 grid, keeps the AdamW moments of its 25-element
+// shard (named per stage, so the stages' state stays apart) and
+// all-gathers the updated parameters. zero=3 is refused.
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=1" | FileCheck %s --check-prefix=ZERO
+// RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=ZERO3
+// ZERO3: error: gt-pipeline-train: needs dp >= 1 and zero 0, 1 or 2 (zero=3 gathers parameters in every stage entry), got dp=2, zero=3
+// ZERO:       shard.grid @gt_dp(shape = 2x2)
+// ZERO-NOT:   shard.grid
+// ZERO:       ml_program.global private mutable @gt.zero.s0.bucket0.adam_m({{.*}}) : tensor<25xf32> {gt.optimizer_state}
+// ZERO-LABEL: func.func @pp_s0_update(
+// ZERO:         %[[RS:.*]] = shard.reduce_scatter %{{.*}} on @gt_dp grid_axes = [0] scatter_axis = 0 : tensor<50xf32> -> tensor<25xf32>
+// ZERO:         shard.all_gather %{{.*}} on @gt_dp grid_axes = [0] gather_axis = 0 : tensor<25xf32> -> tensor<50xf32>
+// ZERO:         ml_program.global_store @w0
+// ZERO:       ml_program.global private mutable @gt.zero.s1.bucket0.adam_m({{.*}}) : tensor<50xf32> {gt.optimizer_state}
+// ZERO-LABEL: func.func @pp_s1_update(
+// ZERO:         shard.reduce_scatter %{{.*}} on @gt_dp grid_axes = [0] scatter_axis = 0 : tensor<100xf32> -> tensor<50xf32>
+
 // Without recomputation stage 0's forward also returns what its backward
 // reads (the encoder output and the bias), and the backward takes them
 // instead of recomputing: only parameter loads and constants are redone.

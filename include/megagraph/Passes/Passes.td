@@ -538,6 +538,13 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     is the same transformation: only the shard outlives the reduce-scatter.
     `zero=3` is recorded in `gt.plan` for gt-zero-gather.
 
+    With `pp > 1` (gt-pipeline-train runs the pass on each stage's update)
+    the grid is `@gt_dp(shape = dp x pp)` and the collectives run over its
+    axis 0, the replicas of the rank's stage; the stages share the grid (a
+    grid of that shape already in the module is kept), and their buckets
+    are named after `bucket-prefix` so that their shard globals and
+    moments stay apart.
+
     Example (dp = 2, one small gradient):
 
     ```mlir
@@ -562,6 +569,11 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
            "ZeRO stage: 0 (all-reduce), 1 or 2 (reduce-scatter, sharded "
            "optimizer state and gradients; run gt-zero-gather after "
            "gt-optimizer) or 3 (also sharded parameters, in gt-zero-gather)">,
+    Option<"pp", "pp", "int64_t", /*default=*/"1",
+           "Pipeline stages: the grid is dp x pp, reduced over axis 0">,
+    Option<"bucketPrefix", "bucket-prefix", "std::string",
+           /*default=*/"\"gt.zero.bucket\"",
+           "Name prefix of the ZeRO shard globals (`<prefix><k>`)">,
   ];
   let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tosa::TosaDialect",
@@ -744,7 +756,13 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
         the stage's parameters from the gradients accumulated over the
         step's micro-batches (inputs `grad:<param>`), with this pass's
         optimizer options (clip-grad-norm is refused: the norm spans
-        the stages).
+        the stages). With `dp > 1` and `zero=1|2` the update itself sums
+        the accumulated gradients over the stage's dp replicas:
+        gt-data-parallel{presummed, pp} reduce-scatters them (the driver
+        weights each micro-batch by n_m / N, so a sum is the global
+        gradient), gt-optimizer keeps the moments at the shard's size and
+        gt-zero-gather all-gathers the updated shard into the parameters;
+        the driver then does not all-reduce the gradients itself.
     `@main` becomes a stub with the driver's view of one step (graph inputs
     with mb times the micro-batch, labels, masks -> loss, correct,
     eval_correct; it returns zeros and is never called: the driver runs the
@@ -754,10 +772,20 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
     Option<"recompute", "recompute", "bool", /*default=*/"true",
            "Stage backwards recompute the forward (false: the forward "
            "returns the values the backward reads as saved<i>)">,
+    Option<"dp", "dp", "int64_t", /*default=*/"1",
+           "Data-parallel replicas of each stage">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage of the stages' updates over the dp replicas: 0 (the "
+           "driver all-reduces the gradients) or 1 and 2 (the update "
+           "reduce-scatters them and keeps sharded optimizer state)">,
   ]);
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {

@@ -169,6 +169,17 @@ int mgrt_comm_sendrecv(mgrt_comm_group *group, const void *send,
 /** Returns when every rank of `group` has called it. */
 int mgrt_comm_barrier(mgrt_comm_group *group);
 
+/** Bytes this process has sent since it started, over every group and
+ *  backend: the exact payload of send / sendrecv, and for a collective
+ *  the volume of the bandwidth-optimal ring algorithm over its n ranks:
+ *  all_reduce 2 (n-1)/n of the buffer, all_gather every piece but the
+ *  successor's, reduce_scatter every piece but its own, all_to_all what
+ *  goes to the other ranks, broadcast the buffer on every rank but the
+ *  root's predecessor (pipelined ring). What the backend actually moves
+ *  may differ (MPI picks its algorithm); this is the figure plans are
+ *  compared by (the per-step `comm_bytes` of the training log). */
+uint64_t mgrt_comm_bytes_sent(void);
+
 /*===-- Calls from compiled code (shard collectives, gt-shard-to-runtime) -===*/
 /* f32 buffers as rank-1 memref descriptors; the grid is `g0 x g1 x g2 x g3`
  * (unused axes 1), `axes` a bit mask of its axes; groups are created on

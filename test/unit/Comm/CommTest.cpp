@@ -4,7 +4,8 @@
 // `mpirun -np 2` and `-np 4` (and alone): f32/f64/i32/i64, uneven counts
 // (including ranks contributing nothing), in place, sub-groups of every
 // dp x pp x cp grid that fits the job, the calls of compiled code
-// (_mlir_ciface_mgrt_comm_*), and argument errors in return mode. Every
+// (_mlir_ciface_mgrt_comm_*), the bytes each call counts as sent, and
+// argument errors in return mode. Every
 // test calls the same collectives in the same order on every rank.
 //
 //===----------------------------------------------------------------------===//
@@ -170,6 +171,53 @@ TEST(Comm, BroadcastFromEveryRoot) {
     for (int i = 0; i < 17; ++i)
       ASSERT_EQ(buf[i], value(root, i)) << "root " << root;
   }
+}
+
+/// Bytes sent by `call` (mgrt_comm_bytes_sent before and after).
+template <typename F> uint64_t sentBy(F call) {
+  const uint64_t before = mgrt_comm_bytes_sent();
+  call();
+  return mgrt_comm_bytes_sent() - before;
+}
+
+TEST(Comm, BytesSentAreTheRingVolumes) {
+  const int n = np(), r = me();
+  std::vector<float> a(12, 1.f), b(12 * n, 0.f);
+  // all_reduce: 2 (n-1)/n of the buffer.
+  EXPECT_EQ(sentBy([&] {
+              mgrt_comm_all_reduce(world(), a.data(), b.data(), 12, MGRT_F32,
+                                   MGRT_COMM_SUM);
+            }),
+            static_cast<uint64_t>(2.0 * (n - 1) * 12 / n * 4));
+  // all_gather: every piece but the successor's (uneven counts).
+  std::vector<int64_t> counts(n);
+  for (int q = 0; q < n; ++q)
+    counts[q] = q + 1;
+  const int64_t total = std::accumulate(counts.begin(), counts.end(), 0L);
+  std::vector<double> piece(counts[r], 1.0), all(total);
+  EXPECT_EQ(sentBy([&] {
+              mgrt_comm_all_gather(world(), piece.data(), counts[r], all.data(),
+                                   counts.data(), MGRT_F64);
+            }),
+            static_cast<uint64_t>(total - counts[(r + 1) % n]) * 8);
+  // reduce_scatter: every piece but its own.
+  EXPECT_EQ(sentBy([&] {
+              mgrt_comm_reduce_scatter(world(), all.data(), piece.data(), 0,
+                                       counts.data(), MGRT_F64, MGRT_COMM_SUM);
+            }),
+            static_cast<uint64_t>(total - counts[r]) * 8);
+  // broadcast: every rank but the root's predecessor forwards the buffer.
+  EXPECT_EQ(
+      sentBy([&] { mgrt_comm_broadcast(world(), a.data(), 12, MGRT_F32, 0); }),
+      r == n - 1 ? 0u : 48u);
+  // sendrecv around the ring: exactly the payload (nothing alone).
+  const int next = (r + 1) % n, prev = (r + n - 1) % n;
+  EXPECT_EQ(sentBy([&] {
+              if (n > 1)
+                mgrt_comm_sendrecv(world(), a.data(), 5, next, b.data(), 5,
+                                   prev, MGRT_F32, 7);
+            }),
+            n > 1 ? 20u : 0u);
 }
 
 TEST(Comm, SendRecvRing) {

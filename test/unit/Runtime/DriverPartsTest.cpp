@@ -109,12 +109,13 @@ TEST(MetricsLog, GraphLineKeysInOrder) {
   m.localPeakBytes = 1048576;
   m.peakBytes = {10, 20};
   m.baseBytes = {1, 2};
+  m.commBytes = {3, 4};
   m.tokensPerSecond = 64;
   m.epoch = 4;
   EXPECT_EQ(MetricsLog::jsonLine(m),
             R"({"step":1,"loss":1.5,"accuracy":0.75,"test_accuracy":null,)"
             R"("step_time_s":2,"peak_bytes":[10,20],"base_bytes":[1,2],)"
-            R"("tokens_per_s":64,"epoch":4})");
+            R"("comm_bytes":[3,4],"tokens_per_s":64,"epoch":4})");
   EXPECT_EQ(MetricsLog::stepLine(m, 2),
             "step 1/2  loss 1.5000  acc 0.750  2.000 s  peak 1.0 MiB");
   m.hasDevicePeaks = true;
@@ -123,7 +124,7 @@ TEST(MetricsLog, GraphLineKeysInOrder) {
   m.computeSeconds = {0.5};
   m.computeCpuSeconds = {NAN};
   EXPECT_THAT(MetricsLog::jsonLine(m),
-              HasSubstr(R"("base_bytes":[1,2],"device_peak_bytes":[7],)"
+              HasSubstr(R"("comm_bytes":[3,4],"device_peak_bytes":[7],)"
                         R"("compute_s":[0.5],"compute_cpu_s":[null],)"
                         R"("tokens_per_s":64,)"));
 }
