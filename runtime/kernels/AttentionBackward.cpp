@@ -19,11 +19,18 @@
 //   C. dQ, dBias per (dbias batch, dbias head, query block), over every
 //                (b, h) that broadcast onto it and all key blocks:
 //                  dS = P (dP - D); dQ += scale dS K; dBias += dS
+//   B+C.         when dbias is absent or not broadcast (the usual case),
+//                one pass instead: per (b, h, run of key blocks), each tile's
+//                P^T and dS^T are computed once and give dV, dK, the tile of
+//                dBias and the run's share of dQ (summed after, per (b, h)),
+//                so the scores are recomputed twice per step, not three
+//                times, and the bias is read twice.
 //
-// Each output element is owned by one task, so there are no atomics and no
-// per-thread copies of dK / dV / dBias. A dBias that is broadcast over the
-// query dimension makes one task per (dbias batch, head) (its rows sum over
-// every query). Working memory: the packed operands and O(kBlk^2 + kBlk*(dh
+// Each output element is owned by one task (dQ: one partial per run), so
+// there are no atomics and no per-thread copies of dK / dV / dBias. A dBias
+// that is broadcast over the query dimension makes one task per (dbias batch,
+// head) (its rows sum over every query). Working memory: the packed operands
+// and O(kBlk^2 + kBlk*(dh
 // + dv)) floats per thread, never a score matrix.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +46,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -66,6 +75,7 @@ template <typename T> struct View4 {
 struct BwdProblem {
   int64_t B, Sq, Sk, H, dh, dvh;
   int64_t dhPad, dvPad, SqP, SkP, qBlocks, kBlocks;
+  int64_t dhR, dvR; // dh, dvh rounded up to kTileRows (rows of QsT, dOT)
   float scale;
   const float *q, *k, *v, *dout;
   float *dq, *dk, *dv;
@@ -79,16 +89,16 @@ struct BwdProblem {
   MicroGemmFn gemm;
   bool accumulate; // add into dq, dk, dv, dbias (attentionBackward)
 
-  // Packed operands, per (b, h): Qs [SqP][dhPad], QsT [dh][SqP],
-  // dO [SqP][dvPad], dOT [dvh][SqP], Kp [SkP][dhPad], KT [dh][SkP],
+  // Packed operands, per (b, h): Qs [SqP][dhPad], QsT [dhR][SqP],
+  // dO [SqP][dvPad], dOT [dvR][SqP], Kp [SkP][dhPad], KT [dh][SkP],
   // Vp [SkP][dvPad], VT [dvh][SkP]; lse, dvec [SqP]. Padding is zero (lse
   // +inf), so padded queries and keys contribute nothing.
   float *qs, *qsT, *dO, *dOT, *kp, *kT, *vp, *vT, *lse, *dvec;
   int64_t bh(int64_t b, int64_t h) const { return b * H + h; }
   float *Qs(int64_t b, int64_t h) const { return qs + bh(b, h) * SqP * dhPad; }
-  float *QsT(int64_t b, int64_t h) const { return qsT + bh(b, h) * dh * SqP; }
+  float *QsT(int64_t b, int64_t h) const { return qsT + bh(b, h) * dhR * SqP; }
   float *DO(int64_t b, int64_t h) const { return dO + bh(b, h) * SqP * dvPad; }
-  float *DOT(int64_t b, int64_t h) const { return dOT + bh(b, h) * dvh * SqP; }
+  float *DOT(int64_t b, int64_t h) const { return dOT + bh(b, h) * dvR * SqP; }
   float *Kp(int64_t b, int64_t h) const { return kp + bh(b, h) * SkP * dhPad; }
   float *KT(int64_t b, int64_t h) const { return kT + bh(b, h) * dh * SkP; }
   float *Vp(int64_t b, int64_t h) const { return vp + bh(b, h) * SkP * dvPad; }
@@ -100,17 +110,19 @@ struct BwdProblem {
 /// Per-worker buffers.
 struct BwdScratch {
   float *s, *dp;    // [kBlk][kBlk]: S (then P, dS) and dP, or transposed
-  float *accK;      // [kBlk][dhPad]: dK or dQ accumulator
-  float *accV;      // [kBlk][dvPad]: dV accumulator
+  float *accK;      // [kBlk][dhPad]: dK or dQ accumulator, or [dhR][kBlk] dK^T
+  float *accV;      // [kBlk][dvPad]: dV accumulator, or [dvR][kBlk] dV^T
   float *m, *l, *u; // [kBlk]
   static size_t floats(const BwdProblem &p) {
-    return 2 * kBlk * kBlk + kBlk * (p.dhPad + p.dvPad) + 3 * kBlk;
+    return 2 * kBlk * kBlk +
+           kBlk * (std::max(p.dhPad, p.dhR) + std::max(p.dvPad, p.dvR)) +
+           3 * kBlk;
   }
   void carve(const BwdProblem &p, float *f) {
     s = f, f += kBlk * kBlk;
     dp = f, f += kBlk * kBlk;
-    accK = f, f += kBlk * p.dhPad;
-    accV = f, f += kBlk * p.dvPad;
+    accK = f, f += kBlk * std::max(p.dhPad, p.dhR);
+    accV = f, f += kBlk * std::max(p.dvPad, p.dvR);
     m = f, f += kBlk;
     l = f, f += kBlk;
     u = f;
@@ -138,6 +150,8 @@ MGRT_INLINE void packBody(const BwdProblem &p, int64_t b, int64_t h) {
         dOT[c * p.SqP + r] = x;
     }
   }
+  std::fill(qsT + dh * p.SqP, qsT + p.dhR * p.SqP, 0.f);
+  std::fill(dOT + dvh * p.SqP, dOT + p.dvR * p.SqP, 0.f);
   const float *k = p.k + b * p.kStride[0] + h * dh;
   const float *v = p.v + b * p.vStride[0] + h * dvh;
   float *kp = p.Kp(b, h), *kT = p.KT(b, h), *vp = p.Vp(b, h), *vT = p.VT(b, h);
@@ -356,6 +370,84 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
           p.scale * s.accK[r * p.dhPad + c];
 }
 
+/// Phases B and C in one pass: key blocks [kb0, kb1) of (b, h). Each
+/// (query block, key block) tile is computed once, with queries as rows as
+/// in phase C: S, dP, then P and dS. They give dV^T += dO^T P and dK^T +=
+/// (scale Q)^T dS (the transposed operands are packed, so no tile is
+/// transposed), this run's share of dQ, added into `dqPart` ([SqP][dhPad],
+/// unscaled), and the tile of dBias, which no other task touches.
+MGRT_INLINE void keyQueryBody(const BwdProblem &p, BwdScratch &s, int64_t b,
+                              int64_t h, int64_t kb0, int64_t kb1,
+                              float *dqPart) {
+  const float *qs = p.Qs(b, h), *qsT = p.QsT(b, h), *dO = p.DO(b, h),
+              *dOT = p.DOT(b, h), *kT = p.KT(b, h), *vT = p.VT(b, h);
+  float *accKT = s.accK, *accVT = s.accV; // [dhR][kBlk], [dvR][kBlk]
+  for (int64_t kb = kb0; kb < kb1; ++kb) {
+    const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
+    const float *kp = p.Kp(b, h) + j0 * p.dhPad;
+    std::fill(accKT, accKT + p.dhR * kBlk, 0.f);
+    std::fill(accVT, accVT + p.dvR * kBlk, 0.f);
+    for (int64_t qb = 0; qb < p.qBlocks; ++qb) {
+      const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
+      const float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
+      p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs + i0 * p.dhPad, p.dhPad,
+             kT + j0, p.SkP, s.s, kBlk);
+      p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO + i0 * p.dvPad, p.dvPad,
+             vT + j0, p.SkP, s.dp, kBlk);
+      biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
+      bool any = false;
+      for (int64_t r = 0; r < kBlk; ++r) {
+        float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
+        if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
+          std::fill(row, row + kBlk, 0.f);
+          std::fill(dpr, dpr + kBlk, 0.f);
+          continue;
+        }
+        const VFloat vl = splat(lse[r]), vd = splat(dvec[r]);
+        VFloat vany = splat(0.f);
+        for (int64_t c = 0; c < kBlk; c += kLanes) {
+          const VFloat pr = vexp(load(row + c) - vl);
+          store(row + c, pr);
+          store(dpr + c, pr * (load(dpr + c) - vd));
+          vany += pr;
+        }
+        any = any || reduceSum(vany) > 0.f;
+      }
+      if (p.wantDBias)
+        for (int64_t r = 0; r < mq; ++r) {
+          const float *row = s.dp + r * kBlk;
+          float *db = p.dbias.at(b, h, i0 + r, j0);
+          const int64_t st = p.dbias.stride[3];
+          if (p.accumulate)
+            for (int64_t c = 0; c < nk; ++c)
+              db[c * st] += row[c];
+          else if (st == 1)
+            std::copy(row, row + nk, db);
+          else
+            for (int64_t c = 0; c < nk; ++c)
+              db[c * st] = row[c];
+        }
+      if (!any)
+        continue; // P = dS = 0
+      p.gemm(true, p.dvR, kBlk / kLanes, mq, dOT + i0, p.SqP, s.s, kBlk, accVT,
+             kBlk);
+      p.gemm(true, p.dhR, kBlk / kLanes, mq, qsT + i0, p.SqP, s.dp, kBlk, accKT,
+             kBlk);
+      p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.dp, kBlk, kp, p.dhPad,
+             dqPart + i0 * p.dhPad, p.dhPad);
+    }
+    float *dk = p.dk + b * p.dkStride[0] + j0 * p.dkStride[1] + h * p.dh;
+    float *dv = p.dv + b * p.dvStride[0] + j0 * p.dvStride[1] + h * p.dvh;
+    for (int64_t c = 0; c < nk; ++c) {
+      float *dkr = dk + c * p.dkStride[1], *dvr = dv + c * p.dvStride[1];
+      for (int64_t x = 0; x < p.dh; ++x)
+        dkr[x] = (p.accumulate ? dkr[x] : 0.f) + accKT[x * kBlk + c];
+      for (int64_t x = 0; x < p.dvh; ++x)
+        dvr[x] = (p.accumulate ? dvr[x] : 0.f) + accVT[x * kBlk + c];
+    }
+  }
+}
+
 } // namespace
 
 // The dispatched entry points (their parameter types have internal linkage).
@@ -369,6 +461,10 @@ MGRT_SIMD_DISPATCH(keyBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t kb),
                    (p, s, b, h, kb))
+MGRT_SIMD_DISPATCH(keyQuery,
+                   (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
+                    int64_t kb0, int64_t kb1, float *dqPart),
+                   (p, s, b, h, kb0, kb1, dqPart))
 MGRT_SIMD_DISPATCH(queryBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t qb),
@@ -386,6 +482,17 @@ void zeroDBiasRow(const BwdProblem &p, int64_t b, int64_t h, int64_t i) {
   else
     for (int64_t j = 0; j < n; ++j)
       row[j * st] = 0.f;
+}
+
+/// Whether phases B and C run as one pass: every dbias element must belong
+/// to one (b, h, query, key), so that one tile task owns it. The variable
+/// MEGAGRAPH_ATTENTION_BWD=phased forces the two passes (A/B runs, tests).
+bool onePass(const BwdProblem &p) {
+  const char *env = std::getenv("MEGAGRAPH_ATTENTION_BWD");
+  if (env && std::strcmp(env, "phased") == 0)
+    return false;
+  return !p.wantDBias || (p.dbiasSizes[0] == p.B && p.dbiasSizes[1] == p.H &&
+                          p.dbiasSizes[2] == p.Sq && p.dbiasSizes[3] == p.Sk);
 }
 
 /// Views a bias / mask / dbias descriptor as a broadcasting [B,H,Sq,Sk]
@@ -491,6 +598,7 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   // 1. The problem and its tiling.
   p.B = B, p.Sq = Sq, p.Sk = Sk, p.H = H, p.dh = D / H, p.dvh = Dv / H;
   p.dhPad = roundUp(p.dh, kLanes), p.dvPad = roundUp(p.dvh, kLanes);
+  p.dhR = roundUp(p.dh, kTileRows), p.dvR = roundUp(p.dvh, kTileRows);
   p.SqP = roundUp(Sq, kBlk), p.SkP = roundUp(Sk, kBlk);
   p.qBlocks = p.SqP / kBlk, p.kBlocks = p.SkP / kBlk;
   p.scale = scale;
@@ -508,8 +616,8 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   // 2. Buffers, all tracked: packed operands, LSE and D, per-worker scratch.
   const int64_t BH = B * H;
   const size_t packedFloats =
-      BH * (2 * p.SqP * (p.dhPad + p.dvPad) + 2 * p.SkP * (p.dhPad + p.dvPad) +
-            2 * p.SqP);
+      BH * (p.SqP * (p.dhPad + p.dhR + p.dvPad + p.dvR) +
+            2 * p.SkP * (p.dhPad + p.dvPad) + 2 * p.SqP);
   float *packed =
       static_cast<float *>(mgrt_alloc(packedFloats * sizeof(float)));
   MGRT_CHECK(packed, kName, "out of memory (%zu bytes of packed operands)",
@@ -517,9 +625,9 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   {
     float *f = packed;
     p.qs = f, f += BH * p.SqP * p.dhPad;
-    p.qsT = f, f += BH * p.SqP * p.dhPad; // dh <= dhPad rows
+    p.qsT = f, f += BH * p.SqP * p.dhR;
     p.dO = f, f += BH * p.SqP * p.dvPad;
-    p.dOT = f, f += BH * p.SqP * p.dvPad;
+    p.dOT = f, f += BH * p.SqP * p.dvR;
     p.kp = f, f += BH * p.SkP * p.dhPad;
     p.kT = f, f += BH * p.SkP * p.dhPad;
     p.vp = f, f += BH * p.SkP * p.dvPad;
@@ -556,6 +664,47 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
                         t % p.qBlocks);
     });
   }
+  if (onePass(p)) {
+    // 4. dK, dV, dQ, dBias in one pass over the tiles (keyQueryBody), split
+    // into `chunks` runs of key blocks per (b, h) so that every thread has
+    // work; each run sums its share of dQ into its own buffer.
+    const int64_t chunks =
+        std::min(p.kBlocks, std::max<int64_t>(1, (2 * threads + BH - 1) / BH));
+    const int64_t perChunk = (p.kBlocks + chunks - 1) / chunks;
+    const int64_t partFloats = p.SqP * p.dhPad;
+    const size_t partBytes = sizeof(float) * BH * chunks * partFloats;
+    float *dqPart = static_cast<float *>(mgrt_alloc(partBytes));
+    MGRT_CHECK(dqPart, kName, "out of memory (%zu bytes of dQ partials)",
+               partBytes);
+    parallelFor(BH * chunks, [&](int64_t t, int w) {
+      float *part = dqPart + t * partFloats;
+      std::fill(part, part + partFloats, 0.f);
+      const int64_t bh = t / chunks, kb0 = t % chunks * perChunk;
+      bwd_detail::keyQuery(p, scratch[w], bh / H, bh % H, kb0,
+                           std::min(p.kBlocks, kb0 + perChunk), part);
+    });
+    parallelFor(BH, [&](int64_t t, int) {
+      const int64_t b = t / H, h = t % H;
+      float *dqh = p.dq + b * p.dqStride[0] + h * p.dh;
+      const float *part = dqPart + t * chunks * partFloats;
+      for (int64_t r = 0; r < Sq; ++r) {
+        float *row = dqh + r * p.dqStride[1];
+        for (int64_t c = 0; c < p.dh; ++c) {
+          float sum = 0.f;
+          for (int64_t ch = 0; ch < chunks; ++ch)
+            sum += part[ch * partFloats + r * p.dhPad + c];
+          row[c] = (accumulate ? row[c] : 0.f) + scale * sum;
+        }
+      }
+    });
+    mgrt_free(dqPart);
+    for (void *block : blocks)
+      mgrt_free(block);
+    mgrt_free(packed);
+    return;
+  }
+
+  // 4'. dK / dV, then dQ / dBias, each recomputing the tiles.
   parallelFor(BH * p.kBlocks, [&](int64_t t, int w) {
     bwd_detail::keyBlock(p, scratch[w], t / (H * p.kBlocks),
                          (t / p.kBlocks) % H, t % p.kBlocks);
