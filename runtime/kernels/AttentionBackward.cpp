@@ -19,19 +19,21 @@
 //   C. dQ, dBias per (dbias batch, dbias head, query block), over every
 //                (b, h) that broadcast onto it and all key blocks:
 //                  dS = P (dP - D); dQ += scale dS K; dBias += dS
-//   B+C.         when dbias is absent or not broadcast (the usual case),
-//                one pass instead: per (b, h, run of key blocks), each tile's
-//                P^T and dS^T are computed once and give dV, dK, the tile of
-//                dBias and the run's share of dQ (summed after, per (b, h)),
-//                so the scores are recomputed twice per step, not three
-//                times, and the bias is read twice.
+//   A+B+C.       when dbias is absent or not broadcast (the usual case),
+//                one pass instead, per (b, h, run of query blocks): a query
+//                block's statistics (phase A), then each of its tiles once,
+//                which gives dQ, the tile of dBias and the run's share of
+//                dK^T and dV^T (summed over runs after). The scores are
+//                computed twice, not three times, and the second read of
+//                the bias rows finds them in cache. MEGAGRAPH_ATTENTION_BWD
+//                =phased selects the phases A, B, C (A/B runs).
 //
-// Each output element is owned by one task (dQ: one partial per run), so
-// there are no atomics and no per-thread copies of dK / dV / dBias. A dBias
-// that is broadcast over the query dimension makes one task per (dbias batch,
-// head) (its rows sum over every query). Working memory: the packed operands
-// and O(kBlk^2 + kBlk*(dh
-// + dv)) floats per thread, never a score matrix.
+// Each output element is owned by one task (dK, dV in the one pass: one
+// partial per run), so there are no atomics and no per-thread copies of
+// dBias. A dBias that is broadcast over the query dimension makes one phase
+// C task per (dbias batch, head) (its rows sum over every query). Working
+// memory: the packed operands, O(kBlk^2 + kBlk*(dh + dv)) floats per thread
+// and O(runs * Sk * (dh + dv)) per (b, h) of partials, never a score matrix.
 //
 //===----------------------------------------------------------------------===//
 
@@ -370,30 +372,34 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
           p.scale * s.accK[r * p.dhPad + c];
 }
 
-/// Phases B and C in one pass: key blocks [kb0, kb1) of (b, h). Each
-/// (query block, key block) tile is computed once, with queries as rows as
-/// in phase C: S, dP, then P and dS. They give dV^T += dO^T P and dK^T +=
-/// (scale Q)^T dS (the transposed operands are packed, so no tile is
-/// transposed), this run's share of dQ, added into `dqPart` ([SqP][dhPad],
-/// unscaled), and the tile of dBias, which no other task touches.
-MGRT_INLINE void keyQueryBody(const BwdProblem &p, BwdScratch &s, int64_t b,
-                              int64_t h, int64_t kb0, int64_t kb1,
-                              float *dqPart) {
-  const float *qs = p.Qs(b, h), *qsT = p.QsT(b, h), *dO = p.DO(b, h),
-              *dOT = p.DOT(b, h), *kT = p.KT(b, h), *vT = p.VT(b, h);
-  float *accKT = s.accK, *accVT = s.accV; // [dhR][kBlk], [dvR][kBlk]
-  for (int64_t kb = kb0; kb < kb1; ++kb) {
-    const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
-    const float *kp = p.Kp(b, h) + j0 * p.dhPad;
-    std::fill(accKT, accKT + p.dhR * kBlk, 0.f);
-    std::fill(accVT, accVT + p.dvR * kBlk, 0.f);
-    for (int64_t qb = 0; qb < p.qBlocks; ++qb) {
-      const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
-      const float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
-      p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs + i0 * p.dhPad, p.dhPad,
-             kT + j0, p.SkP, s.s, kBlk);
-      p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO + i0 * p.dvPad, p.dvPad,
-             vT + j0, p.SkP, s.dp, kBlk);
+/// Phases A, B and C in one pass over query blocks [qb0, qb1) of (b, h).
+/// Per query block: its statistics (phase A, unless given), then each of
+/// its (query block, key block) tiles once, queries as rows: S, dP, then P
+/// and dS. The block's rows of the bias, just read by phase A, are still
+/// in cache. The tiles give dQ (the block's rows, owned here), the tile of
+/// dBias (owned here: dbias is not broadcast), and this run's share of dV^T
+/// += dO^T P and dK^T += (scale Q)^T dS, added into `dkPart` [dhR][SkP] and
+/// `dvPart` [dvR][SkP] (the transposed operands are packed, so no tile is
+/// transposed).
+MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
+                              int64_t h, int64_t qb0, int64_t qb1,
+                              bool haveStats, float *dkPart, float *dvPart) {
+  const float *qsT = p.QsT(b, h), *dOT = p.DOT(b, h), *kT = p.KT(b, h),
+              *vT = p.VT(b, h), *kp = p.Kp(b, h);
+  for (int64_t qb = qb0; qb < qb1; ++qb) {
+    if (!haveStats)
+      statsBody(p, s, b, h, qb);
+    const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
+    const float *qs = p.Qs(b, h) + i0 * p.dhPad,
+                *dO = p.DO(b, h) + i0 * p.dvPad;
+    const float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
+    std::fill(s.accK, s.accK + kBlk * p.dhPad, 0.f);
+    for (int64_t kb = 0; kb < p.kBlocks; ++kb) {
+      const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
+      p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs, p.dhPad, kT + j0, p.SkP, s.s,
+             kBlk);
+      p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
+             s.dp, kBlk);
       biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
       bool any = false;
       for (int64_t r = 0; r < kBlk; ++r) {
@@ -429,22 +435,19 @@ MGRT_INLINE void keyQueryBody(const BwdProblem &p, BwdScratch &s, int64_t b,
         }
       if (!any)
         continue; // P = dS = 0
-      p.gemm(true, p.dvR, kBlk / kLanes, mq, dOT + i0, p.SqP, s.s, kBlk, accVT,
-             kBlk);
-      p.gemm(true, p.dhR, kBlk / kLanes, mq, qsT + i0, p.SqP, s.dp, kBlk, accKT,
-             kBlk);
-      p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.dp, kBlk, kp, p.dhPad,
-             dqPart + i0 * p.dhPad, p.dhPad);
+      p.gemm(true, p.dvR, kBlk / kLanes, mq, dOT + i0, p.SqP, s.s, kBlk,
+             dvPart + j0, p.SkP);
+      p.gemm(true, p.dhR, kBlk / kLanes, mq, qsT + i0, p.SqP, s.dp, kBlk,
+             dkPart + j0, p.SkP);
+      p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.dp, kBlk, kp + j0 * p.dhPad,
+             p.dhPad, s.accK, p.dhPad);
     }
-    float *dk = p.dk + b * p.dkStride[0] + j0 * p.dkStride[1] + h * p.dh;
-    float *dv = p.dv + b * p.dvStride[0] + j0 * p.dvStride[1] + h * p.dvh;
-    for (int64_t c = 0; c < nk; ++c) {
-      float *dkr = dk + c * p.dkStride[1], *dvr = dv + c * p.dvStride[1];
-      for (int64_t x = 0; x < p.dh; ++x)
-        dkr[x] = (p.accumulate ? dkr[x] : 0.f) + accKT[x * kBlk + c];
-      for (int64_t x = 0; x < p.dvh; ++x)
-        dvr[x] = (p.accumulate ? dvr[x] : 0.f) + accVT[x * kBlk + c];
-    }
+    float *dq = p.dq + b * p.dqStride[0] + i0 * p.dqStride[1] + h * p.dh;
+    for (int64_t r = 0; r < mq; ++r)
+      for (int64_t c = 0; c < p.dh; ++c)
+        dq[r * p.dqStride[1] + c] =
+            (p.accumulate ? dq[r * p.dqStride[1] + c] : 0.f) +
+            p.scale * s.accK[r * p.dhPad + c];
   }
 }
 
@@ -461,10 +464,11 @@ MGRT_SIMD_DISPATCH(keyBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t kb),
                    (p, s, b, h, kb))
-MGRT_SIMD_DISPATCH(keyQuery,
+MGRT_SIMD_DISPATCH(queryRun,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
-                    int64_t kb0, int64_t kb1, float *dqPart),
-                   (p, s, b, h, kb0, kb1, dqPart))
+                    int64_t qb0, int64_t qb1, bool haveStats, float *dkPart,
+                    float *dvPart),
+                   (p, s, b, h, qb0, qb1, haveStats, dkPart, dvPart))
 MGRT_SIMD_DISPATCH(queryBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t qb),
@@ -658,52 +662,58 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
         dvec[r] = kept ? dvecIn[t * Sq + r] : 0.f;
       }
     }
-  } else {
-    parallelFor(BH * p.qBlocks, [&](int64_t t, int w) {
-      bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks), (t / p.qBlocks) % H,
-                        t % p.qBlocks);
-    });
   }
   if (onePass(p)) {
-    // 4. dK, dV, dQ, dBias in one pass over the tiles (keyQueryBody), split
-    // into `chunks` runs of key blocks per (b, h) so that every thread has
-    // work; each run sums its share of dQ into its own buffer.
-    const int64_t chunks =
-        std::min(p.kBlocks, std::max<int64_t>(1, (2 * threads + BH - 1) / BH));
-    const int64_t perChunk = (p.kBlocks + chunks - 1) / chunks;
-    const int64_t partFloats = p.SqP * p.dhPad;
-    const size_t partBytes = sizeof(float) * BH * chunks * partFloats;
-    float *dqPart = static_cast<float *>(mgrt_alloc(partBytes));
-    MGRT_CHECK(dqPart, kName, "out of memory (%zu bytes of dQ partials)",
+    // 4. Statistics, dQ, dBias, dK, dV in one pass (queryRunBody), split
+    // into `runs` runs of query blocks per (b, h) so that every thread has
+    // work; each run sums its share of dK^T, dV^T into its own buffers.
+    const int64_t runs =
+        std::min(p.qBlocks, std::max<int64_t>(1, (2 * threads + BH - 1) / BH));
+    const int64_t perRun = (p.qBlocks + runs - 1) / runs;
+    const int64_t partFloats = (p.dhR + p.dvR) * p.SkP;
+    const size_t partBytes = sizeof(float) * BH * runs * partFloats;
+    float *parts = static_cast<float *>(mgrt_alloc(partBytes));
+    MGRT_CHECK(parts, kName, "out of memory (%zu bytes of dK, dV partials)",
                partBytes);
-    parallelFor(BH * chunks, [&](int64_t t, int w) {
-      float *part = dqPart + t * partFloats;
+    parallelFor(BH * runs, [&](int64_t t, int w) {
+      float *part = parts + t * partFloats;
       std::fill(part, part + partFloats, 0.f);
-      const int64_t bh = t / chunks, kb0 = t % chunks * perChunk;
-      bwd_detail::keyQuery(p, scratch[w], bh / H, bh % H, kb0,
-                           std::min(p.kBlocks, kb0 + perChunk), part);
+      const int64_t bh = t / runs, qb0 = t % runs * perRun;
+      bwd_detail::queryRun(p, scratch[w], bh / H, bh % H, qb0,
+                           std::min(p.qBlocks, qb0 + perRun), lseIn != nullptr,
+                           part, part + p.dhR * p.SkP);
     });
     parallelFor(BH, [&](int64_t t, int) {
       const int64_t b = t / H, h = t % H;
-      float *dqh = p.dq + b * p.dqStride[0] + h * p.dh;
-      const float *part = dqPart + t * chunks * partFloats;
-      for (int64_t r = 0; r < Sq; ++r) {
-        float *row = dqh + r * p.dqStride[1];
-        for (int64_t c = 0; c < p.dh; ++c) {
-          float sum = 0.f;
-          for (int64_t ch = 0; ch < chunks; ++ch)
-            sum += part[ch * partFloats + r * p.dhPad + c];
-          row[c] = (accumulate ? row[c] : 0.f) + scale * sum;
-        }
+      const float *part = parts + t * runs * partFloats;
+      float *dkh = p.dk + b * p.dkStride[0] + h * p.dh;
+      float *dvh = p.dv + b * p.dvStride[0] + h * p.dvh;
+      auto sum = [&](int64_t offset) {
+        float x = 0.f;
+        for (int64_t run = 0; run < runs; ++run)
+          x += part[run * partFloats + offset];
+        return x;
+      };
+      for (int64_t j = 0; j < Sk; ++j) {
+        float *dkr = dkh + j * p.dkStride[1], *dvr = dvh + j * p.dvStride[1];
+        for (int64_t x = 0; x < p.dh; ++x)
+          dkr[x] = (accumulate ? dkr[x] : 0.f) + sum(x * p.SkP + j);
+        for (int64_t x = 0; x < p.dvh; ++x)
+          dvr[x] = (accumulate ? dvr[x] : 0.f) + sum((p.dhR + x) * p.SkP + j);
       }
     });
-    mgrt_free(dqPart);
+    mgrt_free(parts);
     for (void *block : blocks)
       mgrt_free(block);
     mgrt_free(packed);
     return;
   }
 
+  if (!lseIn)
+    parallelFor(BH * p.qBlocks, [&](int64_t t, int w) {
+      bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks), (t / p.qBlocks) % H,
+                        t % p.qBlocks);
+    });
   // 4'. dK / dV, then dQ / dBias, each recomputing the tiles.
   parallelFor(BH * p.kBlocks, [&](int64_t t, int w) {
     bwd_detail::keyBlock(p, scratch[w], t / (H * p.kBlocks),
