@@ -666,11 +666,14 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   if (onePass(p)) {
     // 4. Statistics, dQ, dBias, dK, dV in one pass (queryRunBody), split
     // into `runs` runs of query blocks per (b, h) so that every thread has
-    // work; each run sums its share of dK^T, dV^T into its own buffers.
-    const int64_t runs =
-        std::min(p.qBlocks, std::max<int64_t>(1, (2 * threads + BH - 1) / BH));
-    const int64_t perRun = (p.qBlocks + runs - 1) / runs;
+    // work; each run sums its share of dK^T, dV^T into its own buffers,
+    // which together stay within the size of the packed operands.
     const int64_t partFloats = (p.dhR + p.dvR) * p.SkP;
+    const int64_t runs =
+        std::min({p.qBlocks, std::max<int64_t>(1, (2 * threads + BH - 1) / BH),
+                  std::max<int64_t>(1, static_cast<int64_t>(packedFloats) /
+                                           (BH * partFloats))});
+    const int64_t perRun = (p.qBlocks + runs - 1) / runs;
     const size_t partBytes = sizeof(float) * BH * runs * partFloats;
     float *parts = static_cast<float *>(mgrt_alloc(partBytes));
     MGRT_CHECK(parts, kName, "out of memory (%zu bytes of dK, dV partials)",
