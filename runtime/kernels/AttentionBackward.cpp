@@ -19,12 +19,21 @@
 //   C. dQ, dBias per (dbias batch, dbias head, query block), over every
 //                (b, h) that broadcast onto it and all key blocks:
 //                  dS = P (dP - D); dQ += scale dS K; dBias += dS
+//   A+B+C.       when dbias is absent or not broadcast (the usual case),
+//                one pass instead, per (b, h, run of query blocks): a query
+//                block's statistics (phase A), then each of its tiles once,
+//                which gives dQ, the tile of dBias and the run's share of
+//                dK^T and dV^T (summed over runs after). The scores are
+//                computed twice, not three times, and the second read of
+//                the bias rows finds them in cache. MEGAGRAPH_ATTENTION_BWD
+//                =phased selects the phases A, B, C (A/B runs).
 //
-// Each output element is owned by one task, so there are no atomics and no
-// per-thread copies of dK / dV / dBias. A dBias that is broadcast over the
-// query dimension makes one task per (dbias batch, head) (its rows sum over
-// every query). Working memory: the packed operands and O(kBlk^2 + kBlk*(dh
-// + dv)) floats per thread, never a score matrix.
+// Each output element is owned by one task (dK, dV in the one pass: one
+// partial per run), so there are no atomics and no per-thread copies of
+// dBias. A dBias that is broadcast over the query dimension makes one phase
+// C task per (dbias batch, head) (its rows sum over every query). Working
+// memory: the packed operands, O(kBlk^2 + kBlk*(dh + dv)) floats per thread
+// and O(runs * Sk * (dh + dv)) per (b, h) of partials, never a score matrix.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +48,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -66,6 +77,7 @@ template <typename T> struct View4 {
 struct BwdProblem {
   int64_t B, Sq, Sk, H, dh, dvh;
   int64_t dhPad, dvPad, SqP, SkP, qBlocks, kBlocks;
+  int64_t dhR, dvR; // dh, dvh rounded up to kTileRows (rows of QsT, dOT)
   float scale;
   const float *q, *k, *v, *dout;
   float *dq, *dk, *dv;
@@ -79,16 +91,16 @@ struct BwdProblem {
   MicroGemmFn gemm;
   bool accumulate; // add into dq, dk, dv, dbias (attentionBackward)
 
-  // Packed operands, per (b, h): Qs [SqP][dhPad], QsT [dh][SqP],
-  // dO [SqP][dvPad], dOT [dvh][SqP], Kp [SkP][dhPad], KT [dh][SkP],
+  // Packed operands, per (b, h): Qs [SqP][dhPad], QsT [dhR][SqP],
+  // dO [SqP][dvPad], dOT [dvR][SqP], Kp [SkP][dhPad], KT [dh][SkP],
   // Vp [SkP][dvPad], VT [dvh][SkP]; lse, dvec [SqP]. Padding is zero (lse
   // +inf), so padded queries and keys contribute nothing.
   float *qs, *qsT, *dO, *dOT, *kp, *kT, *vp, *vT, *lse, *dvec;
   int64_t bh(int64_t b, int64_t h) const { return b * H + h; }
   float *Qs(int64_t b, int64_t h) const { return qs + bh(b, h) * SqP * dhPad; }
-  float *QsT(int64_t b, int64_t h) const { return qsT + bh(b, h) * dh * SqP; }
+  float *QsT(int64_t b, int64_t h) const { return qsT + bh(b, h) * dhR * SqP; }
   float *DO(int64_t b, int64_t h) const { return dO + bh(b, h) * SqP * dvPad; }
-  float *DOT(int64_t b, int64_t h) const { return dOT + bh(b, h) * dvh * SqP; }
+  float *DOT(int64_t b, int64_t h) const { return dOT + bh(b, h) * dvR * SqP; }
   float *Kp(int64_t b, int64_t h) const { return kp + bh(b, h) * SkP * dhPad; }
   float *KT(int64_t b, int64_t h) const { return kT + bh(b, h) * dh * SkP; }
   float *Vp(int64_t b, int64_t h) const { return vp + bh(b, h) * SkP * dvPad; }
@@ -100,17 +112,19 @@ struct BwdProblem {
 /// Per-worker buffers.
 struct BwdScratch {
   float *s, *dp;    // [kBlk][kBlk]: S (then P, dS) and dP, or transposed
-  float *accK;      // [kBlk][dhPad]: dK or dQ accumulator
-  float *accV;      // [kBlk][dvPad]: dV accumulator
+  float *accK;      // [kBlk][dhPad]: dK or dQ accumulator, or [dhR][kBlk] dK^T
+  float *accV;      // [kBlk][dvPad]: dV accumulator, or [dvR][kBlk] dV^T
   float *m, *l, *u; // [kBlk]
   static size_t floats(const BwdProblem &p) {
-    return 2 * kBlk * kBlk + kBlk * (p.dhPad + p.dvPad) + 3 * kBlk;
+    return 2 * kBlk * kBlk +
+           kBlk * (std::max(p.dhPad, p.dhR) + std::max(p.dvPad, p.dvR)) +
+           3 * kBlk;
   }
   void carve(const BwdProblem &p, float *f) {
     s = f, f += kBlk * kBlk;
     dp = f, f += kBlk * kBlk;
-    accK = f, f += kBlk * p.dhPad;
-    accV = f, f += kBlk * p.dvPad;
+    accK = f, f += kBlk * std::max(p.dhPad, p.dhR);
+    accV = f, f += kBlk * std::max(p.dvPad, p.dvR);
     m = f, f += kBlk;
     l = f, f += kBlk;
     u = f;
@@ -138,6 +152,8 @@ MGRT_INLINE void packBody(const BwdProblem &p, int64_t b, int64_t h) {
         dOT[c * p.SqP + r] = x;
     }
   }
+  std::fill(qsT + dh * p.SqP, qsT + p.dhR * p.SqP, 0.f);
+  std::fill(dOT + dvh * p.SqP, dOT + p.dvR * p.SqP, 0.f);
   const float *k = p.k + b * p.kStride[0] + h * dh;
   const float *v = p.v + b * p.vStride[0] + h * dvh;
   float *kp = p.Kp(b, h), *kT = p.KT(b, h), *vp = p.Vp(b, h), *vT = p.VT(b, h);
@@ -356,6 +372,85 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
           p.scale * s.accK[r * p.dhPad + c];
 }
 
+/// Phases A, B and C in one pass over query blocks [qb0, qb1) of (b, h).
+/// Per query block: its statistics (phase A, unless given), then each of
+/// its (query block, key block) tiles once, queries as rows: S, dP, then P
+/// and dS. The block's rows of the bias, just read by phase A, are still
+/// in cache. The tiles give dQ (the block's rows, owned here), the tile of
+/// dBias (owned here: dbias is not broadcast), and this run's share of dV^T
+/// += dO^T P and dK^T += (scale Q)^T dS, added into `dkPart` [dhR][SkP] and
+/// `dvPart` [dvR][SkP] (the transposed operands are packed, so no tile is
+/// transposed).
+MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
+                              int64_t h, int64_t qb0, int64_t qb1,
+                              bool haveStats, float *dkPart, float *dvPart) {
+  const float *qsT = p.QsT(b, h), *dOT = p.DOT(b, h), *kT = p.KT(b, h),
+              *vT = p.VT(b, h), *kp = p.Kp(b, h);
+  for (int64_t qb = qb0; qb < qb1; ++qb) {
+    if (!haveStats)
+      statsBody(p, s, b, h, qb);
+    const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
+    const float *qs = p.Qs(b, h) + i0 * p.dhPad,
+                *dO = p.DO(b, h) + i0 * p.dvPad;
+    const float *lse = p.Lse(b, h) + i0, *dvec = p.Dvec(b, h) + i0;
+    std::fill(s.accK, s.accK + kBlk * p.dhPad, 0.f);
+    for (int64_t kb = 0; kb < p.kBlocks; ++kb) {
+      const int64_t j0 = kb * kBlk, nk = std::min(kBlk, p.Sk - j0);
+      p.gemm(false, kBlk, kBlk / kLanes, p.dh, qs, p.dhPad, kT + j0, p.SkP, s.s,
+             kBlk);
+      p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
+             s.dp, kBlk);
+      biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
+      bool any = false;
+      for (int64_t r = 0; r < kBlk; ++r) {
+        float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
+        if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
+          std::fill(row, row + kBlk, 0.f);
+          std::fill(dpr, dpr + kBlk, 0.f);
+          continue;
+        }
+        const VFloat vl = splat(lse[r]), vd = splat(dvec[r]);
+        VFloat vany = splat(0.f);
+        for (int64_t c = 0; c < kBlk; c += kLanes) {
+          const VFloat pr = vexp(load(row + c) - vl);
+          store(row + c, pr);
+          store(dpr + c, pr * (load(dpr + c) - vd));
+          vany += pr;
+        }
+        any = any || reduceSum(vany) > 0.f;
+      }
+      if (p.wantDBias)
+        for (int64_t r = 0; r < mq; ++r) {
+          const float *row = s.dp + r * kBlk;
+          float *db = p.dbias.at(b, h, i0 + r, j0);
+          const int64_t st = p.dbias.stride[3];
+          if (p.accumulate)
+            for (int64_t c = 0; c < nk; ++c)
+              db[c * st] += row[c];
+          else if (st == 1)
+            std::copy(row, row + nk, db);
+          else
+            for (int64_t c = 0; c < nk; ++c)
+              db[c * st] = row[c];
+        }
+      if (!any)
+        continue; // P = dS = 0
+      p.gemm(true, p.dvR, kBlk / kLanes, mq, dOT + i0, p.SqP, s.s, kBlk,
+             dvPart + j0, p.SkP);
+      p.gemm(true, p.dhR, kBlk / kLanes, mq, qsT + i0, p.SqP, s.dp, kBlk,
+             dkPart + j0, p.SkP);
+      p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.dp, kBlk, kp + j0 * p.dhPad,
+             p.dhPad, s.accK, p.dhPad);
+    }
+    float *dq = p.dq + b * p.dqStride[0] + i0 * p.dqStride[1] + h * p.dh;
+    for (int64_t r = 0; r < mq; ++r)
+      for (int64_t c = 0; c < p.dh; ++c)
+        dq[r * p.dqStride[1] + c] =
+            (p.accumulate ? dq[r * p.dqStride[1] + c] : 0.f) +
+            p.scale * s.accK[r * p.dhPad + c];
+  }
+}
+
 } // namespace
 
 // The dispatched entry points (their parameter types have internal linkage).
@@ -369,6 +464,11 @@ MGRT_SIMD_DISPATCH(keyBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t kb),
                    (p, s, b, h, kb))
+MGRT_SIMD_DISPATCH(queryRun,
+                   (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
+                    int64_t qb0, int64_t qb1, bool haveStats, float *dkPart,
+                    float *dvPart),
+                   (p, s, b, h, qb0, qb1, haveStats, dkPart, dvPart))
 MGRT_SIMD_DISPATCH(queryBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t qb),
@@ -386,6 +486,17 @@ void zeroDBiasRow(const BwdProblem &p, int64_t b, int64_t h, int64_t i) {
   else
     for (int64_t j = 0; j < n; ++j)
       row[j * st] = 0.f;
+}
+
+/// Whether phases B and C run as one pass: every dbias element must belong
+/// to one (b, h, query, key), so that one tile task owns it. The variable
+/// MEGAGRAPH_ATTENTION_BWD=phased forces the two passes (A/B runs, tests).
+bool onePass(const BwdProblem &p) {
+  const char *env = std::getenv("MEGAGRAPH_ATTENTION_BWD");
+  if (env && std::strcmp(env, "phased") == 0)
+    return false;
+  return !p.wantDBias || (p.dbiasSizes[0] == p.B && p.dbiasSizes[1] == p.H &&
+                          p.dbiasSizes[2] == p.Sq && p.dbiasSizes[3] == p.Sk);
 }
 
 /// Views a bias / mask / dbias descriptor as a broadcasting [B,H,Sq,Sk]
@@ -491,6 +602,7 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   // 1. The problem and its tiling.
   p.B = B, p.Sq = Sq, p.Sk = Sk, p.H = H, p.dh = D / H, p.dvh = Dv / H;
   p.dhPad = roundUp(p.dh, kLanes), p.dvPad = roundUp(p.dvh, kLanes);
+  p.dhR = roundUp(p.dh, kTileRows), p.dvR = roundUp(p.dvh, kTileRows);
   p.SqP = roundUp(Sq, kBlk), p.SkP = roundUp(Sk, kBlk);
   p.qBlocks = p.SqP / kBlk, p.kBlocks = p.SkP / kBlk;
   p.scale = scale;
@@ -508,8 +620,8 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   // 2. Buffers, all tracked: packed operands, LSE and D, per-worker scratch.
   const int64_t BH = B * H;
   const size_t packedFloats =
-      BH * (2 * p.SqP * (p.dhPad + p.dvPad) + 2 * p.SkP * (p.dhPad + p.dvPad) +
-            2 * p.SqP);
+      BH * (p.SqP * (p.dhPad + p.dhR + p.dvPad + p.dvR) +
+            2 * p.SkP * (p.dhPad + p.dvPad) + 2 * p.SqP);
   float *packed =
       static_cast<float *>(mgrt_alloc(packedFloats * sizeof(float)));
   MGRT_CHECK(packed, kName, "out of memory (%zu bytes of packed operands)",
@@ -517,9 +629,9 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   {
     float *f = packed;
     p.qs = f, f += BH * p.SqP * p.dhPad;
-    p.qsT = f, f += BH * p.SqP * p.dhPad; // dh <= dhPad rows
+    p.qsT = f, f += BH * p.SqP * p.dhR;
     p.dO = f, f += BH * p.SqP * p.dvPad;
-    p.dOT = f, f += BH * p.SqP * p.dvPad;
+    p.dOT = f, f += BH * p.SqP * p.dvR;
     p.kp = f, f += BH * p.SkP * p.dhPad;
     p.kT = f, f += BH * p.SkP * p.dhPad;
     p.vp = f, f += BH * p.SkP * p.dvPad;
@@ -550,12 +662,62 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
         dvec[r] = kept ? dvecIn[t * Sq + r] : 0.f;
       }
     }
-  } else {
+  }
+  if (onePass(p)) {
+    // 4. Statistics, dQ, dBias, dK, dV in one pass (queryRunBody), split
+    // into `runs` runs of query blocks per (b, h) so that every thread has
+    // work; each run sums its share of dK^T, dV^T into its own buffers,
+    // which together stay within the size of the packed operands.
+    const int64_t partFloats = (p.dhR + p.dvR) * p.SkP;
+    const int64_t runs =
+        std::min({p.qBlocks, std::max<int64_t>(1, (2 * threads + BH - 1) / BH),
+                  std::max<int64_t>(1, static_cast<int64_t>(packedFloats) /
+                                           (BH * partFloats))});
+    const int64_t perRun = (p.qBlocks + runs - 1) / runs;
+    const size_t partBytes = sizeof(float) * BH * runs * partFloats;
+    float *parts = static_cast<float *>(mgrt_alloc(partBytes));
+    MGRT_CHECK(parts, kName, "out of memory (%zu bytes of dK, dV partials)",
+               partBytes);
+    parallelFor(BH * runs, [&](int64_t t, int w) {
+      float *part = parts + t * partFloats;
+      std::fill(part, part + partFloats, 0.f);
+      const int64_t bh = t / runs, qb0 = t % runs * perRun;
+      bwd_detail::queryRun(p, scratch[w], bh / H, bh % H, qb0,
+                           std::min(p.qBlocks, qb0 + perRun), lseIn != nullptr,
+                           part, part + p.dhR * p.SkP);
+    });
+    parallelFor(BH, [&](int64_t t, int) {
+      const int64_t b = t / H, h = t % H;
+      const float *part = parts + t * runs * partFloats;
+      float *dkh = p.dk + b * p.dkStride[0] + h * p.dh;
+      float *dvh = p.dv + b * p.dvStride[0] + h * p.dvh;
+      auto sum = [&](int64_t offset) {
+        float x = 0.f;
+        for (int64_t run = 0; run < runs; ++run)
+          x += part[run * partFloats + offset];
+        return x;
+      };
+      for (int64_t j = 0; j < Sk; ++j) {
+        float *dkr = dkh + j * p.dkStride[1], *dvr = dvh + j * p.dvStride[1];
+        for (int64_t x = 0; x < p.dh; ++x)
+          dkr[x] = (accumulate ? dkr[x] : 0.f) + sum(x * p.SkP + j);
+        for (int64_t x = 0; x < p.dvh; ++x)
+          dvr[x] = (accumulate ? dvr[x] : 0.f) + sum((p.dhR + x) * p.SkP + j);
+      }
+    });
+    mgrt_free(parts);
+    for (void *block : blocks)
+      mgrt_free(block);
+    mgrt_free(packed);
+    return;
+  }
+
+  if (!lseIn)
     parallelFor(BH * p.qBlocks, [&](int64_t t, int w) {
       bwd_detail::stats(p, scratch[w], t / (H * p.qBlocks), (t / p.qBlocks) % H,
                         t % p.qBlocks);
     });
-  }
+  // 4'. dK / dV, then dQ / dBias, each recomputing the tiles.
   parallelFor(BH * p.kBlocks, [&](int64_t t, int w) {
     bwd_detail::keyBlock(p, scratch[w], t / (H * p.kBlocks),
                          (t / p.kBlocks) % H, t % p.kBlocks);
