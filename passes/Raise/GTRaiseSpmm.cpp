@@ -51,7 +51,8 @@ bool isZeroSplat(Value v) {
 
 /// Whether `g` is the importer's row scatter with reduction add:
 /// out[0, k, c] += updates[0, w, c] for every w with rows[0, w] == k, over
-/// rows [1, W] (i32), updates [1, W, C] and out [1, K, C] (float).
+/// rows [1, W] (i32), updates [1, W, C] and out [1, K, C] (f32: the CPU
+/// SpMM kernel's type).
 bool isRowScatterAdd(linalg::GenericOp g) {
   if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
       g.getNumResults() != 1)
@@ -72,7 +73,7 @@ bool isRowScatterAdd(linalg::GenericOp g) {
   auto rows = dyn_cast<RankedTensorType>(g.getDpsInputs()[0].getType());
   auto out = dyn_cast<RankedTensorType>(g.getResult(0).getType());
   if (!rows || !out || !rows.getElementType().isInteger(32) ||
-      !isa<FloatType>(out.getElementType()) || !out.hasStaticShape() ||
+      !out.getElementType().isF32() || !out.hasStaticShape() ||
       !rows.hasStaticShape() || out.getDimSize(0) != 1)
     return false;
   // The body: select(index_cast(row) == index(1), out + update, out).
