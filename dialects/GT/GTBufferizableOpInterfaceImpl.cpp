@@ -12,6 +12,7 @@
 //                        kernel sums over the broadcast dimensions (flag
 //                        bit 2); absent bias/mask are placeholders as above.
 //   gt.spmm              mgrt_spmm_f32
+//   gt.csr_transpose     mgrt_csr_transpose
 //   gt.sparse_attention  mgrt_sparse_attention_f32: online softmax over each
 //                        row's edges; an absent edge_bias is a 1x1
 //                        placeholder and flag bit 0.
@@ -48,6 +49,7 @@ namespace {
 constexpr StringLiteral kAttentionKernel = MGRT_KERNEL_ATTENTION;
 constexpr StringLiteral kAttentionBwdKernel = MGRT_KERNEL_ATTENTION_BWD;
 constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
+constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
 /// Context parallel (`gt.cp` of gt-context-parallel): the cp kernel's extra
@@ -320,6 +322,48 @@ struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
   }
 };
 
+/// gt.csr_transpose -> mgrt_csr_transpose(row_ptr_t, col_idx_t, perm,
+/// row_ptr (no entries for COO), col_idx).
+struct CsrTransposeOpInterface
+    : KernelCallModel<CsrTransposeOpInterface, gt::CsrTransposeOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto t = cast<gt::CsrTransposeOp>(op);
+    Location loc = op->getLoc();
+    for (Type type : op->getOperandTypes())
+      if (!cast<RankedTensorType>(type).hasStaticShape())
+        return op->emitOpError("needs static shapes to bufferize");
+    FailureOr<Value> colIdx =
+        csrIndices(rewriter, loc, t.getColIdx(), options, state);
+    if (failed(colIdx))
+      return failure();
+    Type i64 = rewriter.getI64Type();
+    Value rowPtr;
+    if (Value rp = t.getRowPtr()) {
+      FailureOr<Value> buf = csrIndices(rewriter, loc, rp, options, state);
+      if (failed(buf))
+        return failure();
+      rowPtr = *buf;
+    } else {
+      rowPtr = toDynamicIdentity(
+          rewriter, loc,
+          memref::AllocaOp::create(rewriter, loc, MemRefType::get({0}, i64)));
+    }
+    SmallVector<Value> outs, args;
+    for (Value r : op->getResults()) {
+      auto type = cast<RankedTensorType>(r.getType());
+      outs.push_back(memref::AllocOp::create(
+          rewriter, loc, MemRefType::get(type.getShape(), i64)));
+      args.push_back(toDynamicIdentity(rewriter, loc, outs.back()));
+    }
+    args.append({rowPtr, *colIdx});
+    callKernel(rewriter, op, kCsrTransposeKernel, args);
+    replaceOpWithBufferizedValues(rewriter, op, outs);
+    return success();
+  }
+};
+
 /// gt.sparse_attention -> mgrt_sparse_attention_f32(out, q, k, v, row_ptr,
 /// col_idx, edge_bias, num_heads, scale, flags).
 struct SparseAttentionOpInterface
@@ -490,6 +534,7 @@ void megagraph::gt::registerBufferizableOpInterfaceExternalModels(
     gt::AttentionOp::attachInterface<AttentionOpInterface>(*ctx);
     gt::AttentionGradOp::attachInterface<AttentionGradOpInterface>(*ctx);
     gt::SpmmOp::attachInterface<SpmmOpInterface>(*ctx);
+    gt::CsrTransposeOp::attachInterface<CsrTransposeOpInterface>(*ctx);
     gt::SparseAttentionOp::attachInterface<SparseAttentionOpInterface>(*ctx);
   });
 }

@@ -1311,23 +1311,34 @@ SpatialBiasOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
 LogicalResult SpmmOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
                                     SmallVectorImpl<Value> &operandGrads) {
   // result[i] = sum_{e in row i} values[e] x[col[e]]: with row(e) the row
-  // of edge e, dx = A^T dy (dx[m] = sum_{e : col[e] = m} values[e]
-  // dy[row(e)]) and dvalues[e] = dy[row(e)] . x[col[e]].
+  // of edge e, dx = A^T dy, an SpMM over the transposed pattern (the
+  // values permuted with it), and dvalues[e] = dy[row(e)] . x[col[e]].
   GradBuilder g{builder, getLoc()};
   Value x = getInput(), values = getValues(), dy = resultGrads[0];
   ArrayRef<int64_t> xs = GradBuilder::shape(x);
   int64_t m = xs[0], d = xs[1], n = GradBuilder::shape(dy)[0];
   int64_t edges = GradBuilder::shape(values)[0];
   Type e = GradBuilder::elem(x);
+  operandGrads.assign(getOperation()->getNumOperands(), Value());
+  auto t = CsrTransposeOp::create(builder, getLoc(), getColIdx(), getRowPtr(),
+                                  builder.getI64IntegerAttr(m));
+  Value perm = g.reshape(g.toI32(t.getPerm()), {1, edges});
+  Value valuesT =
+      g.reshape(g.gatherRows(g.reshape(values, {1, edges, 1}), perm), {edges});
+  operandGrads[3] = SpmmOp::create(builder, getLoc(), t.getRowPtrT(),
+                                   t.getColIdxT(), valuesT, dy);
   Value rows = g.edgeRows(getRowPtr(), n, edges, e);
   Value cols = g.reshape(g.toI32(getColIdx()), {1, edges});
   Value dyRows = g.gatherRows(g.reshape(dy, {1, n, d}), rows);
   Value xRows = g.gatherRows(g.reshape(x, {1, m, d}), cols);
-  operandGrads.assign(getOperation()->getNumOperands(), Value());
   operandGrads[2] = g.reshape(g.reduceSum(g.mul(dyRows, xRows), 2), {edges});
-  Value messages = g.mul(dyRows, g.reshape(values, {1, edges, 1}));
-  operandGrads[3] =
-      g.reshape(g.matmul(g.oneHotRows(cols, m, e), messages), {m, d});
+  return success();
+}
+
+LogicalResult CsrTransposeOp::buildGradient(OpBuilder &, ValueRange,
+                                            SmallVectorImpl<Value> &grads) {
+  // Integer operands and results: nothing to propagate.
+  grads.assign(getOperation()->getNumOperands(), Value());
   return success();
 }
 

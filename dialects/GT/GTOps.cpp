@@ -473,6 +473,41 @@ int64_t SpmmOp::getFlops() {
 }
 
 //===----------------------------------------------------------------------===//
+// CsrTransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CsrTransposeOp::inferReturnTypes(MLIRContext *ctx,
+                                               std::optional<Location>,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  auto ci = cast<RankedTensorType>(adaptor.getColIdx().getType());
+  if (ci.getRank() != 1)
+    return failure();
+  Type i64 = IntegerType::get(ctx, 64);
+  types.push_back(RankedTensorType::get(
+      {static_cast<int64_t>(adaptor.getNumCols()) + 1}, i64));
+  types.append(2, RankedTensorType::get(ci.getShape(), i64));
+  return success();
+}
+
+LogicalResult CsrTransposeOp::verify() {
+  if (tensorOf(getColIdx()).getRank() != 1)
+    return emitOpError() << "col_idx must have rank 1";
+  if (Value rp = getRowPtr()) {
+    RankedTensorType t = tensorOf(rp);
+    if (t.getRank() != 1)
+      return emitOpError() << "row_ptr must have rank 1";
+    if (!ShapedType::isDynamic(t.getDimSize(0)) && t.getDimSize(0) < 1)
+      return emitOpError() << "row_ptr must have at least one entry";
+  }
+  return success();
+}
+
+int64_t CsrTransposeOp::getFlops() {
+  return mulCosts({2, tensorOf(getColIdx()).getDimSize(0)});
+}
+
+//===----------------------------------------------------------------------===//
 // SpatialBiasOp
 //===----------------------------------------------------------------------===//
 

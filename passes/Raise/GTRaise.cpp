@@ -13,6 +13,8 @@
 
 #include "megagraph/Passes/Passes.h"
 
+#include "GTRaisePatterns.h"
+
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Support/TosaBuilder.h"
 
@@ -1276,6 +1278,7 @@ struct GTRaisePass : megagraph::impl::GTRaiseBase<GTRaisePass> {
     patterns.add<RaiseSpatialBias>(ctx, numBias);
     patterns.add<RaiseNodeEmbedding, RaiseDegreeEmbedding>(ctx, numEmbedding);
     patterns.add<RaiseAttention>(ctx, numAttention);
+    populateRaiseSpmmPatterns(patterns, numSpmm);
     // 2. Run to a fixpoint; constants fold on the way, which exposes splats
     //    hidden behind reshapes.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -6,6 +6,10 @@
 // rows sized by the average degree and handed out dynamically by the pool,
 // so skewed degree distributions balance. No memory beyond the operands.
 //
+// _mlir_ciface_mgrt_csr_transpose: the pattern of the transposed matrix (a
+// counting sort of the entries by column, stable), which turns a COO edge
+// list into CSR and gives the backward of an SpMM its A^T.
+//
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Runtime.h"
@@ -16,6 +20,7 @@
 #include "support/ThreadPool.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace mgrt {
 namespace {
@@ -88,4 +93,54 @@ extern "C" void _mlir_ciface_mgrt_spmm_f32(mgrt_memref_f32_2 *out,
   parallelFor(tasks, [&](int64_t task, int) {
     spmmRows(&p, task * rowsPerTask, std::min(N, (task + 1) * rowsPerTask));
   });
+}
+
+extern "C" void _mlir_ciface_mgrt_csr_transpose(mgrt_memref_i64_1 *rowPtrT,
+                                                mgrt_memref_i64_1 *colIdxT,
+                                                mgrt_memref_i64_1 *perm,
+                                                mgrt_memref_i64_1 *rowPtr,
+                                                mgrt_memref_i64_1 *colIdx) {
+  constexpr const char *name = MGRT_KERNEL_CSR_TRANSPOSE;
+  MGRT_CHECK(rowPtrT && colIdxT && perm && rowPtr && colIdx, name,
+             "null operand descriptor");
+  const int64_t E = colIdx->sizes[0], M = rowPtrT->sizes[0] - 1;
+  MGRT_CHECK(M >= 0 && colIdxT->sizes[0] == E && perm->sizes[0] == E, name,
+             "shape mismatch: row_ptr_t [%lld] col_idx_t [%lld] perm [%lld] "
+             "col_idx [%lld]",
+             (long long)rowPtrT->sizes[0], (long long)colIdxT->sizes[0],
+             (long long)perm->sizes[0], (long long)E);
+  // Without row_ptr every entry is its own row: the view over row_ptr
+  // e -> e is the identity, spelled as a stride-1 iota of E + 1.
+  const bool coo = rowPtr->sizes[0] == 0;
+  std::vector<int64_t> iota;
+  if (coo) {
+    iota.resize(E + 1);
+    for (int64_t e = 0; e <= E; ++e)
+      iota[e] = e;
+  }
+  mgrt_memref_i64_1 cooPtr{iota.data(), iota.data(), 0, {E + 1}, {1}};
+  const mgrt_memref_i64_1 *rp = coo ? &cooPtr : rowPtr;
+  const CsrView g = csrView(name, rp, colIdx, rp->sizes[0] - 1, M);
+  int64_t *outPtr = rowPtrT->aligned + rowPtrT->offset;
+  int64_t *outCol = colIdxT->aligned + colIdxT->offset;
+  int64_t *outPerm = perm->aligned + perm->offset;
+  const int64_t sp = rowPtrT->strides[0], sc = colIdxT->strides[0],
+                spm = perm->strides[0];
+  // 1. Entries per column, 2. their prefix sums, 3. the stable placement.
+  std::vector<int64_t> next(M + 1, 0);
+  for (int64_t i = 0; i < g.rows; ++i)
+    for (int64_t e = g.rowBegin(i); e < g.rowEnd(i); ++e)
+      ++next[g.col(e, i) + 1];
+  for (int64_t j = 0; j < M; ++j)
+    next[j + 1] += next[j];
+  for (int64_t j = 0; j <= M; ++j)
+    outPtr[j * sp] = next[j];
+  for (int64_t k = 0; k < E; ++k) // entries outside every row stay defined
+    outCol[k * sc] = outPerm[k * spm] = 0;
+  for (int64_t i = 0; i < g.rows; ++i)
+    for (int64_t e = g.rowBegin(i); e < g.rowEnd(i); ++e) {
+      const int64_t pos = next[g.colIdx[e * g.colStride]]++;
+      outCol[pos * sc] = i;
+      outPerm[pos * spm] = e;
+    }
 }

@@ -44,7 +44,14 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
     * `matmul` with a parameter weight, `[K, N]` or an `[N, K]` one behind
       a transpose (`Gemm` with `transB = 1`), at any batch size (at batch 1
       there is no reshape around the matmul), + a parameter bias over the
-      output features -> `gt.linear`.
+      output features -> `gt.linear`;
+    * message passing written as a scatter-add into rows (PyG's
+      `zeros.scatter_add(0, dst.expand(..), w * x[src])`, `index_add_`,
+      `index_put_(accumulate=True)`: ScatterElements / ScatterND with
+      reduction add) of rows gathered from `x` and optionally scaled per
+      edge -> `gt.csr_transpose` of the destinations (the CSR, built at run
+      time) + `gt.spmm` over `x`: no `N x E` comparison and no gathered
+      `E x C` messages remain.
 
     ONNX `LayerNormalization` (opset 17) is imported as `gt.layer_norm`
     directly; the decomposed form that older opsets export
@@ -76,6 +83,8 @@ def GTRaise : Pass<"gt-raise", "::mlir::ModuleOp"> {
     Statistic<"numLinear", "linears", "gt.linear ops formed">,
     Statistic<"numLayerNorm", "layer-norms",
               "gt.layer_norm ops formed from decomposed layer norms">,
+    Statistic<"numSpmm", "spmms",
+              "gt.spmm ops formed from scatter-add message passing">,
   ];
 }
 

@@ -440,6 +440,21 @@ LogicalResult importScatterND(ImportContext &ic, const onnx::NodeProto &) {
   return success();
 }
 
+/// The [W, 1] column behind the runtime indices of a ScatterElements over
+/// the rows of a [K, C] `data` that repeat one row number across each of
+/// their C columns (torch's `scatter_add(0, index.expand(-1, C), src)`,
+/// imported as a tosa.tile); null otherwise.
+Value tiledRowIndex(ImportContext &ic, int64_t axis, ArrayRef<int64_t> ds,
+                    ArrayRef<int64_t> is) {
+  if (ds.size() != 2 || axis != 0 || is[1] != ds[1] || ic.inputConst(1))
+    return Value();
+  Value idx = ic.input(1);
+  auto tile = idx ? idx.getDefiningOp<tosa::TileOp>() : nullptr;
+  if (!tile || shapeOf(tile.getInput1()) != ArrayRef<int64_t>{is[0], 1})
+    return Value();
+  return tile.getInput1();
+}
+
 /// ScatterElements(data, indices, updates, axis): the element of updates at
 /// position p goes to p with p[axis] replaced by indices[p].
 LogicalResult importScatterElements(ImportContext &ic,
@@ -477,6 +492,18 @@ LogicalResult importScatterElements(ImportContext &ic,
     return success();
   }
   std::optional<SmallVector<int64_t>> known;
+  if (Value column = tiledRowIndex(ic, *axis, ds, is)) {
+    // Whole rows: W row scatters of C elements each, not W * C element
+    // scatters into N * C positions.
+    Value rows = wrapRuntime(
+        ic, ic.reshape(column, {1, is[0]}),
+        ic.splat(ic.b.getI32Type(), static_cast<double>(ds[0]), {1, 1}));
+    Value out =
+        scatterRows(ic, ic.reshape(data, {1, ds[0], ds[1]}), rows, known,
+                    ic.reshape(updates, {1, is[0], is[1]}), *red);
+    ic.setOutput(0, ic.reshape(out, ds));
+    return success();
+  }
   FailureOr<Value> pos = elementPositions(ic, 1, ds, *axis, known);
   if (failed(pos))
     return failure();

@@ -287,6 +287,7 @@ typedef struct mgrt_state_info {
 #define MGRT_KERNEL_ATTENTION_BWD "mgrt_attention_bwd_f32"
 #define MGRT_KERNEL_LAYER_NORM "mgrt_layer_norm_f32"
 #define MGRT_KERNEL_SPMM "mgrt_spmm_f32"
+#define MGRT_KERNEL_CSR_TRANSPOSE "mgrt_csr_transpose"
 #define MGRT_KERNEL_SPARSE_ATTENTION "mgrt_sparse_attention_f32"
 /* Context-parallel attention (megagraph/RuntimeCp.h): the operands of the
  * attention kernels, then grid g0..g3, axes and an mgrt_cp_mode. */

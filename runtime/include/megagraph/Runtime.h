@@ -196,6 +196,18 @@ void _mlir_ciface_mgrt_spmm_f32(mgrt_memref_f32_2 *out,
                                 mgrt_memref_f32_1 *values,
                                 mgrt_memref_f32_2 *x);
 
+/** Transposes the sparsity pattern of an N x M matrix: CSR row_ptr [N+1]
+ *  and col_idx [E], or, when row_ptr has no entries, the COO pattern where
+ *  entry e is its own row e (N = E). Writes the M x N pattern: row_ptr_t
+ *  [M+1], col_idx_t [E] (the source row of each entry) and perm [E] (its
+ *  position in col_idx); entries of a row keep their input order. Aborts
+ *  unless 0 <= col_idx[e] < M and row_ptr is a CSR row pointer of E. */
+void _mlir_ciface_mgrt_csr_transpose(mgrt_memref_i64_1 *row_ptr_t,
+                                     mgrt_memref_i64_1 *col_idx_t,
+                                     mgrt_memref_i64_1 *perm,
+                                     mgrt_memref_i64_1 *row_ptr,
+                                     mgrt_memref_i64_1 *col_idx);
+
 /** Bits of the `flags` argument of the sparse attention kernel. */
 enum {
   MGRT_SPARSE_ATTENTION_EDGE_BIAS = 1 /**< `edge_bias` is present */

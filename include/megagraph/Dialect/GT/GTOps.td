@@ -205,6 +205,35 @@ def GT_SpmmOp : GT_ComputeOp<"spmm", [], ["getFlops"], ["buildGradient"]> {
   }];
 }
 
+def GT_CsrTransposeOp : GT_ComputeOp<"csr_transpose", [], ["getFlops"],
+    ["buildGradient"]> {
+  let summary = "Sparsity pattern of a transposed CSR (or COO) matrix";
+  let description = [{
+    The pattern of the `M x N` transpose of the `N x M` matrix with CSR
+    `row_ptr` `[N+1]` and `col_idx` `[E]`, or, without `row_ptr`, of the
+    COO pattern where entry `e` is its own row `e` (`N = E`: a scatter into
+    the rows `col_idx`). Results: `row_ptr_t` `[M+1]`, `col_idx_t` `[E]`
+    (the source row of each entry) and `perm` `[E]` (its position in
+    `col_idx`, to permute per-entry values with); the entries of a row keep
+    their input order. It turns an edge list into the CSR of `gt.spmm` and
+    gives an SpMM's backward its `A^T`. Integer results: no gradient.
+
+    ```mlir
+    %rp, %src, %perm = gt.csr_transpose %dst cols = 100
+        : (tensor<800xi64>) -> (tensor<101xi64>, tensor<800xi64>,
+                                tensor<800xi64>)
+    ```
+  }];
+  let arguments = (ins GT_IndexTensor:$col_idx, Optional<GT_IndexTensor>:$row_ptr,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$num_cols);
+  let results = (outs I64Tensor:$row_ptr_t, I64Tensor:$col_idx_t,
+                      I64Tensor:$perm);
+  let assemblyFormat = [{
+    $col_idx (`row_ptr` `(` $row_ptr^ `)`)? `cols` `=` $num_cols attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Graph encodings
 //===----------------------------------------------------------------------===//
