@@ -6,8 +6,8 @@
 // H = 8, D = Dv = 128, a full [B,H,S,S] bias and its gradient), alternating
 // the one-pass path and MEGAGRAPH_ATTENTION_BWD=phased in one process so
 // that both see the same machine load. Prints the median and best ms of each
-// and the max abs difference of their dq, dk, dv, dbias. --only runs one of them
-// (for `perf stat` counts per path). Not a test.
+// and the max abs difference of their dq, dk, dv, dbias. --only runs one of
+// them (for `perf stat` counts per path). Not a test.
 //
 //===----------------------------------------------------------------------===//
 
