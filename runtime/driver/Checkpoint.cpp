@@ -167,6 +167,33 @@ std::string firstDifference(const std::string &there, const std::string &here) {
   }
 }
 
+// The saved state tensors, in table order, as one byte string: what a
+// checkpoint file and a StateSnapshot hold.
+std::vector<char> packState(const mgrt_model_info &model) {
+  std::vector<char> bytes;
+  for (int i = 0; i < model.num_state; ++i) {
+    const mgrt_state_info &s = model.state[i];
+    if (!isSaved(s))
+      continue;
+    const char *p = static_cast<const char *>(s.data);
+    bytes.insert(bytes.end(), p, p + bytesOf(s.tensor));
+  }
+  return bytes;
+}
+
+// The inverse of packState: `bytes` holds exactly the saved tensors.
+void unpackState(const mgrt_model_info &model, const char *bytes) {
+  size_t offset = 0;
+  for (int i = 0; i < model.num_state; ++i) {
+    const mgrt_state_info &s = model.state[i];
+    if (!isSaved(s))
+      continue;
+    const size_t n = bytesOf(s.tensor);
+    std::memcpy(s.data, bytes + offset, n);
+    offset += n;
+  }
+}
+
 } // namespace
 
 std::string firstNonFiniteState(const mgrt_model_info &model) {
@@ -189,28 +216,9 @@ std::string firstNonFiniteState(const mgrt_model_info &model) {
 
 StateSnapshot::StateSnapshot(const mgrt_model_info &model) : model(model) {}
 
-void StateSnapshot::save() {
-  bytes.clear();
-  for (int i = 0; i < model.num_state; ++i) {
-    const mgrt_state_info &s = model.state[i];
-    if (!isSaved(s))
-      continue;
-    const char *p = static_cast<const char *>(s.data);
-    bytes.insert(bytes.end(), p, p + bytesOf(s.tensor));
-  }
-}
+void StateSnapshot::save() { bytes = packState(model); }
 
-void StateSnapshot::restore() const {
-  size_t offset = 0;
-  for (int i = 0; i < model.num_state; ++i) {
-    const mgrt_state_info &s = model.state[i];
-    if (!isSaved(s))
-      continue;
-    const size_t n = bytesOf(s.tensor);
-    std::memcpy(s.data, bytes.data() + offset, n);
-    offset += n;
-  }
-}
+void StateSnapshot::restore() const { unpackState(model, bytes.data()); }
 
 bool stateIsOnHost(std::string &error) {
   if (mgrt_cuda_global)
@@ -244,14 +252,7 @@ bool writeCheckpoint(const mgrt_model_info &model, const Options &opts,
     ok = setError(error, dirError);
   // 1. Every rank its tensors.
   if (ok) {
-    std::vector<char> bytes;
-    for (int i = 0; i < model.num_state; ++i) {
-      const mgrt_state_info &s = model.state[i];
-      if (!isSaved(s))
-        continue;
-      const char *p = static_cast<const char *>(s.data);
-      bytes.insert(bytes.end(), p, p + bytesOf(s.tensor));
-    }
+    const std::vector<char> bytes = packState(model);
     ok = writeFileAtomic(tmpDir + "/rank" + std::to_string(job.rank) + ".state",
                          bytes.data(), bytes.size(), error);
   }
@@ -350,15 +351,7 @@ bool readCheckpoint(const mgrt_model_info &model, const Options &opts,
     return setError(error,
                     "'" + file + "' has " + std::to_string(bytes.size()) +
                         " bytes, the model's state " + std::to_string(want));
-  size_t offset = 0;
-  for (int i = 0; i < model.num_state; ++i) {
-    const mgrt_state_info &s = model.state[i];
-    if (!isSaved(s))
-      continue;
-    const size_t n = bytesOf(s.tensor);
-    std::memcpy(s.data, bytes.data() + offset, n);
-    offset += n;
-  }
+  unpackState(model, bytes.data());
   return true;
 }
 

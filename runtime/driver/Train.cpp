@@ -311,6 +311,16 @@ int checkEvalFlags(const mgrt_model_info &model, const Options &opts) {
   return 0;
 }
 
+/// The checks of the evaluation, export and checkpoint flags, before any
+/// data is read: a bad flag must not cost a run.
+int checkRunFlags(const mgrt_model_info &model, const Options &opts) {
+  if (int rc = checkEvalFlags(model, opts))
+    return rc;
+  if (int rc = checkExportFlags(model, opts))
+    return rc;
+  return checkCheckpointFlags(model, opts);
+}
+
 /// The training loop: per step fill the batch (untimed), run the step
 /// (timed), gather the figures, print and log. Returns the exit code.
 int runSteps(const mgrt_model_info &model, const Options &opts,
@@ -507,11 +517,7 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts) {
                        "for a parallel plan (dp x pp x cp > 1)");
   if (opts.steps < 1 && opts.mode == "train")
     return reportError("--steps K is required for --mode train");
-  if (int rc = checkEvalFlags(model, opts))
-    return rc;
-  if (int rc = checkExportFlags(model, opts))
-    return rc;
-  if (int rc = checkCheckpointFlags(model, opts))
+  if (int rc = checkRunFlags(model, opts))
     return rc;
   NpyBatches batches;
   std::vector<std::string> errors;
@@ -586,11 +592,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
                          describe(o.dtype, o.rank, o.shape));
   }
 
-  if (int rc = checkEvalFlags(model, opts))
-    return rc;
-  if (int rc = checkExportFlags(model, opts))
-    return rc;
-  if (int rc = checkCheckpointFlags(model, opts))
+  if (int rc = checkRunFlags(model, opts))
     return rc;
   // Options.
   std::vector<std::string> errors;
