@@ -314,6 +314,18 @@ MGRT_INLINE void keyBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
   }
 }
 
+/// dQ rows [i0, i0 + mq) of (b, h) from the block's accumulator: scaled,
+/// added to dQ under `accumulate`, stored otherwise.
+MGRT_INLINE void storeDq(const BwdProblem &p, const BwdScratch &s, int64_t b,
+                         int64_t h, int64_t i0, int64_t mq) {
+  float *dq = p.dq + b * p.dqStride[0] + i0 * p.dqStride[1] + h * p.dh;
+  for (int64_t r = 0; r < mq; ++r)
+    for (int64_t c = 0; c < p.dh; ++c)
+      dq[r * p.dqStride[1] + c] =
+          (p.accumulate ? dq[r * p.dqStride[1] + c] : 0.f) +
+          p.scale * s.accK[r * p.dhPad + c];
+}
+
 /// Phase C: dQ of query rows [i0, i0 + kBlk) of (b, h), and their dS added
 /// into dbias.
 MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
@@ -364,12 +376,7 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
     p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.s, kBlk, kp + j0 * p.dhPad,
            p.dhPad, s.accK, p.dhPad);
   }
-  float *dq = p.dq + b * p.dqStride[0] + i0 * p.dqStride[1] + h * p.dh;
-  for (int64_t r = 0; r < mq; ++r)
-    for (int64_t c = 0; c < p.dh; ++c)
-      dq[r * p.dqStride[1] + c] =
-          (p.accumulate ? dq[r * p.dqStride[1] + c] : 0.f) +
-          p.scale * s.accK[r * p.dhPad + c];
+  storeDq(p, s, b, h, i0, mq);
 }
 
 /// Phases A, B and C in one pass over query blocks [qb0, qb1) of (b, h).
@@ -442,12 +449,7 @@ MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
       p.gemm(true, kBlk, p.dhPad / kLanes, nk, s.dp, kBlk, kp + j0 * p.dhPad,
              p.dhPad, s.accK, p.dhPad);
     }
-    float *dq = p.dq + b * p.dqStride[0] + i0 * p.dqStride[1] + h * p.dh;
-    for (int64_t r = 0; r < mq; ++r)
-      for (int64_t c = 0; c < p.dh; ++c)
-        dq[r * p.dqStride[1] + c] =
-            (p.accumulate ? dq[r * p.dqStride[1] + c] : 0.f) +
-            p.scale * s.accK[r * p.dhPad + c];
+    storeDq(p, s, b, h, i0, mq);
   }
 }
 
