@@ -28,6 +28,8 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
+from train_dp_check import mpirun  # noqa: E402  (the dp tests' launcher)
+
 F, H, C, S = 3, 6, 4, 8
 LR = 0.1
 STEPS = 3
@@ -133,14 +135,6 @@ def check_npy(check, compiler, work):
     lerr = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses))
     check("npy: losses", len(losses) == STEPS and lerr <= 1e-5,
           f"{len(losses)} logged, max relative difference {lerr:.2e}")
-
-
-def mpirun():
-    exe = shutil.which("mpirun") or shutil.which("mpiexec")
-    cmd = [exe, "--oversubscribe", "--mca", "btl", "self,vader"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    return cmd
 
 
 def check_dp(check, compiler, work):
