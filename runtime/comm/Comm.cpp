@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/CommGroup.h"
+#include "comm/Heartbeat.h"
 #include "support/Error.h"
 
 #include <atomic>
@@ -226,6 +227,7 @@ void mgrt_comm_abort(const char *message, int code) {
   std::fprintf(stderr, "megagraph comm: rank %d of %d: %s\n", worldRank(),
                worldSize(), message ? message : "");
   std::fflush(stderr);
+  announceAbort();
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
@@ -268,6 +270,9 @@ int mgrt_comm_init(int *argc, char ***argv) {
     if (int rc = checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "mgrt_comm_init"))
       return rc;
     gWorld = makeMpiGroup(dup);
+    // Lost ranks end the job with a message naming them (Heartbeat.h).
+    if (int rc = startHeartbeat(gWorld->comm))
+      return rc;
   }
   return MGRT_OK;
 }
@@ -285,6 +290,7 @@ int mgrt_comm_finalize(void) {
   MPI_Finalized(&fin);
   if (!init || fin)
     return MGRT_OK;
+  stopHeartbeat();
   delete gWorld;
   gWorld = nullptr;
   if (gInitializedHere) {

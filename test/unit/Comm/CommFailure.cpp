@@ -8,6 +8,8 @@
 //   timeout        rank 1 never joins (MEGAGRAPH_COMM_TIMEOUT=2 is set by
 //                  the script)
 //   grid-mismatch  compiled code for a 3-process grid on 2 processes
+//   loop           every rank prints "rank R pid P" and all-reduces forever
+//                  (comm_failure_test.sh kills or stops one of them)
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +22,7 @@
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s bad-arg|peer-exit|timeout|grid-mismatch\n",
+    std::fprintf(stderr, "usage: %s bad-arg|peer-exit|timeout|grid-mismatch|loop\n",
                  argv[0]);
     return 2;
   }
@@ -29,6 +31,14 @@ int main(int argc, char **argv) {
   mgrt_comm_group *w = mgrt_comm_world();
   const int rank = mgrt_comm_rank(w);
   float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  if (!std::strcmp(mode, "loop")) {
+    std::printf("rank %d pid %d\n", rank, static_cast<int>(getpid()));
+    std::fflush(stdout);
+    for (;;) {
+      mgrt_comm_all_reduce(w, x, x, 8, MGRT_F32, MGRT_COMM_MAX);
+      usleep(20000);
+    }
+  }
   if (rank == 1) {
     if (!std::strcmp(mode, "bad-arg"))
       mgrt_comm_all_reduce(w, x, x, 8, 12345, MGRT_COMM_SUM);
