@@ -99,13 +99,17 @@ void PeerMonitor::aborted(int peer) {
     peers_[peer].state = State::Aborted;
 }
 
+void PeerMonitor::ended(int peer) {
+  if (peers_[peer].state == State::Alive)
+    peers_[peer].state = State::Ended;
+}
+
 void PeerMonitor::closed(int peer, double now) {
   if (peers_[peer].state == State::Alive)
     lose(peer, Reason::Closed, now - peers_[peer].lastHeard, -1, Reason::None);
 }
 
-void PeerMonitor::reported(int by, int subject, Reason reason,
-                           double silence) {
+void PeerMonitor::reported(int by, int subject, Reason reason, double silence) {
   if (subject < 0 || subject >= static_cast<int>(peers_.size()))
     return;
   if (subject == self_) {
@@ -133,8 +137,7 @@ void PeerMonitor::lose(int peer, Reason reason, double silence, int by,
 
 const PeerMonitor::Loss &PeerMonitor::check(double now) {
   for (size_t i = 0; i < peers_.size(); ++i)
-    if (peers_[i].state == State::Alive &&
-        now - peers_[i].lastHeard > timeout_)
+    if (peers_[i].state == State::Alive && now - peers_[i].lastHeard > timeout_)
       lose(static_cast<int>(i), Reason::Silent, now - peers_[i].lastHeard, -1,
            Reason::None);
   return loss_;
@@ -160,9 +163,10 @@ std::vector<int> PeerMonitor::alivePeers() const {
   return out;
 }
 
-bool PeerMonitor::anyAborted() const {
-  for (const Peer &p : peers_)
-    if (p.state == State::Aborted)
+bool PeerMonitor::anyLeftOrAborted() const {
+  for (size_t i = 0; i < peers_.size(); ++i)
+    if (static_cast<int>(i) != self_ &&
+        (peers_[i].state == State::Left || peers_[i].state == State::Aborted))
       return true;
   return false;
 }
@@ -176,7 +180,8 @@ static std::string what(PeerMonitor::Reason reason, double silence,
   else
     std::snprintf(text, sizeof text, "%s",
                   seenByOther ? "its process end"
-                              : "its process ended: killed or crashed");
+                              : "its process ended early: killed, crashed "
+                                "or exited");
   return text;
 }
 
@@ -221,8 +226,7 @@ struct Frame {
 };
 
 void encode(const Frame &f, unsigned char *out) {
-  const uint32_t w[4] = {htonl(f.type), htonl(f.rank), htonl(f.a),
-                         htonl(f.b)};
+  const uint32_t w[4] = {htonl(f.type), htonl(f.rank), htonl(f.a), htonl(f.b)};
   std::memcpy(out, w, kFrameBytes);
 }
 
@@ -291,8 +295,8 @@ bool readExact(int fd, unsigned char *buf, size_t n, double deadline) {
 class Heartbeat {
 public:
   Heartbeat(int rank, int size, HeartbeatConfig config)
-      : rank_(rank), size_(size), config_(config), fds_(size, -1),
-        inbox_(size), stuck_(size, 0), knows_(size, 0),
+      : rank_(rank), size_(size), config_(config), fds_(size, -1), inbox_(size),
+        stuck_(size, 0), knows_(size, 0),
         monitor_(rank, size, config.timeout, nowSeconds()) {}
   ~Heartbeat() { closeAll(); }
 
@@ -327,8 +331,7 @@ private:
   int wake_[2] = {-1, -1};
   /// The sockets and the monitor belong to the thread; other threads only
   /// set these flags and write to the wake pipe.
-  std::atomic<bool> stopping_{false}, abortRequested_{false},
-      abortSent_{false};
+  std::atomic<bool> stopping_{false}, abortRequested_{false}, abortSent_{false};
   std::thread thread_;
   struct sigaction oldTerm_ = {};
   bool handlerInstalled_ = false;
@@ -419,8 +422,8 @@ std::string Heartbeat::connect(MPI_Comm world) {
       break;
     }
     unsigned char hello[kFrameBytes];
-    encode({kHello, static_cast<uint32_t>(rank_),
-            static_cast<uint32_t>(token), static_cast<uint32_t>(token >> 32)},
+    encode({kHello, static_cast<uint32_t>(rank_), static_cast<uint32_t>(token),
+            static_cast<uint32_t>(token >> 32)},
            hello);
     if (::send(fd, hello, kFrameBytes, MSG_NOSIGNAL) !=
         static_cast<ssize_t>(kFrameBytes)) {
@@ -435,14 +438,13 @@ std::string Heartbeat::connect(MPI_Comm world) {
       error = std::to_string(left) + " higher rank(s) did not connect in 30 s";
       break;
     }
-    const int fd = ::accept4(listenFd, nullptr, nullptr,
-                             SOCK_CLOEXEC | SOCK_NONBLOCK);
+    const int fd =
+        ::accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
       continue;
     unsigned char hello[kFrameBytes];
-    const Frame f = readExact(fd, hello, kFrameBytes, deadline)
-                        ? decode(hello)
-                        : Frame{};
+    const Frame f =
+        readExact(fd, hello, kFrameBytes, deadline) ? decode(hello) : Frame{};
     const uint64_t got = f.a | static_cast<uint64_t>(f.b) << 32;
     const int peer = static_cast<int>(f.rank);
     if (f.type != kHello || got != token || peer <= rank_ || peer >= size_ ||
@@ -569,8 +571,10 @@ void Heartbeat::readFrom(int peer, double now) {
     monitor_.heard(peer, now);
     switch (f.type) {
     case kBye:
-    case kTerm:
       monitor_.left(peer);
+      break;
+    case kTerm:
+      monitor_.ended(peer);
       break;
     case kAbort:
       monitor_.aborted(peer);
@@ -667,8 +671,7 @@ void Heartbeat::stopForLoss() {
   if (loss.reason != PeerMonitor::Reason::Reported)
     broadcast({kLost, 0, static_cast<uint32_t>(loss.peer),
                static_cast<uint32_t>(loss.reason) |
-                   static_cast<uint32_t>(std::lround(loss.silence * 10))
-                       << 8});
+                   static_cast<uint32_t>(std::lround(loss.silence * 10)) << 8});
   // Give the other ranks up to 2 s to print their line before this exit
   // makes the launcher end them: until each has closed or reported.
   const double deadline = nowSeconds() + 2;
@@ -705,8 +708,8 @@ void Heartbeat::handleTerm() {
     report(monitor_.describeLoss() + "; the launcher ended the job");
     std::_Exit(kLostPeerExitCode);
   }
-  if (monitor_.anyAborted())
-    std::_Exit(kLostPeerExitCode); // that rank printed why
+  if (monitor_.anyLeftOrAborted())
+    std::_Exit(kLostPeerExitCode); // that rank's exit is the cause
   double silence = 0;
   const int quiet = monitor_.quietest(nowSeconds(), silence);
   if (quiet >= 0 && silence > 2 * config_.period + 0.5) {

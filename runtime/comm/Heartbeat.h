@@ -64,6 +64,7 @@ public:
     Alive,   ///< heard from within the timeout
     Left,    ///< said goodbye (finalized)
     Aborted, ///< announced that it ends the job with its own error
+    Ended,   ///< the launcher is ending it too (it got a SIGTERM)
     Lost,
   };
   enum class Reason {
@@ -86,6 +87,7 @@ public:
   void heard(int peer, double now);
   void left(int peer);
   void aborted(int peer);
+  void ended(int peer);
   /// The connection to `peer` ended; a loss unless it left or aborted.
   void closed(int peer, double now);
   /// `by` reports `subject` lost for `reason` after `silence` seconds.
@@ -108,7 +110,9 @@ public:
   int quietest(double now, double &silence) const;
   /// Peers not lost, left or aborted.
   std::vector<int> alivePeers() const;
-  bool anyAborted() const;
+  /// Whether a peer left or aborted: when the launcher then ends this
+  /// rank, that peer's exit (and its own message, if any) is the cause.
+  bool anyLeftOrAborted() const;
 
   /// "lost peer rank P (REASON)", from this rank's point of view.
   std::string describeLoss() const;

@@ -22,7 +22,8 @@
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s bad-arg|peer-exit|timeout|grid-mismatch|loop\n",
+    std::fprintf(stderr,
+                 "usage: %s bad-arg|peer-exit|timeout|grid-mismatch|loop\n",
                  argv[0]);
     return 2;
   }

@@ -6,9 +6,12 @@ set -u
 MPIRUN=$1
 BIN=$2
 status=0
-run_case() { # mode expected-message
+run_case() { # mode expected-message [message that must not appear]
   out=$(MEGAGRAPH_COMM_TIMEOUT=2 timeout 60 $MPIRUN -np 2 "$BIN" "$1" 2>&1)
   rc=$?
+  report "$1" "$2" "${3:-}"
+}
+report() { # case expected-message forbidden-message (uses $out, $rc)
   if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then
     echo "FAIL $1: exit code $rc (0 = the failure went unnoticed, 124 = hang)"
     echo "$out"
@@ -21,12 +24,39 @@ run_case() { # mode expected-message
     echo "FAIL $1: a collective returned"
     echo "$out"
     status=1
+  elif [ -n "$3" ] && printf '%s' "$out" | grep -q -- "$3"; then
+    echo "FAIL $1: a message matching '$3':"
+    echo "$out"
+    status=1
   else
     echo "ok   $1: exit code $rc, message: $(printf '%s' "$out" | grep -m1 -- "$2")"
   fi
 }
-run_case bad-arg "megagraph comm: rank 1 of 2: mgrt_comm_all_reduce: unsupported dtype 12345"
-run_case peer-exit "exited\|exit code\|non-zero"
+# The aborting rank's message stands alone: its peer stays quiet.
+run_case bad-arg "megagraph comm: rank 1 of 2: mgrt_comm_all_reduce: unsupported dtype 12345" "rank 0 of 2"
+run_case peer-exit "megagraph comm: rank 0 of 2: lost peer rank 1 (its process ended early"
 run_case timeout "megagraph comm: rank 0 of 2: MPI_Iallreduce: no progress for 2 s"
 run_case grid-mismatch "compiled for a grid of 3 processes.*launch it with mpirun -np 3"
+
+# The launcher ends a healthy job (SIGTERM to mpirun, as a cancelled job
+# gets): each rank says so instead of blaming a peer.
+log=$(mktemp)
+# (timeout passes the SIGTERM on to mpirun.)
+MEGAGRAPH_HEARTBEAT_TIMEOUT=5 timeout 60 $MPIRUN -np 2 "$BIN" loop >"$log" 2>&1 &
+job=$!
+n=0
+while [ "$(grep -c ' pid ' "$log")" -lt 2 ] && [ $n -lt 300 ]; do
+  sleep 0.1
+  n=$((n + 1))
+done
+kill -TERM $job
+wait $job
+rc=$?
+out=$(cat "$log")
+rm -f "$log"
+for r in 0 1; do
+  report "sigterm-rank$r" \
+    "megagraph comm: rank $r of 2: the launcher ended the job (signal 15) while every peer was alive" \
+    "lost peer"
+done
 exit $status
