@@ -285,12 +285,14 @@ int mgrt_comm_initialized(void) {
 }
 
 int mgrt_comm_finalize(void) {
+  // First, even when someone else finalized MPI: the peers must get this
+  // rank's goodbye before its sockets close.
+  stopHeartbeat();
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   if (!init || fin)
     return MGRT_OK;
-  stopHeartbeat();
   delete gWorld;
   gWorld = nullptr;
   if (gInitializedHere) {

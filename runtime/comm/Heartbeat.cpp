@@ -705,7 +705,8 @@ void Heartbeat::handleTerm() {
   if (monitor_.reportedSelfBy() >= 0)
     stopForSelfReport();
   if (monitor_.loss().peer >= 0) {
-    report(monitor_.describeLoss() + "; the launcher ended the job");
+    report(monitor_.describeLoss() +
+           "; stopping (the launcher is ending the job)");
     std::_Exit(kLostPeerExitCode);
   }
   if (monitor_.anyLeftOrAborted())
@@ -715,8 +716,8 @@ void Heartbeat::handleTerm() {
   if (quiet >= 0 && silence > 2 * config_.period + 0.5) {
     char text[160];
     std::snprintf(text, sizeof text,
-                  "lost peer rank %d (no heartbeat for %.1f s when the "
-                  "launcher ended the job); stopping",
+                  "lost peer rank %d (no heartbeat for %.1f s); stopping (the "
+                  "launcher is ending the job)",
                   quiet, silence);
     report(text);
     std::_Exit(kLostPeerExitCode);

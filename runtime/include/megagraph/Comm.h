@@ -29,6 +29,17 @@
  * is left waiting in a collective. MGRT_COMM_ERRORS_RETURN makes calls
  * return the error code instead (for tests of argument checks; after a
  * failed collective the group's state is undefined).
+ *
+ * Lost ranks: in a job of two or more, mgrt_comm_init also starts a
+ * heartbeat (a side thread and a TCP connection to each other rank, no MPI
+ * calls). A rank that dies, or sends nothing for
+ * MEGAGRAPH_HEARTBEAT_TIMEOUT seconds (default 20; 0 = off; one frame every
+ * MEGAGRAPH_HEARTBEAT_PERIOD, default 1) because it is stopped, ends every
+ * other rank with
+ *   megagraph comm: rank R of W: lost peer rank P (REASON); stopping
+ * and exit code 3, however long the current step or collective takes. The
+ * heartbeat handles SIGTERM (what the launcher sends the survivors when a
+ * rank dies), naming the lost peer when it knows one.
  *===----------------------------------------------------------------------===*/
 #ifndef MEGAGRAPH_COMM_H
 #define MEGAGRAPH_COMM_H
