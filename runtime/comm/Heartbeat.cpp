@@ -25,6 +25,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <random>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -215,7 +216,7 @@ enum FrameType : uint32_t {
   kBeat = 1,
   kBye = 2,   ///< finalized
   kAbort = 3, ///< ends the job with its own error
-  kLost = 4,  ///< subject, reason, silence in ms
+  kLost = 4,  ///< subject and reporter, reason and silence (readFrom)
   kTerm = 5,  ///< the launcher ended this rank (SIGTERM)
 };
 
@@ -339,6 +340,23 @@ private:
 
 std::string Heartbeat::connect(MPI_Comm world) {
   std::string error;
+  // 0. Room for W - 1 sockets besides what the program opens (the open
+  //    file limit raised if it can be), and ranks that fit kLost's 16 bits.
+  const rlim_t need = static_cast<rlim_t>(size_) + 256;
+  rlimit files{};
+  if (size_ > 0xffff) {
+    error = "more than 65535 ranks";
+  } else if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < need) {
+    files.rlim_cur = std::min(need, files.rlim_max);
+    if (::setrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur < need)
+      error = "the open file limit (ulimit -n " +
+              std::to_string(files.rlim_cur) + ") is below " +
+              std::to_string(need);
+  }
+  int can = error.empty(), everyone = 0;
+  MPI_Allreduce(&can, &everyone, 1, MPI_INT, MPI_MIN, world);
+  if (!everyone)
+    return error.empty() ? "another rank cannot hold the connections" : error;
   // 1. Hosts (the whole job on one host: loopback only) and a job token
   //    that every hello must carry, so that a stray connection is refused.
   constexpr int kHost = 256;
@@ -580,12 +598,12 @@ void Heartbeat::readFrom(int peer, double now) {
       monitor_.aborted(peer);
       break;
     case kLost:
-      // a: the subject; b: the reason, and the silence in tenths of a
-      // second above it.
+      // a: the subject, and the rank that saw the loss above it; b: its
+      // reason, and the silence in tenths of a second above it.
       knows_[peer] = 1;
-      monitor_.reported(peer, static_cast<int>(f.a),
-                        static_cast<PeerMonitor::Reason>(f.b & 0xff),
-                        (f.b >> 8) / 10.0);
+      monitor_.reported(
+          static_cast<int>(f.a >> 16), static_cast<int>(f.a & 0xffff),
+          static_cast<PeerMonitor::Reason>(f.b & 0xff), (f.b >> 8) / 10.0);
       break;
     default:
       break;
@@ -668,10 +686,15 @@ void Heartbeat::report(const std::string &line) {
 void Heartbeat::stopForLoss() {
   const PeerMonitor::Loss loss = monitor_.loss();
   report(monitor_.describeLoss() + "; stopping");
-  if (loss.reason != PeerMonitor::Reason::Reported)
-    broadcast({kLost, 0, static_cast<uint32_t>(loss.peer),
-               static_cast<uint32_t>(loss.reason) |
-                   static_cast<uint32_t>(std::lround(loss.silence * 10)) << 8});
+  // Passed on even when it came from another rank: each peer then knows
+  // that this one knows, and stops waiting for it.
+  const bool seen = loss.reason != PeerMonitor::Reason::Reported;
+  const uint32_t by = static_cast<uint32_t>(seen ? rank_ : loss.reportedBy);
+  const uint32_t reason =
+      static_cast<uint32_t>(seen ? loss.reason : loss.reportedReason);
+  broadcast(
+      {kLost, 0, static_cast<uint32_t>(loss.peer) | by << 16,
+       reason | static_cast<uint32_t>(std::lround(loss.silence * 10)) << 8});
   // Give the other ranks up to 2 s to print their line before this exit
   // makes the launcher end them: until each has closed or reported.
   const double deadline = nowSeconds() + 2;

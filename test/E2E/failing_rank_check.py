@@ -17,11 +17,12 @@ exists, one rank gets SIGKILL or SIGSTOP. Then:
     manifest and every rank's state file) and, once per run, a new job
     resumes from it;
   * a rank stopped for 2 s (less than the timeout) and continued is only
-    slow: the job finishes with exit code 0 and no message.
+    slow: the job finishes with exit code 0 and no message;
+  * (badenv) MEGAGRAPH_HEARTBEAT_TIMEOUT=abc is refused by every rank.
 A stopped rank is SIGKILLed at the end of its case.
 
 usage: failing_rank_check.py MEGAGRAPH_COMPILE WORKDIR CASE...
-  CASE: dp2-kill-1, dp4-stop-1, pp2-kill-0, dp2-slow-1, ...
+  CASE: dp2-kill-1, dp4-stop-1, pp2-kill-0, dp2-slow-1, dp2-badenv-0, ...
         (plan, signal, victim rank)
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
@@ -101,10 +102,26 @@ def complete(ck, ranks):
     return name, files == want
 
 
+def bad_setting(check, exe, ranks, case):
+    """A heartbeat timeout that is no number stops every rank at start-up
+    with one line naming the variable."""
+    env = dict(os.environ, MEGAGRAPH_HEARTBEAT_TIMEOUT="abc")
+    r = subprocess.run(mpirun() + ["-np", str(ranks), exe, "--mode", "train",
+                                   "--data", DATA, "--steps", "2", "--quiet"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       env=env, timeout=120, text=True)
+    lines = [l for l in r.stdout.splitlines()
+             if "MEGAGRAPH_HEARTBEAT_TIMEOUT='abc' is not a number" in l]
+    check(f"{case}: refused", r.returncode != 0 and len(lines) == ranks,
+          f"exit code {r.returncode}: {lines[:1]}")
+
+
 def run_case(check, compiler, work, case, resume):
     plan, action, victim = case.split("-")
     victim = int(victim)
     exe, ranks = compile_plan(compiler, work, plan)
+    if action == "badenv":
+        return bad_setting(check, exe, ranks, case)
     tag = case
     log = os.path.join(work, tag + ".jsonl")
     ck = os.path.join(work, tag + "_ck")
