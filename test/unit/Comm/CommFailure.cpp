@@ -10,11 +10,15 @@
 //   grid-mismatch  compiled code for a 3-process grid on 2 processes
 //   loop           every rank prints "rank R pid P" and all-reduces forever
 //                  (comm_failure_test.sh kills or stops one of them)
+//   long-step      not a failure: rank 1 computes for 8 s, longer than the
+//                  heartbeat timeout the script sets, before it joins; the
+//                  job must finish normally
 //
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Comm.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,9 +26,10 @@
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: %s bad-arg|peer-exit|timeout|grid-mismatch|loop\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s bad-arg|peer-exit|timeout|grid-mismatch|loop|long-step\n",
+        argv[0]);
     return 2;
   }
   const char *mode = argv[1];
@@ -39,6 +44,20 @@ int main(int argc, char **argv) {
       mgrt_comm_all_reduce(w, x, x, 8, MGRT_F32, MGRT_COMM_MAX);
       usleep(20000);
     }
+  }
+  if (!std::strcmp(mode, "long-step")) {
+    if (rank == 1) {
+      const auto end =
+          std::chrono::steady_clock::now() + std::chrono::seconds(8);
+      volatile double sink = 0;
+      while (std::chrono::steady_clock::now() < end)
+        for (int i = 0; i < 100000; ++i)
+          sink = sink + i * 1e-9;
+    }
+    mgrt_comm_all_reduce(w, x, x, 8, MGRT_F32, MGRT_COMM_SUM);
+    std::printf("rank %d: finished\n", rank);
+    mgrt_comm_finalize();
+    return 0;
   }
   if (rank == 1) {
     if (!std::strcmp(mode, "bad-arg"))

@@ -38,6 +38,20 @@ run_case peer-exit "megagraph comm: rank 0 of 2: lost peer rank 1 (its process e
 run_case timeout "megagraph comm: rank 0 of 2: MPI_Iallreduce: no progress for 2 s"
 run_case grid-mismatch "compiled for a grid of 3 processes.*launch it with mpirun -np 3"
 
+# A step longer than the heartbeat timeout is not a lost rank: the job
+# finishes normally.
+out=$(MEGAGRAPH_HEARTBEAT_PERIOD=0.5 MEGAGRAPH_HEARTBEAT_TIMEOUT=2 \
+      MEGAGRAPH_COMM_TIMEOUT=60 timeout 60 $MPIRUN -np 2 "$BIN" long-step 2>&1)
+rc=$?
+if [ $rc -ne 0 ] || [ "$(printf '%s\n' "$out" | grep -c ': finished')" -ne 2 ] ||
+   printf '%s' "$out" | grep -q "megagraph comm"; then
+  echo "FAIL long-step: exit code $rc:"
+  echo "$out"
+  status=1
+else
+  echo "ok   long-step: exit code 0, both ranks finished, no message"
+fi
+
 # The launcher ends a healthy job (SIGTERM to mpirun, as a cancelled job
 # gets): each rank says so instead of blaming a peer.
 log=$(mktemp)
