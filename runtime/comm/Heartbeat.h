@@ -14,9 +14,11 @@
 // The rank that sees the loss prints
 //   megagraph comm: rank R of W: lost peer rank P (REASON); stopping
 // tells the other ranks (who print the same with "rank R saw ..."), and
-// exits with code 3. A SIGTERM (mpirun and srun send one to the survivors
-// when a rank dies) is handled by the same thread: it names the lost peer
-// if its state shows one, or says that the launcher ended the job.
+// exits with code 3. While the heartbeat runs, a SIGTERM (Open MPI's
+// mpirun sends one to the survivors when a rank dies) is handled by the
+// same thread: it names the lost peer if its state shows one, or says that
+// the launcher ended the job; mgrt_comm_finalize puts the previous handler
+// back.
 //
 // PeerMonitor is the bookkeeping alone (no sockets, no clock), for the unit
 // tests; Heartbeat runs it.
