@@ -12,7 +12,9 @@
 #include "support/Error.h"
 
 #include <atomic>
+#include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -198,14 +200,28 @@ void divideBy(void *buf, int64_t count, int dtype, int n) {
   }
 }
 
+bool readSecondsEnv(const char *name, double &value, std::string &error) {
+  const char *s = std::getenv(name);
+  if (!s || !*s)
+    return true;
+  char *end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s, &end);
+  if (errno || !end || *end || !std::isfinite(v) || v < 0) {
+    error = std::string(name) + "='" + s +
+            "' is not a number of seconds (0 or more)";
+    return false;
+  }
+  value = v;
+  return true;
+}
+
 double timeoutSeconds() {
+  // mgrt_comm_init refuses a bad value; the default covers a call before.
   static double t = [] {
-    const char *s = std::getenv("MEGAGRAPH_COMM_TIMEOUT");
-    if (!s || !*s)
-      return 300.0;
-    char *end = nullptr;
-    double v = std::strtod(s, &end);
-    return end && *end == 0 && v >= 0 ? v : 300.0;
+    double v = 300.0;
+    std::string error;
+    return readSecondsEnv(kCommTimeoutEnv, v, error) ? v : 300.0;
   }();
   return t;
 }
@@ -261,6 +277,10 @@ int mgrt_comm_init(int *argc, char ***argv) {
     gInitializedHere = true;
     std::atexit(finalizeAtExit);
   }
+  double seconds = 0;
+  std::string error;
+  if (!readSecondsEnv(kCommTimeoutEnv, seconds, error))
+    return fail(MGRT_ERR_ARGUMENT, "mgrt_comm_init", "%s", error.c_str());
   if (!gWorld) {
     if (int rc =
             checkMpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),

@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 struct mgrt_comm_group {
@@ -71,9 +72,17 @@ MPI_Datatype mpiType(int dtype);
 /// Divides `count` elements of `buf` by `n` (AVG after a SUM).
 void divideBy(void *buf, int64_t count, int dtype, int n);
 
+/// The environment variable of timeoutSeconds.
+inline constexpr const char *kCommTimeoutEnv = "MEGAGRAPH_COMM_TIMEOUT";
+
 /// Seconds a blocking call may wait for its peers before it ends the job
 /// (MEGAGRAPH_COMM_TIMEOUT, default 300; 0 = forever).
 double timeoutSeconds();
+
+/// Reads the environment variable `name` as seconds into `value` (unset or
+/// empty: `value` unchanged). False with `error` set when it is not a
+/// finite number of 0 or more.
+bool readSecondsEnv(const char *name, double &value, std::string &error);
 
 /// Creates the MPI group over `comm` (takes ownership of it).
 mgrt_comm_group *makeMpiGroup(MPI_Comm comm);

@@ -36,25 +36,9 @@ namespace mgrt::comm {
 // Configuration
 //===----------------------------------------------------------------------===//
 
-static bool readSeconds(const char *name, double &value, std::string &error) {
-  const char *s = std::getenv(name);
-  if (!s || !*s)
-    return true;
-  char *end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s, &end);
-  if (errno || !end || *end || !std::isfinite(v) || v < 0) {
-    error = std::string(name) + "='" + s +
-            "' is not a number of seconds (0 or more)";
-    return false;
-  }
-  value = v;
-  return true;
-}
-
 bool readHeartbeatConfig(HeartbeatConfig &config, std::string &error) {
-  if (!readSeconds(kHeartbeatPeriodEnv, config.period, error) ||
-      !readSeconds(kHeartbeatTimeoutEnv, config.timeout, error))
+  if (!readSecondsEnv(kHeartbeatPeriodEnv, config.period, error) ||
+      !readSecondsEnv(kHeartbeatTimeoutEnv, config.timeout, error))
     return false;
   if (config.timeout == 0)
     return true; // off
@@ -551,12 +535,10 @@ void Heartbeat::broadcast(const Frame &frame) {
   f.rank = static_cast<uint32_t>(rank_);
   encode(f, buf);
   for (int peer = 0; peer < size_; ++peer) {
-    // A report of a loss goes to the lost rank too: a stopped one reads it
-    // when it runs again.
-    const PeerMonitor::State state = monitor_.state(peer);
-    if (fds_[peer] < 0 || stuck_[peer] ||
-        !(state == PeerMonitor::State::Alive ||
-          (f.type == kLost && state == PeerMonitor::State::Lost)))
+    // Every open connection, whatever the peer's state: a peer that is
+    // itself ending must still learn that this one ends too, and a stopped
+    // one reads the report of its loss when it runs again.
+    if (fds_[peer] < 0 || stuck_[peer])
       continue;
     const ssize_t n =
         ::send(fds_[peer], buf, kFrameBytes, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -720,10 +702,12 @@ void Heartbeat::handleTerm() {
   // Not to be blamed by the peers that see this rank's connections close.
   broadcast({kTerm, 0, 0, 0});
   // A dead peer's closed connection or another rank's report may still be
-  // on its way: read for a moment.
+  // on its way: read for a moment (the launcher's SIGKILL follows in about
+  // a second), until every peer is accounted for.
   const double deadline = nowSeconds() + 0.5;
   for (double left; (left = deadline - nowSeconds()) > 0 &&
-                    monitor_.loss().peer < 0 && monitor_.reportedSelfBy() < 0;)
+                    monitor_.loss().peer < 0 && monitor_.reportedSelfBy() < 0 &&
+                    !monitor_.alivePeers().empty();)
     pollOnce(static_cast<int>(std::ceil(left * 1000)));
   if (monitor_.reportedSelfBy() >= 0)
     stopForSelfReport();

@@ -1,12 +1,15 @@
 //===- HeartbeatTest.cpp - The lost-rank bookkeeping ----------------------===//
 //
 // PeerMonitor (runtime/comm/Heartbeat.h) on made-up event sequences, and
-// the parsing of MEGAGRAPH_HEARTBEAT_PERIOD / _TIMEOUT. No MPI, no sockets:
+// the parsing of MEGAGRAPH_HEARTBEAT_PERIOD / _TIMEOUT and
+// MEGAGRAPH_COMM_TIMEOUT. No MPI, no sockets:
 // the end-to-end behaviour is test/E2E/failing_rank.test's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/Heartbeat.h"
+
+#include "comm/CommGroup.h"
 
 #include <gtest/gtest.h>
 
@@ -168,6 +171,25 @@ TEST(HeartbeatConfig, BadValuesAreRefused) {
   EXPECT_FALSE(config("3", "5", c, error));
   EXPECT_EQ(error, "MEGAGRAPH_HEARTBEAT_TIMEOUT (5 s) must be at least twice "
                    "MEGAGRAPH_HEARTBEAT_PERIOD (3 s)");
+}
+
+TEST(CommTimeout, SecondsOrARefusal) {
+  const char *name = mgrt::comm::kCommTimeoutEnv;
+  double v = 300;
+  std::string error;
+  unsetenv(name);
+  EXPECT_TRUE(mgrt::comm::readSecondsEnv(name, v, error));
+  EXPECT_EQ(v, 300.0);
+  setenv(name, "2.5", 1);
+  EXPECT_TRUE(mgrt::comm::readSecondsEnv(name, v, error));
+  EXPECT_EQ(v, 2.5);
+  for (const char *bad : {"abc", "-3", "inf", "10s"}) {
+    setenv(name, bad, 1);
+    EXPECT_FALSE(mgrt::comm::readSecondsEnv(name, v, error)) << bad;
+    EXPECT_EQ(error, std::string("MEGAGRAPH_COMM_TIMEOUT='") + bad +
+                         "' is not a number of seconds (0 or more)");
+  }
+  unsetenv(name);
 }
 
 } // namespace
