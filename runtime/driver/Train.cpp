@@ -154,7 +154,7 @@ int checkExportFlags(const mgrt_model_info &model, const Options &opts) {
     if (source.empty())
       return reportError("--export-onnx needs --source-model FILE, the ONNX "
                          "model the executable was compiled from");
-    if (!readParameters(model, params, error) ||
+    if (!readParameters(model, params, error, /*gather=*/false) ||
         !rewriteOnnx(source, params, bytes, error))
       return reportError("--export-onnx: " + error);
   }
