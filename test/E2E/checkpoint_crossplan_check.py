@@ -14,7 +14,9 @@ Per transition FROM -> TO: STEPS / 2 steps under FROM with --checkpoint-dir,
 then --resume under TO to STEPS. The losses of steps STEPS / 2 + 1 .. STEPS
 and the parameters exported at the end (--export-npy) must equal the
 uninterrupted run of TO within TOL relative (|a - b| <= TOL * max|b| per
-tensor). As a control, the Adam moments of a checkpoint are zeroed in its
+tensor; for cp=2, whose attention rounds apart from the one-process run's,
+within twice the distance of the two plans' uninterrupted runs). As a
+control, the Adam moments of a checkpoint are zeroed in its
 rank files (located through the manifest's `logical` lines): the resumed
 run must then leave the tolerance.
 
@@ -57,10 +59,10 @@ class Exe:
         return losses, read_export(out)
 
 
-def compile_exe(compiler, onnx_path, exe, plan, np_, data):
+def compile_exe(compiler, onnx_path, exe, plan, np_, data, more=()):
     subprocess.run([compiler, onnx_path, "--train", "--optimizer", "adamw",
-                    "--lr", "0.05", *plan, "--emit=exe", "-O0", "-o", exe],
-                   check=True)
+                    "--lr", "0.05", *more, *plan, "--emit=exe", "-O0", "-o",
+                    exe], check=True)
     return Exe(exe, np_, data)
 
 
@@ -111,9 +113,11 @@ def zero_moments(ck):
     return found
 
 
-def transition(check, work, a, b, name, want, control=False):
+def transition(check, work, a, b, name, want, control=False, gap=None):
     """STEPS / 2 steps of `a`, resumed by `b` to STEPS; against `want`.
-    Files are named after `name` with "->" as "_to_"."""
+    Files are named after `name` with "->" as "_to_". With `gap` (the
+    uninterrupted run of `a`), the bound is the larger of TOL and twice
+    the distance between the two plans' uninterrupted runs."""
     label, name = name, name.replace("->", "_to_")
     ck = os.path.join(work, name + "_ck")
     shutil.rmtree(ck, ignore_errors=True)
@@ -121,15 +125,21 @@ def transition(check, work, a, b, name, want, control=False):
           "--checkpoint-dir", ck)
     d, steps = distance(b.run(work, name + "_rest", "--steps", str(STEPS),
                               "--resume", ck), want)
-    check(f"{label}: resumed", d <= TOL,
-          f"steps {steps}, losses and parameters within {d:.1e} <= {TOL:g} "
+    bound, why = TOL, f"{TOL:g}"
+    if gap is not None:
+        g = distance(({s: gap[0][s] for s in range(STEPS // 2 + 1, STEPS + 1)},
+                      gap[1]), want)[0]
+        bound = max(TOL, 2 * g)
+        why = f"{bound:.1e} (the two plans' uninterrupted runs differ by {g:.1e})"
+    check(f"{label}: resumed", d <= bound,
+          f"steps {steps}, losses and parameters within {d:.1e} <= {why} "
           "relative of the uninterrupted run")
     if control:
         found = zero_moments(ck)
         d, _ = distance(b.run(work, name + "_zeroed", "--steps", str(STEPS),
                               "--resume", ck), want)
-        check(f"{label}: control", found > 0 and d > TOL,
-              f"{found} moments zeroed: {d:.1e} > {TOL:g} off")
+        check(f"{label}: control", found > 0 and d > bound,
+              f"{found} moments zeroed: {d:.1e} > {bound:.1e} off")
 
 
 def main():
@@ -179,13 +189,21 @@ def main():
         tdp.export(model, "plain", 2, path)
         data = (f"synthetic:sbm,nodes=512,classes={tg.C},features={tg.F},"
                 "signal=3,seed=3")
+        # The attention's key bias has a gradient of rounding noise only
+        # (softmax ignores it); with Adam's default eps (1e-8) that noise
+        # becomes steps of size lr, which no two plans round alike. eps
+        # 1e-4 keeps it at rest and leaves the other updates Adam's. The
+        # cp=2 and one-process runs still round the attention differently
+        # (about 4e-5 apart after 10 steps): the bound is that gap.
+        eps = ["--eps", "1e-4"]
         gt = compile_exe(compiler, path, os.path.join(work, "gt"), [], 1,
-                         data)
+                         data, eps)
         cp = compile_exe(compiler, path, os.path.join(work, "cp2"),
-                         ["--plan", "cp=2"], 2, data)
+                         ["--plan", "cp=2"], 2, data, eps)
         transition(check, work, cp, gt, "cp2->single",
                    gt.run(work, "gt_full", "--steps", str(STEPS)),
-                   control=True)
+                   control=True,
+                   gap=cp.run(work, "cp2_full", "--steps", str(STEPS)))
     return 0 if check.ok else 1
 
 

@@ -9,8 +9,9 @@ parameters), with --checkpoint-dir, --export-npy and --export-onnx. Then
 the model compiled for inference runs on INPUT with --checkpoint:
   * its logits equal a NumPy forward with the exported parameters (max abs
     difference <= 1e-5), for the one-process and the pp checkpoint;
-  * and equal those of the exported ONNX model compiled for inference
-    (the same weights: bit for bit);
+  * and those of the exported ONNX model compiled for inference (the same
+    weights; max abs difference <= 1e-6; the pp model was exported at the
+    micro-batch, so on the first B / 2 sequences);
   * without --checkpoint (the initial weights) they differ (control);
   * the pp run's --export-onnx initializers equal its --export-npy files
     bit for bit, and its parameters those of the one-process run within
@@ -81,24 +82,32 @@ def main():
     x = np.random.default_rng(3).normal(0, 1, (B, S, F)).astype(np.float32)
     np.save(os.path.join(work, "x.npy"), x)
 
-    def run_infer(exe, out, *flags):
+    def run_infer(exe, out, inputs=None, *flags):
         shutil.rmtree(out, ignore_errors=True)
-        subprocess.run([exe, "--mode", "infer", "--input",
-                        "x=" + os.path.join(work, "x.npy"), "--output-dir",
-                        out, "--quiet", *flags], check=True, timeout=120)
+        path = os.path.join(work, "x.npy")
+        if inputs is not None:
+            path = os.path.join(work, f"x{len(inputs)}.npy")
+            np.save(path, inputs)
+        subprocess.run([exe, "--mode", "infer", "--input", "x=" + path,
+                        "--output-dir", out, "--quiet", *flags],
+                       check=True, timeout=120)
         return np.load(os.path.join(out, "logits.npy"))
 
     initial = run_infer(infer, os.path.join(work, "out_initial"))
     for name, (ck, params, exported) in runs.items():
-        got = run_infer(infer, os.path.join(work, "out_" + name),
+        got = run_infer(infer, os.path.join(work, "out_" + name), None,
                         "--checkpoint", ck)
         d = float(np.max(np.abs(got - forward(x, params))))
         check(f"{name}: infer --checkpoint vs NumPy", d <= 1e-5,
               f"max abs {d:.1e} <= 1e-5")
+        # The pp model was exported at the micro-batch: its first rows.
+        rows = B if name == "single" else B // 2
         again = run_infer(compile_(exported, name + "_trained_infer"),
-                          os.path.join(work, "out_" + name + "_onnx"))
-        check(f"{name}: infer --checkpoint vs the exported ONNX",
-              np.array_equal(got, again), "bit for bit")
+                          os.path.join(work, "out_" + name + "_onnx"),
+                          x[:rows])
+        d = float(np.max(np.abs(got[:rows] - again)))
+        check(f"{name}: infer --checkpoint vs the exported ONNX", d <= 1e-6,
+              f"{rows} sequences, max abs {d:.1e} <= 1e-6")
         d = float(np.max(np.abs(got - initial)))
         check(f"{name}: control", d > 1e-3,
               f"the initial weights' logits differ by {d:.3f}")
