@@ -172,21 +172,20 @@ void unpackState(const mgrt_model_info &model, const char *bytes) {
   }
 }
 
-/// The lines of a run description that the plan decides (plan, ranks,
-/// the stored tensors and their layout) into `plan`, the others (model,
-/// data) into `rest`.
-void splitDescription(const std::string &desc, std::string &plan,
-                      std::string &rest) {
+/// The lines of a run description that the plan does not decide (model
+/// and data; not plan, ranks, the stored tensors and their layout).
+std::string withoutPlanLines(const std::string &desc) {
   std::istringstream is(desc);
-  std::string line;
-  plan.clear(), rest.clear();
+  std::string line, rest;
   while (std::getline(is, line)) {
     const bool byPlan =
         line.rfind("plan ", 0) == 0 || line.rfind("ranks ", 0) == 0 ||
         line.rfind("state ", 0) == 0 || line.rfind("logical ", 0) == 0 ||
         line.rfind("reshard ", 0) == 0;
-    (byPlan ? plan : rest) += line + "\n";
+    if (!byPlan)
+      rest += line + "\n";
   }
+  return rest;
 }
 
 /// Restores a checkpoint taken under another plan into this plan's
@@ -207,6 +206,7 @@ bool readResharded(const mgrt_model_info &model, const JobRank &job,
     byName[t.name] = &t;
   const std::string other =
       "'" + ck.folder() + "' is a checkpoint of another model: ";
+  std::vector<const LogicalTensor *> sources;
   for (const LogicalTensor &t : here.tensors) {
     auto it = byName.find(t.name);
     if (it == byName.end())
@@ -217,21 +217,21 @@ bool readResharded(const mgrt_model_info &model, const JobRank &job,
       return setError(error, other + "'" + t.name + "' is " +
                                  describeLogical(src) + " in the checkpoint, " +
                                  describeLogical(t) + " in this run");
-    byName.erase(it);
+    sources.push_back(&src);
   }
-  if (!byName.empty()) {
-    for (const LogicalTensor &t : there)
-      if (byName.count(t.name))
+  if (sources.size() != there.size())
+    for (const LogicalTensor &t : there) {
+      bool found = false;
+      for (const LogicalTensor &h : here.tensors)
+        found |= h.name == t.name;
+      if (!found)
         return setError(error, other + describeLogical(t) + " '" + t.name +
                                    "' of the checkpoint is not in this run");
-  }
+    }
   std::vector<char> full;
-  for (const LogicalTensor &t : here.tensors) {
-    const LogicalTensor *src = nullptr;
-    for (const LogicalTensor &c : there)
-      if (c.name == t.name)
-        src = &c;
-    if (!ck.fetch(*src, full, error))
+  for (size_t k = 0; k < here.tensors.size(); ++k) {
+    const LogicalTensor &t = here.tensors[k];
+    if (!ck.fetch(*sources[k], full, error))
       return false;
     const size_t es = mgrt_dtype_size(t.dtype);
     char *storage = static_cast<char *>(model.state[t.stateIndex].data);
@@ -373,9 +373,8 @@ bool readCheckpoint(const mgrt_model_info &model, const Options &opts,
   const std::string &there = ck.description();
   const std::string here = describeRun(model, opts, job);
   if (there != here) {
-    std::string planThere, restThere, planHere, restHere;
-    splitDescription(there, planThere, restThere);
-    splitDescription(here, planHere, restHere);
+    const std::string restThere = withoutPlanLines(there);
+    const std::string restHere = withoutPlanLines(here);
     // Under the same plan every line must match; under another one the
     // data must, and the state is re-sharded.
     const bool samePlan =

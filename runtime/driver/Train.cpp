@@ -295,8 +295,9 @@ int checkEvalFlags(const mgrt_model_info &model, const Options &opts) {
     return reportError("--on-nonfinite '" + opts.onNonfinite +
                        "' is not a policy (expected stop or skip-step)");
   if (opts.mode != "eval" && !opts.checkpoint.empty())
-    return reportError("--checkpoint DIR is the weights of --mode eval; "
-                       "--resume DIR continues training");
+    return reportError(
+        "--checkpoint DIR is the weights of --mode eval and infer; "
+        "--resume DIR continues training");
   // An evaluation puts the state table back after each step.
   if ((opts.mode == "eval" || opts.evalEvery > 0) &&
       !canCheckpoint(model, error))
