@@ -150,7 +150,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     mb.setInsertionPoint(main);
     auto flagType = RankedTensorType::get({}, mb.getI32Type());
     auto flag = ml_program::GlobalOp::create(
-        mb, loc, "gt.zero.ready", flagType, /*is_mutable=*/true,
+        mb, loc, MGRT_STATE_ZERO_READY, flagType, /*is_mutable=*/true,
         DenseElementsAttr::get(flagType, mb.getI32IntegerAttr(0)),
         mb.getStringAttr("private"));
     OpBuilder b(&main.getBody().front(), main.getBody().front().begin());

@@ -239,13 +239,10 @@ class Program:
         if seed is not None:
             cmd += ["--seed", str(seed)]
         weights = os.path.join(run_dir, "weights")
-        # The driver exports the parameters of every plan but pipelined ones.
-        pipelined = int(parse_plan(self.plan)["pp"]) > 1
-        export_weights = self._supports("--export-npy") and not pipelined
+        # The driver exports the parameters of every plan (pp included).
+        export_weights = self._supports("--export-npy")
         self._no_weights = (
             "" if export_weights else
-            "pipelined plans (pp > 1) do not export their trained weights"
-            if pipelined else
             "the executable has no --export-npy (rebuild the runtime)")
         if export_weights:
             cmd += ["--export-npy", weights]

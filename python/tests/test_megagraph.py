@@ -2,7 +2,7 @@
 mg.compile, trained with fit on one process (npy tensors) and under mpirun
 with dp=2 (synthetic SBM), each against the command-line run of the same
 executable; predict against the module's forward; state_dict loaded back
-into the module; tool errors as MegaGraphError."""
+into the module (also under pp=2); tool errors as MegaGraphError."""
 
 import json
 import os
@@ -156,3 +156,26 @@ def test_searched_plan_trains_on_its_rank_count(tmp_path):
                           launcher_args=["--oversubscribe"])
     assert [s.step for s in history] == [1, 2, 3]
     assert all(len(s.peak_bytes) == 2 for s in history)
+
+
+def test_pp2_state_dict_has_every_stage_trained(tmp_path):
+    """Under pp each stage updates its own parameters; the driver's export
+    gathers them, so state_dict has all of them trained."""
+    if shutil.which("mpirun") is None:
+        pytest.fail("mpirun not found (scripts/setup.sh installs Open MPI)")
+    m = module()
+    # Distinct 1-D initializers: the exporter would merge equal ones (the
+    # all-ones LayerNorm weights), tying parameters across the stages.
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.dim() == 1:
+                p.add_(0.01 * torch.randn_like(p))
+    initial = {k: v.clone() for k, v in m.state_dict().items()}
+    program = mg.compile(m, example_inputs(), lr=1e-2, plan="pp=2,mb=2",
+                         workdir=str(tmp_path / "pp"))
+    program.fit(SBM, steps=3, launcher="mpirun",
+                launcher_args=["--oversubscribe"])
+    state = program.state_dict()
+    params = dict(m.named_parameters())
+    assert all(not torch.equal(state[k], initial[k]) for k in params)
+    m.load_state_dict(state)

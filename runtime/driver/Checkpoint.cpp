@@ -6,10 +6,12 @@
 
 #include "driver/Checkpoint.h"
 
+#include "driver/CheckpointReader.h"
 #include "driver/Inputs.h"
 #include "megagraph/Comm.h"
 #include "support/Error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -17,35 +19,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
-// Defined when the program links the CUDA runtime (--target cuda): the
-// compiled step then works on device copies of the globals.
-extern "C" void *mgrt_cuda_global(const void *host, int64_t bytes)
-    __attribute__((weak));
-
 namespace mgrt {
 namespace {
-
-constexpr const char *kFormat = "megagraph-checkpoint 1";
-/// The manifest's second line: the executable's model name, for people
-/// (the state lines identify the model; a renamed file is the same model).
-constexpr const char *kModelKey = "model ";
-
-/// Whether state tensor `s` is saved: mutable storage of this process.
-bool isSaved(const mgrt_state_info &s) {
-  return s.data && !(s.kind == MGRT_STATE_PARAMETER && s.bucket >= 0);
-}
-
-size_t bytesOf(const mgrt_tensor_info &t) {
-  size_t n = mgrt_dtype_size(t.dtype);
-  for (int d = 0; d < t.rank; ++d)
-    n *= static_cast<size_t>(t.shape[d]);
-  return n;
-}
 
 /// The manifest's description of what decides the run's data and state
 /// (plan, ranks, data flags, the state tensors); two runs with equal
@@ -65,12 +46,19 @@ std::string describeRun(const mgrt_model_info &model, const Options &opts,
   os << "partition " << opts.partition << "\n";
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSaved(s))
+    if (!isSavedState(s))
       continue;
     os << "state " << s.kind << " "
        << describe(s.tensor.dtype, s.tensor.rank, s.tensor.shape) << " "
        << s.tensor.name << "\n";
   }
+  // Where the logical tensors lie, for a resume under another plan.
+  StateLayout layout;
+  std::string why;
+  if (!computeStateLayout(model, layout, why))
+    os << kManifestNoReshardKey << why << "\n";
+  for (const LogicalTensor &t : layout.tensors)
+    os << formatLogical(t) << "\n";
   return os.str();
 }
 
@@ -128,16 +116,6 @@ void removeFolder(const std::string &dir) {
   ::rmdir(dir.c_str());
 }
 
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream os;
-  os << in.rdbuf();
-  out = os.str();
-  return true;
-}
-
 bool isDirectory(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -173,10 +151,10 @@ std::vector<char> packState(const mgrt_model_info &model) {
   std::vector<char> bytes;
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSaved(s))
+    if (!isSavedState(s))
       continue;
     const char *p = static_cast<const char *>(s.data);
-    bytes.insert(bytes.end(), p, p + bytesOf(s.tensor));
+    bytes.insert(bytes.end(), p, p + bytesOfTensor(s.tensor));
   }
   return bytes;
 }
@@ -186,12 +164,103 @@ void unpackState(const mgrt_model_info &model, const char *bytes) {
   size_t offset = 0;
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSaved(s))
+    if (!isSavedState(s))
       continue;
-    const size_t n = bytesOf(s.tensor);
+    const size_t n = bytesOfTensor(s.tensor);
     std::memcpy(s.data, bytes + offset, n);
     offset += n;
   }
+}
+
+/// The lines of a run description that the plan does not decide (model
+/// and data; not plan, ranks, the stored tensors and their layout).
+std::string withoutPlanLines(const std::string &desc) {
+  std::istringstream is(desc);
+  std::string line, rest;
+  while (std::getline(is, line)) {
+    const bool byPlan =
+        line.rfind("plan ", 0) == 0 || line.rfind("ranks ", 0) == 0 ||
+        line.rfind("state ", 0) == 0 || line.rfind("logical ", 0) == 0 ||
+        line.rfind("reshard ", 0) == 0;
+    if (!byPlan)
+      rest += line + "\n";
+  }
+  return rest;
+}
+
+/// Restores a checkpoint taken under another plan into this plan's
+/// state: every logical tensor is cut out of the checkpoint's rank files
+/// and stored as this plan stores it (this rank's shard under ZeRO-3).
+bool readResharded(const mgrt_model_info &model, const JobRank &job,
+                   CheckpointReader &ck, std::string &error) {
+  StateLayout here;
+  std::string why;
+  if (!computeStateLayout(model, here, why))
+    return setError(error, "'" + ck.folder() + "' was taken under plan '" +
+                               ck.value("plan") + "', and this run's " + why);
+  std::vector<LogicalTensor> there;
+  if (!ck.logicalTensors(there, error))
+    return setError(error, error + "; resume it under that plan");
+  std::map<std::string, const LogicalTensor *> byName;
+  for (const LogicalTensor &t : there)
+    byName[t.name] = &t;
+  const std::string other =
+      "'" + ck.folder() + "' is a checkpoint of another model: ";
+  std::vector<const LogicalTensor *> sources;
+  for (const LogicalTensor &t : here.tensors) {
+    auto it = byName.find(t.name);
+    if (it == byName.end())
+      return setError(error, other + describeLogical(t) + " '" + t.name +
+                                 "' of this run is not in it");
+    const LogicalTensor &src = *it->second;
+    if (src.kind != t.kind || src.dtype != t.dtype || src.shape != t.shape)
+      return setError(error, other + "'" + t.name + "' is " +
+                                 describeLogical(src) + " in the checkpoint, " +
+                                 describeLogical(t) + " in this run");
+    sources.push_back(&src);
+  }
+  if (sources.size() != there.size())
+    for (const LogicalTensor &t : there) {
+      bool found = false;
+      for (const LogicalTensor &h : here.tensors)
+        found |= h.name == t.name;
+      if (!found)
+        return setError(error, other + describeLogical(t) + " '" + t.name +
+                                   "' of the checkpoint is not in this run");
+    }
+  std::vector<char> full;
+  for (size_t k = 0; k < here.tensors.size(); ++k) {
+    const LogicalTensor &t = here.tensors[k];
+    if (!ck.fetch(*sources[k], full, error))
+      return false;
+    const size_t es = mgrt_dtype_size(t.dtype);
+    char *storage = static_cast<char *>(model.state[t.stateIndex].data);
+    if (t.rank >= 0) {
+      std::memcpy(storage + t.offset * es, full.data(), full.size());
+      continue;
+    }
+    // This rank's shard: elements [rank * shard, (rank + 1) * shard) of
+    // the packed bucket.
+    const int64_t lo = static_cast<int64_t>(job.rank) * t.storageElems;
+    const int64_t from = std::max(lo, t.offset);
+    const int64_t to = std::min(lo + t.storageElems, t.offset + t.numel());
+    if (from < to)
+      std::memcpy(storage + (from - lo) * es,
+                  full.data() + (from - t.offset) * es, (to - from) * es);
+  }
+  if (here.readyFlag >= 0) {
+    // The buckets are filled: the first step must not cut them again from
+    // the initial weights.
+    const mgrt_state_info &flag = model.state[here.readyFlag];
+    std::memset(flag.data, 0, bytesOfTensor(flag.tensor));
+    if (flag.tensor.dtype == MGRT_I32)
+      *static_cast<int32_t *>(flag.data) = 1;
+    else if (flag.tensor.dtype == MGRT_I64)
+      *static_cast<int64_t *>(flag.data) = 1;
+    else
+      *static_cast<char *>(flag.data) = 1;
+  }
+  return true;
 }
 
 } // namespace
@@ -199,10 +268,10 @@ void unpackState(const mgrt_model_info &model, const char *bytes) {
 std::string firstNonFiniteState(const mgrt_model_info &model) {
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSaved(s) || s.tensor.dtype != MGRT_F32)
+    if (!isSavedState(s) || s.tensor.dtype != MGRT_F32)
       continue;
     const float *v = static_cast<const float *>(s.data);
-    const size_t n = bytesOf(s.tensor) / sizeof(float);
+    const size_t n = bytesOfTensor(s.tensor) / sizeof(float);
     for (size_t k = 0; k < n; ++k)
       if (!std::isfinite(v[k]))
         return std::string(s.kind == MGRT_STATE_PARAMETER ? "parameter '"
@@ -220,20 +289,11 @@ void StateSnapshot::save() { bytes = packState(model); }
 
 void StateSnapshot::restore() const { unpackState(model, bytes.data()); }
 
-bool stateIsOnHost(std::string &error) {
-  if (mgrt_cuda_global)
-    return setError(error, "the state of a --target cuda program lives on "
-                           "the GPU; checkpoints, export, evaluation and "
-                           "--on-nonfinite skip-step run on CPU programs "
-                           "only");
-  return true;
-}
-
 bool canCheckpoint(const mgrt_model_info &model, std::string &error) {
   if (!stateIsOnHost(error))
     return false;
   for (int i = 0; i < model.num_state; ++i)
-    if (isSaved(model.state[i]))
+    if (isSavedState(model.state[i]))
       return true;
   return setError(error, std::string("model '") +
                              (model.model_name ? model.model_name : "model") +
@@ -260,12 +320,12 @@ bool writeCheckpoint(const mgrt_model_info &model, const Options &opts,
   if (job.rank != 0)
     return ok;
   // 2. The lead completes it: manifest, folder rename, `latest`.
-  std::string manifest = std::string(kFormat) + "\n" + kModelKey +
-                         (model.model_name ? model.model_name : "model") +
-                         "\n" + describeRun(model, opts, job) + "step " +
-                         std::to_string(step) + "\n";
+  std::string manifest =
+      std::string(kCheckpointFormat) + "\n" + kManifestModelKey +
+      (model.model_name ? model.model_name : "model") + "\n" +
+      describeRun(model, opts, job) + "step " + std::to_string(step) + "\n";
   std::string previous;
-  readFile(dir + "/latest", previous);
+  readWholeFile(dir + "/latest", previous);
   while (!previous.empty() && previous.back() == '\n')
     previous.pop_back();
   const std::string final = dir + "/" + name;
@@ -305,48 +365,38 @@ bool writeCheckpoint(const mgrt_model_info &model, const Options &opts,
 bool readCheckpoint(const mgrt_model_info &model, const Options &opts,
                     const JobRank &job, const std::string &dir, long &step,
                     std::string &error) {
-  std::string folder = dir, latest;
-  if (readFile(dir + "/latest", latest)) {
-    while (!latest.empty() && latest.back() == '\n')
-      latest.pop_back();
-    folder = dir + "/" + latest;
-  }
-  std::string manifest;
-  if (!readFile(folder + "/manifest", manifest))
-    return setError(error, "'" + dir +
-                               "' holds no checkpoint (no latest, no "
-                               "manifest)");
-  const std::string format = std::string(kFormat) + "\n" + kModelKey;
-  const size_t modelEnd = manifest.find('\n', format.size());
-  if (manifest.compare(0, format.size(), format) != 0 ||
-      modelEnd == std::string::npos)
-    return setError(error, "'" + folder +
-                               "/manifest' is not a megagraph "
-                               "checkpoint manifest");
-  const std::string head = manifest.substr(0, modelEnd + 1);
-  // The run description, then `step <t>`.
-  size_t at = manifest.rfind("\nstep ");
-  if (at == std::string::npos)
-    return setError(error, "'" + folder + "/manifest' has no step");
-  char *end = nullptr;
-  const std::string stepText = manifest.substr(at + 6);
-  step = std::strtol(stepText.c_str(), &end, 10);
-  if (end == stepText.c_str() || step < 0)
-    return setError(error, "'" + folder + "/manifest' has a bad step");
-  const std::string there = manifest.substr(head.size(), at + 1 - head.size());
+  CheckpointReader ck;
+  if (!ck.open(dir, error))
+    return false;
+  step = ck.step();
+  const std::string &folder = ck.folder();
+  const std::string &there = ck.description();
   const std::string here = describeRun(model, opts, job);
-  if (there != here)
-    return setError(error, "'" + folder + "' is a checkpoint of another run: " +
-                               firstDifference(there, here));
+  if (there != here) {
+    const std::string restThere = withoutPlanLines(there);
+    const std::string restHere = withoutPlanLines(here);
+    // Under the same plan every line must match; under another one the
+    // data must, and the state is re-sharded.
+    const bool samePlan =
+        ck.value("plan") ==
+            (model.plan && model.plan->text ? model.plan->text : "-") &&
+        ck.value("ranks") == std::to_string(job.size);
+    if (samePlan || restThere != restHere)
+      return setError(error,
+                      "'" + folder + "' is a checkpoint of another run: " +
+                          (samePlan ? firstDifference(there, here)
+                                    : firstDifference(restThere, restHere)));
+    return readResharded(model, job, ck, error);
+  }
   std::string bytes;
   const std::string file =
       folder + "/rank" + std::to_string(job.rank) + ".state";
-  if (!readFile(file, bytes))
+  if (!readWholeFile(file, bytes))
     return setError(error, "cannot read '" + file + "'");
   size_t want = 0;
   for (int i = 0; i < model.num_state; ++i)
-    if (isSaved(model.state[i]))
-      want += bytesOf(model.state[i].tensor);
+    if (isSavedState(model.state[i]))
+      want += bytesOfTensor(model.state[i].tensor);
   if (bytes.size() != want)
     return setError(error,
                     "'" + file + "' has " + std::to_string(bytes.size()) +

@@ -9,14 +9,21 @@
 // stores it, the step, and what decides the batches: the batch sources
 // are pure functions of the step given --data, --seed and the data flags,
 // so the data order and the split are restored by recording those and
-// refusing a resume that changes them. The plan is recorded too: a
-// checkpoint resumes under the plan it was taken with (same ranks, same
-// shards).
+// refusing a resume that changes them. The plan is recorded too: under
+// the plan it was taken with a checkpoint resumes bit for bit (each rank
+// its own file); under another plan of the same model (another dp, zero=3
+// or not, pp, cp, rank count) each logical tensor is gathered from the
+// rank files and stored as the new plan stores it (StateLayout.h,
+// CheckpointReader.h): the same values, so the run continues as the
+// uninterrupted one of the new plan up to rounding. ZeRO-1/2 checkpoints
+// resume under their own plan only.
 //
 // Layout (DIR/latest names the newest complete checkpoint):
 //   DIR/latest                 "step-<t>\n"
 //   DIR/step-<t>/manifest      text: format, model, plan, ranks, step,
-//                              the data flags, one `state` line per tensor
+//                              the data flags, one `state` line per tensor,
+//                              one `logical` line per logical tensor
+//                              (StateLayout.h: where it lies in the files)
 //   DIR/step-<t>/rank<r>.state rank r's tensors, raw, in manifest order
 // Writing is atomic: every rank writes its file under DIR/step-<t>.tmp/
 // (temporary name, fsync, rename), the ranks meet, then the lead writes
@@ -32,6 +39,7 @@
 
 #include "megagraph/Runtime.h"
 
+#include "driver/CheckpointReader.h"
 #include "driver/Options.h"
 
 #include <string>
@@ -45,11 +53,6 @@ struct JobRank {
   int rank = 0, size = 1;
 };
 
-/// Whether the state table's addresses hold the state the compiled step
-/// updates: not in a --target cuda program, whose step updates device
-/// copies. False with `error`.
-bool stateIsOnHost(std::string &error);
-
 /// The tensors a checkpoint saves: mutable state with storage in this
 /// process (not ZeRO-3's read-only initial weights). False with `error`
 /// when the model has no state table or its state is not on the host.
@@ -62,8 +65,9 @@ bool writeCheckpoint(const mgrt_model_info &model, const Options &opts,
 
 /// Restores the newest checkpoint under `dir` (or `dir` itself when it is
 /// one step-<t> folder) into the model's state; `step` receives the steps
-/// it has done. Refuses a checkpoint of another model, plan, job size or
-/// data with one line naming the difference. Every rank calls it.
+/// it has done. A checkpoint of another plan or job size is re-sharded;
+/// one of another model or data is refused with one line naming the
+/// difference. Every rank calls it.
 bool readCheckpoint(const mgrt_model_info &model, const Options &opts,
                     const JobRank &job, const std::string &dir, long &step,
                     std::string &error);

@@ -8,6 +8,7 @@
 
 #include "driver/Checkpoint.h"
 #include "driver/Inputs.h"
+#include "driver/StateLayout.h"
 #include "megagraph/Comm.h"
 #include "support/Error.h"
 
@@ -275,9 +276,6 @@ bool writeBytes(const std::string &path, const std::string &bytes,
 bool canExportParameters(const mgrt_model_info &model, std::string &error) {
   if (!stateIsOnHost(error))
     return false;
-  if (model.plan && model.plan->pp > 1)
-    return setError(error, "exporting parameters of a pipelined plan (pp > 1) "
-                           "is not supported");
   int params = 0;
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
@@ -299,10 +297,22 @@ bool canExportParameters(const mgrt_model_info &model, std::string &error) {
 }
 
 bool readParameters(const mgrt_model_info &model,
-                    std::vector<ParameterValues> &out, std::string &error) {
+                    std::vector<ParameterValues> &out, std::string &error,
+                    bool gather) {
   if (!canExportParameters(model, error))
     return false;
   out.clear();
+  // Under pp the stage that owns a parameter holds its current values.
+  std::vector<int> owner(model.num_state, 0);
+  const bool pipelined = model.plan && model.plan->pp > 1;
+  if (pipelined) {
+    StateLayout layout;
+    if (!computeStateLayout(model, layout, error))
+      return false;
+    for (const LogicalTensor &t : layout.tensors)
+      if (t.kind == MGRT_STATE_PARAMETER)
+        owner[t.stateIndex] = t.rank;
+  }
   std::vector<std::vector<float>> buckets(model.num_state);
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
@@ -314,7 +324,10 @@ bool readParameters(const mgrt_model_info &model,
     const float *from = static_cast<const float *>(s.data);
     if (s.bucket >= 0) {
       std::vector<float> &bucket = buckets[s.bucket];
-      if (bucket.empty() && !gatherBucket(model.state[s.bucket], bucket, error))
+      if (!gather)
+        bucket.resize(s.offset + n); // the shapes only
+      else if (bucket.empty() &&
+               !gatherBucket(model.state[s.bucket], bucket, error))
         return false;
       if (s.offset + n > static_cast<int64_t>(bucket.size()))
         return setError(error, std::string("parameter '") + s.tensor.name +
@@ -322,6 +335,13 @@ bool readParameters(const mgrt_model_info &model,
       from = bucket.data() + s.offset;
     }
     p.values.assign(from, from + n);
+    mgrt_comm_group *world = mgrt_comm_world();
+    if (pipelined && gather && world && mgrt_comm_size(world) > 1 &&
+        mgrt_comm_broadcast(world, p.values.data(), n, MGRT_F32, owner[i]) !=
+            MGRT_OK)
+      return setError(error, std::string("cannot gather parameter '") +
+                                 s.tensor.name + "' from its stage's rank " +
+                                 std::to_string(owner[i]));
     out.push_back(std::move(p));
   }
   return true;

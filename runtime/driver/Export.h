@@ -5,8 +5,10 @@
 // initializer (a '/' in the name becomes '_', as --dump-inputs does) and
 // in its ONNX shape. The values come from the model's state table
 // (mgrt_model_info::state): the parameter globals the compiled step
-// updates in place, or under ZeRO-3 the packed bucket shards, gathered
-// from every rank and cut into the parameters. The lead rank writes.
+// updates in place (under pp, those of the rank whose stage updates each
+// one, sent to every rank), or under ZeRO-3 the packed bucket shards,
+// gathered from every rank and cut into the parameters. The lead rank
+// writes.
 //
 // --export-onnx FILE --source-model SRC writes SRC, the ONNX model the
 // executable was compiled from, with each trained parameter's values in
@@ -39,16 +41,19 @@ struct ParameterValues {
 };
 
 /// Whether `model`'s parameters can be read in this process: the model
-/// has a state table with every parameter's storage, and its plan is not
-/// pipelined (each stage holds only its own parameters). False with
-/// `error` naming what is missing.
+/// has a state table with every parameter's storage. False with `error`
+/// naming what is missing.
 bool canExportParameters(const mgrt_model_info &model, std::string &error);
 
 /// Every parameter of `model` (state table order) with its trained values.
-/// Under ZeRO-3 every rank of the job must call it (the buckets are
-/// all-gathered). False with `error`.
+/// Under ZeRO-3 and pp every rank of the job must call it: the buckets are
+/// all-gathered, and each pipelined parameter is broadcast from the rank of
+/// the stage that updates it (StateLayout.h). With `gather` false nothing
+/// is exchanged and only the names and sizes are right (a dry run before
+/// training). False with `error`.
 bool readParameters(const mgrt_model_info &model,
-                    std::vector<ParameterValues> &out, std::string &error);
+                    std::vector<ParameterValues> &out, std::string &error,
+                    bool gather = true);
 
 /// Writes `params` as DIR/<name>.npy (creating DIR); false with `error`
 /// naming the file.

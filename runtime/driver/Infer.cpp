@@ -1,6 +1,8 @@
 //===- Infer.cpp - The command line of a compiled model, --mode infer -----===//
 //
-// Steps: parse the options, load and check the inputs, allocate the outputs,
+// Steps: parse the options, load and check the inputs, with --checkpoint DIR
+// store a checkpoint's trained parameters into the model's parameter
+// globals (CheckpointReader.h: no MPI needed), allocate the outputs,
 // build one memref descriptor per input and output, run the entry (--repeat
 // times), write every output to DIR/<name>.npy, print a summary line.
 // --mode train goes to the training mode the caller passes: driver/Main.cpp
@@ -15,6 +17,7 @@
 
 #include "driver/Infer.h"
 
+#include "driver/CheckpointReader.h"
 #include "driver/Descriptor.h"
 #include "driver/Inputs.h"
 #include "support/Blas.h"
@@ -94,6 +97,16 @@ int infer(const mgrt_model_info &model, const Options &opts) {
     for (mgrt_tensor &t : inputs)
       mgrt_tensor_free(&t);
     return 1;
+  }
+  // The trained weights of a checkpoint replace the compiled ones.
+  if (!opts.checkpoint.empty()) {
+    std::string error;
+    if (!readCheckpointParameters(model, opts.checkpoint, error)) {
+      reportError("--checkpoint: " + error);
+      for (mgrt_tensor &t : inputs)
+        mgrt_tensor_free(&t);
+      return 1;
+    }
   }
   if (const char *hint = blasCoreHint(); hint && !opts.quiet)
     std::fprintf(stderr, "note: %s\n", hint);

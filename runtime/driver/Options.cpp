@@ -78,7 +78,8 @@ std::string usage(const char *prog) {
          "  --eval-every K       train: evaluate on --split every K steps\n"
          "  --eval-steps N       batches per evaluation (default: one epoch)\n"
          "  --split test|train   the nodes evaluated (default test)\n"
-         "  --checkpoint DIR     eval: the weights of DIR's newest checkpoint\n"
+         "  --checkpoint DIR     eval, infer: the weights of DIR's newest\n"
+         "                       checkpoint (taken under any plan)\n"
          "  --on-nonfinite M     a non-finite loss: stop (default; exit 1,\n"
          "                       naming the step and the first non-finite\n"
          "                       tensor) or skip-step (undo the step, go on)\n"
@@ -190,7 +191,9 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
        : arg == "--split"          ? opts.split
        : arg == "--on-nonfinite"   ? opts.onNonfinite
                                    : opts.dumpInputs) = value;
-      opts.trainFlags.push_back(arg);
+      // --checkpoint DIR: the weights of --mode eval and --mode infer.
+      if (arg != "--checkpoint")
+        opts.trainFlags.push_back(arg);
     } else if (arg == "--steps" || arg == "--batch" || arg == "--seq-len" ||
                arg == "--max-distance" || arg == "--categories" ||
                arg == "--seed" || arg == "--checkpoint-every" ||

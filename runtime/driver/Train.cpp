@@ -154,7 +154,7 @@ int checkExportFlags(const mgrt_model_info &model, const Options &opts) {
     if (source.empty())
       return reportError("--export-onnx needs --source-model FILE, the ONNX "
                          "model the executable was compiled from");
-    if (!readParameters(model, params, error) ||
+    if (!readParameters(model, params, error, /*gather=*/false) ||
         !rewriteOnnx(source, params, bytes, error))
       return reportError("--export-onnx: " + error);
   }
@@ -295,8 +295,9 @@ int checkEvalFlags(const mgrt_model_info &model, const Options &opts) {
     return reportError("--on-nonfinite '" + opts.onNonfinite +
                        "' is not a policy (expected stop or skip-step)");
   if (opts.mode != "eval" && !opts.checkpoint.empty())
-    return reportError("--checkpoint DIR is the weights of --mode eval; "
-                       "--resume DIR continues training");
+    return reportError(
+        "--checkpoint DIR is the weights of --mode eval and infer; "
+        "--resume DIR continues training");
   // An evaluation puts the state table back after each step.
   if ((opts.mode == "eval" || opts.evalEvery > 0) &&
       !canCheckpoint(model, error))

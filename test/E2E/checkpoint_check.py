@@ -16,7 +16,7 @@ half of the packed parameters and moments). Per plan:
     it, the folders of older ones are gone).
 Under --plan cp=2 the model is train_cp_check.py's plain graph
 transformer (attention is what cp shards). Under --plan dp=1,pp=2,mb=2
-(which --export-npy refuses) the final
+the final
 parameters are compared as the raw state files of a checkpoint after the
 last step, every rank's.
 
@@ -40,8 +40,8 @@ DATA = "synthetic:sbm,nodes=256,classes=4,features=3,signal=3,seed=5"
 
 def run(prefix, exe, work, name, export, *flags, data=DATA):
     """The log and the final parameters: exported with --export-npy, or
-    (pipelined plans, which export refuses) the raw state of every rank
-    from a checkpoint after the last step."""
+    (pipelined plans: every rank's copies, stale ones too) the raw state
+    of every rank from a checkpoint after the last step."""
     log = os.path.join(work, name + ".jsonl")
     out = os.path.join(work, name + "_params")
     for p in (log, out):

@@ -268,6 +268,12 @@ typedef struct mgrt_state_info {
   void *data;
 } mgrt_state_info;
 
+/** The i32 flag of a ZeRO-3 program (gt-zero-gather): 0 until the first
+ *  step has cut this rank's bucket shards from the initial weights. A
+ *  driver that fills the buckets itself (a checkpoint re-sharded for this
+ *  plan) sets it to 1. */
+#define MGRT_STATE_ZERO_READY "gt.zero.ready"
+
 /** The symbols of the generated entry point: `main` calls the driver
  *  (mgrt_main, or mgrt_infer_main without a training step) with the
  *  mgrt_model_info global `MGRT_MODEL_INFO_SYMBOL`. */
