@@ -276,11 +276,13 @@ struct GTDataParallelPass
       int64_t padded;
     };
     SmallVector<ZeroBucket> zeroBuckets;
+    Operation *lastScatter = nullptr;
     for (SmallVector<Piece *> &bucket : buckets) {
       if (zero && !bucket.front()->param.empty()) {
-        // zero>=2: right after the bucket's last gradient (and the count).
+        // zero>=2: right after the bucket's last gradient (and the count,
+        // and the previous bucket's reduce-scatter, to keep their order).
         if (zero >= 2) {
-          Operation *after = count.getDefiningOp();
+          Operation *after = lastScatter ? lastScatter : count.getDefiningOp();
           for (Piece *p : bucket)
             if (Operation *def = p->value.getDefiningOp()) {
               Operation *top = body.findAncestorOpInBlock(*def);
@@ -313,6 +315,7 @@ struct GTDataParallelPass
             b, loc, h.f32({(total + pad) / dp}), kGrid, ArrayRef<int16_t>{0},
             packed, shard::ReductionKind::Sum, APInt(64, 0));
         zeroBuckets.push_back({bucket, shard, total + pad});
+        lastScatter = shard.getDefiningOp();
         ++numBuckets;
         b.setInsertionPoint(ret);
         continue;
