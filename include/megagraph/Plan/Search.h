@@ -28,7 +28,7 @@ struct SearchOptions {
   /// Fewest rows (nodes) of a sequence per cp rank: a smaller block's
   /// attention is too little work to pay for moving K/V (or the bias)
   /// every layer, so such plans are not considered.
-  int64_t minCpRows = 16;
+  int64_t minCpRows = 8;
   bool allowRecompute = true;
   /// Largest micro-batch count tried (the divisors of the per-replica
   /// batch up to it).
