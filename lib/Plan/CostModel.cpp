@@ -200,6 +200,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     ++unit.numOps;
     if (auto att = dyn_cast<gt::AttentionOp>(op)) {
       ++unit.attentionOps;
+      const auto attHeads = static_cast<int64_t>(att.getNumHeads());
+      model.heads = model.heads ? std::min(model.heads, attHeads) : attHeads;
       unit.attentionFlops += std::max<int64_t>(0, att.getFlops());
       unit.kvBytes +=
           bytesOf(att.getKey().getType()) + bytesOf(att.getValue().getType());
@@ -302,6 +304,7 @@ ModelProfile megagraph::syntheticTransformer(int64_t layers, int64_t hidden,
       "synthetic-L" + std::to_string(layers) + "-D" + std::to_string(hidden);
   model.batch = batch;
   model.seqLen = seqLen;
+  model.heads = heads;
   const double S = seqLen, D = hidden, H = heads, f = 4;
   model.ioBytesPerSeq = f * S * (features + classes + 2) + 8 * S * S;
   for (int64_t l = 0; l < layers; ++l) {
@@ -371,13 +374,15 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
            " is not divisible by cp=" + std::to_string(plan.cp);
   const double m = static_cast<double>(b / plan.microBatches);
   const double cp = static_cast<double>(plan.cp);
-  const double dp = static_cast<double>(plan.dp);
   const int64_t devices = plan.devices();
   const double share =
       hw.computeShare(std::min<int64_t>(devices, hw.devicesPerNode));
   const double slots = static_cast<double>(plan.microBatches + plan.pp - 1);
   const bool crossNodeCp = plan.cp > hw.devicesPerNode;
-  const int64_t dpGroup = plan.dp;
+  // The gradients are summed over the dp x cp ranks (the cp blocks of a
+  // sequence hold partial gradients too), and ZeRO shards over all of them.
+  const int64_t dpGroup = plan.dp * plan.cp;
+  const double shard = static_cast<double>(dpGroup);
   const int zero = static_cast<int>(plan.zero);
 
   out = PlanUnits();
@@ -420,7 +425,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
         cpComm = std::max(0.0, cpComm - attention);
       }
     }
-    // dp: the unit's gradients all-reduced once per step (ZeRO 1/2: a
+    // dp x cp: the unit's gradients all-reduced once per step (ZeRO 1/2: a
     // reduce-scatter plus the parameters' all-gather, the same volume;
     // ZeRO 3: the parameters gathered again for the backward), spread over
     // the pipeline slots so that the stage sum stays the step's share.
@@ -433,9 +438,9 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     c.time = compute + cpComm + dpComm / slots;
     // Memory held for the whole step.
     double p = (double)u.paramBytes;
-    double params = zero >= 3 ? p / dp : p;
-    double grads = zero >= 2 ? p / dp : p;
-    double state = model.optimizerStateFactor * (zero >= 1 ? p / dp : p);
+    double params = zero >= 3 ? p / shard : p;
+    double grads = zero >= 2 ? p / shard : p;
+    double state = model.optimizerStateFactor * (zero >= 1 ? p / shard : p);
     c.persistentBytes = static_cast<int64_t>(params + grads + state);
     c.activationBytes =
         static_cast<int64_t>(m / cp * (u.activationBytes + u.biasBytes));
@@ -505,7 +510,8 @@ Prediction megagraph::predict(const ModelProfile &model,
   for (int64_t k = 1; k < (int64_t)split.stageMemory.size(); ++k)
     if (split.stageMemory[k] > split.stageMemory[worst])
       worst = k;
-  const double dp = plan.dp;
+  // ZeRO shards over the dp x cp ranks that sum the gradients.
+  const double shard = static_cast<double>(plan.dp * plan.cp);
   int64_t begin = split.firstUnit[worst],
           end = worst + 1 < (int64_t)split.firstUnit.size()
                     ? split.firstUnit[worst + 1]
@@ -519,10 +525,10 @@ Prediction megagraph::predict(const ModelProfile &model,
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
-  mem.parameters = plan.zero >= 3 ? p / dp : p;
-  mem.gradients = plan.zero >= 2 ? p / dp : p;
+  mem.parameters = plan.zero >= 3 ? p / shard : p;
+  mem.gradients = plan.zero >= 2 ? p / shard : p;
   mem.optimizerState =
-      model.optimizerStateFactor * (plan.zero >= 1 ? p / dp : p);
+      model.optimizerStateFactor * (plan.zero >= 1 ? p / shard : p);
   if (plan.recompute) {
     mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
     mem.attentionBias = bias;

@@ -125,11 +125,8 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
   if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
     return notYet("mb and stages apply to pipeline parallelism (pp > 1)");
   if (plan.pp > 1 && plan.cp != 1)
-    return notYet("pipeline parallelism combines with dp and zero=1|2 only "
+    return notYet("pipeline parallelism combines with dp and zero only "
                   "(no cp) yet");
-  if (plan.pp > 1 && plan.zero == 3)
-    return notYet("zero=3 is not implemented with pipeline parallelism "
-                  "(zero=1|2 are)");
   return llvm::Error::success();
 }
 

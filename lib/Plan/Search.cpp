@@ -30,19 +30,23 @@ megagraph::enumeratePlans(const ModelProfile &model,
     const int64_t b = model.batch / dp;
     for (int64_t pp : divisors(P / dp, model.layers())) {
       const int64_t cp = P / dp / pp;
-      if (model.seqLen % cp)
+      if (model.seqLen % cp ||
+          (cp > 1 && model.seqLen / cp < options.minCpRows))
         continue;
       for (int64_t mb : divisors(b, options.maxMicroBatches)) {
         if (pp > 1 && mb < pp)
           continue; // a pipeline with fewer micro-batches than stages idles
         for (int64_t zero : options.zeroStages) {
-          if (dp == 1 && zero != 0)
-            continue; // nothing to shard over
+          if (dp * cp == 1 && zero != 0)
+            continue; // nothing to shard over (ZeRO shards over dp x cp)
           for (int rec = 0; rec <= (options.allowRecompute ? 1 : 0); ++rec) {
             std::vector<std::string> modes =
                 cp > 1 ? options.cpModes
                        : std::vector<std::string>{"allgather"};
             for (const std::string &mode : modes) {
+              // Ulysses gives each cp rank whole heads.
+              if (mode == "ulysses" && (model.heads < cp || model.heads % cp))
+                continue;
               ParallelPlan p;
               p.dp = dp;
               p.pp = pp;

@@ -11,7 +11,10 @@
 // which reproduces a one-process run of the global batch exactly (up to
 // float summation order). Everything to reduce is flattened and packed into
 // buckets (small gradients share one shard.all_reduce); gt-shard-to-runtime
-// lowers the collectives to the communication runtime.
+// lowers the collectives to the communication runtime. With ZeRO the
+// gradient buckets are reduce-scattered instead; from stage 2 on, one
+// bucket per layer, right where the backward has produced it, so that no
+// more than one layer's full-size gradients are live at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +48,7 @@ constexpr StringLiteral kGrid = gt::kDataParallelGrid;
 
 /// One flattened value to reduce and where its result goes.
 struct Piece {
+  Value value;           ///< the local value as the function computes it
   Value flat;            ///< rank-1 f32, the (weighted) local value
   RankedTensorType type; ///< the original result type
   int result = -1;       ///< index in the return, -1 for the count
@@ -155,7 +159,11 @@ struct GTDataParallelPass
                                         /*recompute=*/false, "allgather",
                                         /*stages=*/{}));
 
-    // 2. The local count n of labelled items (1 without a label_mask).
+    // 2. The local count n of labelled items (1 without a label_mask). With
+    //    zero>=2 the gradient buckets are reduce-scattered inside the
+    //    backward, so the count they are weighted by comes first.
+    if (zero >= 2)
+      b.setInsertionPointToStart(&body);
     Value count;
     for (BlockArgument arg : grad.getArguments()) {
       auto name =
@@ -172,10 +180,11 @@ struct GTDataParallelPass
       count = tosa::ConstOp::create(
           b, loc, h.f32({1}),
           DenseElementsAttr::get(h.f32({1}), b.getF32FloatAttr(1.0f)));
+    b.setInsertionPoint(ret);
 
     // 3. The pieces: the count, then each reduced result.
     SmallVector<Piece> pieces;
-    pieces.push_back({count, h.f32({1}), -1, false});
+    pieces.push_back({count, count, h.f32({1}), -1, false});
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
       if (!name)
@@ -192,42 +201,73 @@ struct GTDataParallelPass
                          << value.getType();
         return signalPassFailure();
       }
-      Value flat = h.flatten(weighted ? h.mulScalar(value, count) : value);
-      pieces.push_back({flat, t, static_cast<int>(i), weighted,
+      // zero>=2 flattens a gradient where its bucket is reduce-scattered.
+      Value flat;
+      if (zero < 2 || !isGrad)
+        flat = h.flatten(weighted ? h.mulScalar(value, count) : value);
+      pieces.push_back({value, flat, t, static_cast<int>(i), weighted,
                         abi::parameterOfGradient(n)});
       if (isGrad)
         ++numGradients;
     }
 
     // 4. Buckets: consecutive pieces up to bucketBytes; a piece that large
-    //    travels alone. With zero=1 the gradients start a new bucket, since
-    //    they are reduce-scattered and the rest all-reduced.
+    //    travels alone. With zero>=1 the gradients start a new bucket, since
+    //    they are reduce-scattered and the rest all-reduced. With zero>=2
+    //    the gradients go in the order the backward produces them and each
+    //    weight matrix (rank >= 2) starts a bucket: a bucket is one layer,
+    //    its weight and the vectors (bias, norm scales) produced after it,
+    //    so that its full-size gradients die at its reduce-scatter.
     const int64_t cap = bucketBytes / 4;
-    SmallVector<SmallVector<Piece *>> buckets(1);
-    int64_t filled = 0;
-    for (Piece &p : pieces) {
-      int64_t n = p.type.getNumElements();
-      const bool firstGrad = zero && !p.param.empty() &&
-                             !buckets.back().empty() &&
-                             buckets.back().back()->param.empty();
-      if (!buckets.back().empty() &&
-          (n >= cap || filled + n > cap || firstGrad)) {
-        buckets.emplace_back();
-        filled = 0;
+    SmallVector<SmallVector<Piece *>> buckets;
+    auto pack = [&](ArrayRef<Piece *> order, bool byLayer) {
+      buckets.emplace_back();
+      int64_t filled = 0;
+      for (Piece *p : order) {
+        int64_t n = p->type.getNumElements();
+        const bool open = !buckets.back().empty();
+        const bool firstGrad = zero && !p->param.empty() && open &&
+                               buckets.back().back()->param.empty();
+        const bool newLayer = byLayer && open && p->type.getRank() >= 2;
+        if (open && (n >= cap || filled + n > cap || firstGrad || newLayer)) {
+          buckets.emplace_back();
+          filled = 0;
+        }
+        p->bucket = buckets.size() - 1;
+        p->offset = filled;
+        buckets.back().push_back(p);
+        filled += n;
+        if (n >= cap) {
+          buckets.emplace_back();
+          filled = 0;
+        }
       }
-      p.bucket = buckets.size() - 1;
-      p.offset = filled;
-      buckets.back().push_back(&p);
-      filled += n;
-      if (n >= cap) {
-        buckets.emplace_back();
-        filled = 0;
-      }
+      if (buckets.back().empty())
+        buckets.pop_back();
+    };
+    SmallVector<Piece *> rest, grads;
+    for (Piece &p : pieces)
+      (zero >= 2 && !p.param.empty() ? grads : rest).push_back(&p);
+    pack(rest, /*byLayer=*/false);
+    if (!grads.empty()) {
+      // Production order: the position in the body of the op defining the
+      // gradient (block arguments and early constants first).
+      llvm::DenseMap<Operation *, int64_t> position;
+      for (auto [k, op] : llvm::enumerate(body))
+        position[&op] = k;
+      auto producedAt = [&](Piece *p) -> int64_t {
+        Operation *def = p->value.getDefiningOp();
+        if (!def)
+          return -1;
+        return position.lookup(body.findAncestorOpInBlock(*def));
+      };
+      llvm::stable_sort(grads, [&](Piece *x, Piece *y) {
+        return producedAt(x) < producedAt(y);
+      });
+      pack(grads, /*byLayer=*/true);
     }
-    if (buckets.back().empty())
-      buckets.pop_back();
 
-    // 5. One sum all-reduce per bucket, then the slices; with zero=1 one
+    // 5. One sum all-reduce per bucket, then the slices; with zero>=1 one
     //    reduce-scatter per gradient bucket (padded to a multiple of dp),
     //    whose shard the optimizer updates (see gt-zero-gather).
     struct ZeroBucket {
@@ -236,8 +276,24 @@ struct GTDataParallelPass
       int64_t padded;
     };
     SmallVector<ZeroBucket> zeroBuckets;
+    Operation *lastScatter = nullptr;
     for (SmallVector<Piece *> &bucket : buckets) {
       if (zero && !bucket.front()->param.empty()) {
+        // zero>=2: right after the bucket's last gradient (and the count,
+        // and the previous bucket's reduce-scatter, to keep their order).
+        if (zero >= 2) {
+          Operation *after = lastScatter ? lastScatter : count.getDefiningOp();
+          for (Piece *p : bucket)
+            if (Operation *def = p->value.getDefiningOp()) {
+              Operation *top = body.findAncestorOpInBlock(*def);
+              if (after->isBeforeInBlock(top))
+                after = top;
+            }
+          b.setInsertionPointAfter(after);
+          for (Piece *p : bucket)
+            p->flat = h.flatten(p->weighted ? h.mulScalar(p->value, count)
+                                            : p->value);
+        }
         SmallVector<Value> flats;
         int64_t total = 0;
         for (Piece *p : bucket) {
@@ -259,7 +315,9 @@ struct GTDataParallelPass
             b, loc, h.f32({(total + pad) / dp}), kGrid, ArrayRef<int16_t>{0},
             packed, shard::ReductionKind::Sum, APInt(64, 0));
         zeroBuckets.push_back({bucket, shard, total + pad});
+        lastScatter = shard.getDefiningOp();
         ++numBuckets;
+        b.setInsertionPoint(ret);
         continue;
       }
       SmallVector<Value> flats;
@@ -298,7 +356,7 @@ struct GTDataParallelPass
       return;
     }
 
-    // 7. zero=1: the bucket's gradient shard replaces its parameters'
+    // 7. zero>=1: the bucket's gradient shard replaces its parameters'
     //    gradients, named after a new global `gt.zero.bucket<k>` that stands
     //    for this rank's shard of the packed parameters (gt-optimizer keeps
     //    its moments at the shard's size; gt-zero-gather then loads the

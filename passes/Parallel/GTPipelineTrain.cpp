@@ -37,7 +37,7 @@ using namespace megagraph;
 namespace {
 
 void markEntry(func::FuncOp fn, const Twine &entry) {
-  fn->setAttr("gt.pipeline_entry",
+  fn->setAttr(gt::kPipelineEntryAttr,
               StringAttr::get(fn.getContext(), entry.str()));
 }
 
@@ -167,16 +167,26 @@ struct GTPipelineTrainPass
     }
     int64_t pp = info.getPp();
     int64_t mb = info.getMicroBatches();
-    if (dp < 1 || zero < 0 || zero > 2) {
-      module.emitError() << "gt-pipeline-train: needs dp >= 1 and zero 0, 1 "
-                            "or 2 (zero=3 gathers parameters in every "
-                            "stage entry), got dp="
+    if (dp < 1 || zero < 0 || zero > 3) {
+      module.emitError() << "gt-pipeline-train: needs dp >= 1 and zero 0, 1, "
+                            "2 or 3, got dp="
                          << static_cast<int64_t>(dp)
                          << ", zero=" << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
     // The stages' updates reduce-scatter their gradients over dp.
     const bool sharded = dp > 1 && zero > 0;
+    // zero=3: gt-zero-gather shards the parameters of every stage entry at
+    // the end; it reads the stage from the module's plan.
+    const bool shardParams = sharded && zero == 3;
+    if (shardParams) {
+      auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan");
+      if (!plan || plan.getZero() != 3) {
+        module.emitError("gt-pipeline-train: zero=3 needs the module's "
+                         "gt.plan to say zero = 3 (gt-set-plan)");
+        return signalPassFailure();
+      }
+    }
     // Every stage must be there before any is rewritten.
     for (int64_t k = 0; k < pp; ++k)
       if (!module.lookupSymbol<func::FuncOp>(("pp_stage" + Twine(k)).str())) {
@@ -261,7 +271,9 @@ struct GTPipelineTrainPass
         optimizerPm.addPass(createGTDataParallel(dataParallel));
       }
       optimizerPm.addPass(createGTOptimizer(optimizerOptions()));
-      if (sharded)
+      // zero=1|2: the update all-gathers its parameters; zero=3 keeps the
+      // shard as their storage (below, once every entry exists).
+      if (sharded && !shardParams)
         optimizerPm.addPass(createGTZeroGather());
       func::FuncOp upd =
           runOn(update, optimizerPm, "main", "pp_s" + Twine(k) + "_update");
@@ -319,6 +331,16 @@ struct GTPipelineTrainPass
         named(abi::kLoss), named(abi::kCorrect), named(abi::kEvalCorrect)};
     stub.setAllResultAttrs(resultAttrs);
     main.erase();
+
+    // zero=3: each stage's shard globals become its parameters' storage;
+    // every entry of the stage all-gathers the buckets it reads at its
+    // start, and its update writes only the shard.
+    if (shardParams) {
+      OpPassManager zeroPm(ModuleOp::getOperationName());
+      zeroPm.addPass(createGTZeroGather());
+      if (failed(runPipeline(zeroPm, module)))
+        return signalPassFailure();
+    }
   }
 };
 

@@ -7,8 +7,9 @@
 // (shard.all_slice, local) and its store becomes an all-gather of the
 // updated shard whose slices are stored into the parameters. So every rank
 // keeps all parameters but only 1/dp of the optimizer state. The gradients
-// are sharded too (zero=2 is the same code): the full-size gradients end at
-// gt-data-parallel's reduce-scatter, only the shard reaches the optimizer.
+// are sharded too: the full-size gradients end at gt-data-parallel's
+// reduce-scatter (with zero>=2 one per layer inside the backward), only the
+// shard reaches the optimizer.
 //
 // With zero=3 (the module's `gt.plan`) the parameters are sharded as well:
 // `@gt.zero.bucket<k>` stays and is the parameter storage, 1/dp of the
@@ -99,11 +100,16 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
   }
 
   /// zero=3: the shard globals are the parameters' storage (see the file
-  /// comment).
+  /// comment). The parameters may be loaded in @main and in the pipeline
+  /// stage entries (`gt.pipeline_entry`); each such function gathers the
+  /// buckets it reads at its start.
   LogicalResult shardParameters(ModuleOp module, func::FuncOp main,
                                 MutableArrayRef<Bucket> buckets) {
-    // Every load of a parameter, and no store outside the optimizer's.
-    llvm::DenseMap<StringAttr, SmallVector<ml_program::GlobalLoadOp>> loads;
+    // Every load of a parameter or a shard, by function and global, and no
+    // store outside the optimizer's.
+    using Loads =
+        llvm::DenseMap<StringAttr, SmallVector<ml_program::GlobalLoadOp>>;
+    llvm::MapVector<func::FuncOp, Loads> loads;
     llvm::DenseMap<StringAttr, ml_program::GlobalStoreOp> shardStores;
     llvm::DenseSet<StringAttr> params, shards;
     for (Bucket &bk : buckets) {
@@ -115,10 +121,12 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       if (auto l = dyn_cast<ml_program::GlobalLoadOp>(op)) {
         StringAttr n = l.getGlobal().getLeafReference();
         if (params.contains(n) || shards.contains(n)) {
-          if (op->getParentOfType<func::FuncOp>() != main)
+          auto fn = op->getParentOfType<func::FuncOp>();
+          if (fn != main && !fn->hasAttr(gt::kPipelineEntryAttr))
             return op->emitError("gt-zero-gather: zero=3 needs every load "
-                                 "of a parameter in @main");
-          loads[n].push_back(l);
+                                 "of a parameter in @main or a pipeline "
+                                 "stage entry");
+          loads[fn][n].push_back(l);
         }
       }
       if (auto s = dyn_cast<ml_program::GlobalStoreOp>(op)) {
@@ -153,7 +161,37 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         mb, loc, MGRT_STATE_ZERO_READY, flagType, /*is_mutable=*/true,
         DenseElementsAttr::get(flagType, mb.getI32IntegerAttr(0)),
         mb.getStringAttr("private"));
-    OpBuilder b(&main.getBody().front(), main.getBody().front().begin());
+    for (auto &[fn, fnLoads] : loads)
+      gatherAtStart(fn, flag, buckets, fnLoads);
+    for (Bucket &bk : buckets) {
+      for (ml_program::GlobalOp param : bk.params) {
+        // The initial weights only: read once, never written.
+        param.setIsMutable(false);
+        param->removeAttr("gt.param");
+        param->setAttr("gt.param_init", mb.getUnitAttr());
+        ++numGathered;
+      }
+      // The shard global is the parameter storage from now on.
+      bk.global->setAttr("gt.param_shard", mb.getUnitAttr());
+    }
+    // The replaced loads go last: the gathers were inserted before them.
+    for (auto &[fn, fnLoads] : loads)
+      for (auto &entry : fnLoads)
+        for (ml_program::GlobalLoadOp l : entry.second)
+          l.erase();
+    return success();
+  }
+
+  /// zero=3, at the start of `fn`: whichever function runs first cuts every
+  /// bucket's shard from the initial weights (flag `flag`); then each
+  /// bucket `fn` reads is loaded and, where `fn` reads its parameters,
+  /// all-gathered into temporaries that replace their loads.
+  template <typename Loads>
+  void gatherAtStart(func::FuncOp fn, ml_program::GlobalOp flag,
+                     MutableArrayRef<Bucket> buckets, Loads &loads) {
+    Location loc = fn.getLoc();
+    auto flagType = cast<RankedTensorType>(flag.getType());
+    OpBuilder b(&fn.getBody().front(), fn.getBody().front().begin());
     Value ready = ml_program::GlobalLoadOp::create(
         b, loc, flagType, FlatSymbolRefAttr::get(flag.getSymNameAttr()));
     Value readyI32 = tensor::ExtractOp::create(b, loc, ready, ValueRange{});
@@ -184,10 +222,17 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         ml_program::GlobalStoreOp::create(tb, loc, FlatSymbolRefAttr::get(name),
                                           init);
       }
+      const bool readsParams = llvm::any_of(bk.params, [&](auto param) {
+        return loads.count(param.getSymNameAttr());
+      });
+      if (!readsParams && !loads.count(name))
+        continue;
       Value shardValue = ml_program::GlobalLoadOp::create(
           b, loc, shardType, FlatSymbolRefAttr::get(name));
-      for (ml_program::GlobalLoadOp l : loads[name])
+      for (ml_program::GlobalLoadOp l : loads.lookup(name))
         l.getResult().replaceAllUsesWith(shardValue);
+      if (!readsParams)
+        continue;
       // The full parameters of the step: temporaries, all-gathered.
       Value all = shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid,
                                              ArrayRef<int16_t>{0}, shardValue,
@@ -201,22 +246,10 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         offset += size;
         auto type = cast<RankedTensorType>(param.getType());
         Value full = reshape(b, loc, piece, type.getShape());
-        for (ml_program::GlobalLoadOp l : loads[param.getSymNameAttr()])
+        for (ml_program::GlobalLoadOp l : loads.lookup(param.getSymNameAttr()))
           l.getResult().replaceAllUsesWith(full);
-        // The initial weights only: read once, never written.
-        param.setIsMutable(false);
-        param->removeAttr("gt.param");
-        param->setAttr("gt.param_init", b.getUnitAttr());
-        ++numGathered;
       }
-      // The shard global is the parameter storage from now on.
-      bk.global->setAttr("gt.param_shard", b.getUnitAttr());
     }
-    // The replaced loads go last: `b` inserts before the first of them.
-    for (auto &entry : loads)
-      for (ml_program::GlobalLoadOp l : entry.second)
-        l.erase();
-    return success();
   }
 
   LogicalResult readBucket(ModuleOp module, ml_program::GlobalOp g,

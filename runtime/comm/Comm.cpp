@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 using namespace mgrt::comm;
 
@@ -375,18 +376,41 @@ int mgrt_comm_grid_group(int ndims, const int64_t *shape, uint32_t axes_mask,
                 (long long)product);
   int64_t coords[MGRT_COMM_MAX_AXES];
   mgrt_comm_grid_coords(ndims, shape, gWorld->rank, coords);
-  // color: row-major index over the other axes; key: over the chosen ones.
-  int64_t color = 0, key = 0;
-  for (int i = 0; i < ndims; ++i) {
-    if (axes_mask & (1u << i))
-      key = key * shape[i] + coords[i];
-    else
+  // color: row-major index over the other axes.
+  int64_t color = 0;
+  for (int i = 0; i < ndims; ++i)
+    if (!(axes_mask & (1u << i)))
       color = color * shape[i] + coords[i];
+  // The members, in row-major order over the chosen axes (ascending world
+  // rank). MPI_Comm_create_group is collective over them only: a pipeline stage
+  // can create its dp group while the other stages are elsewhere
+  // (MPI_Comm_split would need every rank).
+  std::vector<int> members;
+  for (int r = 0; r < gWorld->size; ++r) {
+    int64_t c[MGRT_COMM_MAX_AXES];
+    mgrt_comm_grid_coords(ndims, shape, r, c);
+    int64_t other = 0;
+    for (int i = 0; i < ndims; ++i)
+      if (!(axes_mask & (1u << i)))
+        other = other * shape[i] + c[i];
+    if (other == color)
+      members.push_back(r);
   }
+  MPI_Group world, group;
   MPI_Comm comm;
-  if (int rc = checkMpi(MPI_Comm_split(gWorld->comm, static_cast<int>(color),
-                                       static_cast<int>(key), &comm),
-                        call))
+  if (int rc = checkMpi(MPI_Comm_group(gWorld->comm, &world), call))
+    return rc;
+  int rc = checkMpi(MPI_Group_incl(world, static_cast<int>(members.size()),
+                                   members.data(), &group),
+                    call);
+  MPI_Group_free(&world);
+  if (rc)
+    return rc;
+  rc = checkMpi(MPI_Comm_create_group(gWorld->comm, group,
+                                      static_cast<int>(axes_mask), &comm),
+                call);
+  MPI_Group_free(&group);
+  if (rc)
     return rc;
   *out = makeMpiGroup(comm);
   return MGRT_OK;

@@ -11,8 +11,10 @@ accuracy, one peak_bytes entry per rank. Also: the stage entries are in the
 executable's IR, and the pipeline executable started without mpirun fails
 with a message saying how to launch it. With --zero each stage's update
 reduce-scatters its gradients over the dp replicas: the IR has one
-optimizer-state global per moment at 1/D of the stage's parameters
-(gt.zero.s<k>.bucket<j>), and the parameters stay whole.
+optimizer-state global per moment and bucket at 1/D of the stage's
+parameters (gt.zero.s<k>.bucket<j>); the parameters stay whole, except with
+--zero 3, where each rank stores 1/D of them (the stage's entries
+all-gather them before use).
 
 The layer-norm weights are perturbed before export: the exporter merges
 identical initializers (all-ones LN weights) into one tensor, which would tie
@@ -20,12 +22,13 @@ parameters across stages (rejected by gt-pipeline-split).
 
 usage: train_pp_check.py MEGAGRAPH_COMPILE WORKDIR --pp K --mb M [--dp D]
            [--optimizer sgd|adamw] [--lr X] [--stages a:b:...]
-           [--schedule 1f1b|gpipe] [--recompute] [--zero 1|2]
+           [--schedule 1f1b|gpipe] [--recompute] [--zero 1|2|3]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -119,12 +122,23 @@ def main():
             check=True, capture_output=True, text=True).stdout
         s1 = tdp.optimizer_state_bytes(single_mlir)
         # Summed over the stages: 1/D of the moments, plus one step counter
-        # per stage and the buckets' padding.
-        slack = 4 * args.pp * (2 * args.dp + 1)
+        # per stage and the buckets' padding (under D elements per bucket).
+        buckets = len(re.findall(r"ml_program\.global [^\n]*gt\.zero_shard",
+                                 mlir))
+        pad = 4 * buckets * (args.dp - 1)
         check("optimizer state", "gt.zero.s0.bucket" in mlir and
-              state <= s1 / args.dp + slack,
+              state <= s1 / args.dp + 4 * args.pp + 2 * pad,
               f"{s1} bytes alone, {state} over the {args.pp} stages of one "
               f"replica with {plan} (ratio {s1 / max(state, 1):.2f})")
+        # zero=3 keeps 1/D of every stage's parameters (the shard globals);
+        # below it the parameters stay whole.
+        p1, pp_bytes = (tdp.parameter_bytes(single_mlir),
+                        tdp.parameter_bytes(mlir))
+        want = (pp_bytes <= p1 / args.dp + pad if args.zero == 3
+                else pp_bytes == p1)
+        check("parameters", want and p1 > 0,
+              f"{p1} bytes alone, {pp_bytes} over the {args.pp} stages of "
+              f"one replica with {plan} (ratio {p1 / max(pp_bytes, 1):.2f})")
     compare_runs(check, single, pp, ranks, STEPS,
                  f", {plan}, {args.schedule}")
     r = subprocess.run([exes["pp"], *run], capture_output=True, text=True,

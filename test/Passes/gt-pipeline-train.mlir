@@ -9,10 +9,55 @@
 // stage's packed gradients (stage 0: 32 + 8 + 10 = 50 elements) over axis 0
 // of the shared 2 x 2 grid, keeps the AdamW moments of its 25-element
 // shard (named per stage, so the stages' state stays apart) and
-// all-gathers the updated parameters. zero=3 is refused.
+// all-gathers the updated parameters.
 // RUN: megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=1" | FileCheck %s --check-prefix=ZERO
-// RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=ZERO3
-// ZERO3: error: gt-pipeline-train: needs dp >= 1 and zero 0, 1 or 2 (zero=3 gathers parameters in every stage entry), got dp=2, zero=3
+// zero=3: each stage's shard globals are its parameters' storage (the
+// parameter globals become read-only initial weights). Every entry of a
+// stage cuts the shards on the first step (flag @gt.zero.ready) and
+// all-gathers the buckets it reads at its start; the update reduce-scatters
+// the gradients and writes only the shards, with no all-gather after.
+// RUN: megagraph-opt %s --gt-set-plan="plan=dp=2,pp=2,mb=4,zero=3" --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=3" | FileCheck %s --check-prefix=SHARD3
+// SHARD3:       ml_program.global private @w0({{.*}}) : tensor<4x8xf32> {gt.param_init}
+// SHARD3:       ml_program.global private mutable @gt.zero.ready
+// SHARD3-LABEL: func.func @pp_s0_fwd(
+// SHARD3:         ml_program.global_load @gt.zero.ready
+// SHARD3:         scf.if
+// SHARD3:           shard.all_slice {{.*}} : tensor<40xf32> -> tensor<20xf32>
+// SHARD3:           ml_program.global_store @gt.zero.s0.bucket0 =
+// SHARD3:         %[[S:.*]] = ml_program.global_load @gt.zero.s0.bucket0 : tensor<20xf32>
+// SHARD3:         %[[ALL:.*]] = shard.all_gather %[[S]] on @gt_dp grid_axes = [0] gather_axis = 0 : tensor<20xf32> -> tensor<40xf32>
+// SHARD3:         tosa.slice %[[ALL]]
+// SHARD3-NOT:     ml_program.global_load @w0
+// SHARD3:         gt.linear
+// SHARD3:         return
+// SHARD3-LABEL: func.func @pp_s0_bwd(
+// SHARD3:         shard.all_gather {{.*}} : tensor<20xf32> -> tensor<40xf32>
+// SHARD3-NOT:     ml_program.global_load @w0
+// SHARD3:         return
+// SHARD3:       ml_program.global private mutable @gt.zero.s0.bucket0({{.*}}) : tensor<20xf32> {gt.param_shard, gt.zero_shard = #gt.zero_shard<params = [@w0, @b0], sizes = [32, 8], padded = 40>}
+// SHARD3-LABEL: func.func @pp_s0_update(
+// SHARD3:         shard.reduce_scatter {{.*}} : tensor<40xf32> -> tensor<20xf32>
+// SHARD3-NOT:     shard.all_gather
+// SHARD3-NOT:     ml_program.global_store @w0
+// SHARD3:         ml_program.global_store @gt.zero.s0.bucket0 = %{{.*}} : tensor<20xf32>
+// SHARD3-NOT:     shard.all_gather
+// SHARD3:         return
+// SHARD3-LABEL: func.func @pp_s1_bwd(
+// SHARD3:         shard.all_gather {{.*}} : tensor<36xf32> -> tensor<72xf32>
+// SHARD3-NOT:     ml_program.global_load @w1
+// SHARD3:         return
+// SHARD3-LABEL: func.func @pp_s1_update(
+// SHARD3-NOT:     shard.all_gather
+// SHARD3:         shard.reduce_scatter {{.*}} : tensor<72xf32> -> tensor<36xf32>
+// SHARD3-NOT:     shard.all_gather
+// SHARD3:         ml_program.global_store @gt.zero.s1.bucket0 = %{{.*}} : tensor<36xf32>
+// SHARD3-NOT:     shard.all_gather
+// SHARD3:         return
+// zero=3 reads the stage from the module's plan (gt-set-plan).
+// RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=ZERO3PLAN
+// ZERO3PLAN: error: gt-pipeline-train: zero=3 needs the module's gt.plan to say zero = 3 (gt-set-plan)
+// RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=4" 2>&1 | FileCheck %s --check-prefix=ZERO4
+// ZERO4: error: gt-pipeline-train: needs dp >= 1 and zero 0, 1, 2 or 3, got dp=2, zero=4
 // ZERO:       shard.grid @gt_dp(shape = 2x2)
 // ZERO-NOT:   shard.grid
 // ZERO:       ml_program.global private mutable @gt.zero.s0.bucket0.adam_m({{.*}}) : tensor<25xf32> {gt.optimizer_state}

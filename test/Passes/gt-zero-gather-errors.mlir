@@ -71,7 +71,7 @@ module attributes {gt.plan = #gt.plan<dp = 2, zero = 3>} {
     return %x : tensor<4xf32>
   }
   func.func @other() -> tensor<4xf32> {
-    // expected-error @+1 {{gt-zero-gather: zero=3 needs every load of a parameter in @main}}
+    // expected-error @+1 {{gt-zero-gather: zero=3 needs every load of a parameter in @main or a pipeline stage entry}}
     %w = ml_program.global_load @w : tensor<4xf32>
     return %w : tensor<4xf32>
   }

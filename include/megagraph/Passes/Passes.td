@@ -544,8 +544,12 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     them). gt-optimizer
     then keeps the moments at shard size, and gt-zero-gather turns the
     shard global back into the parameters. `zero=2` (sharded gradients)
-    is the same transformation: only the shard outlives the reduce-scatter.
-    `zero=3` is recorded in `gt.plan` for gt-zero-gather.
+    reduce-scatters the gradients inside the backward, one bucket per
+    layer: the gradients in the order the backward produces them, a new
+    bucket at each weight matrix (rank >= 2; the vectors produced after it
+    join it), each bucket packed and reduce-scattered right after its last
+    gradient, so its full-size gradients die there. `zero=3` buckets as
+    `zero=2` and is recorded in `gt.plan` for gt-zero-gather.
 
     With `pp > 1` (gt-pipeline-train runs the pass on each stage's update)
     the grid is `@gt_dp(shape = dp x pp)` and the collectives run over its

@@ -62,6 +62,9 @@ struct ModelProfile {
   double biasGradBytesPerSeq = 0;
   /// Optimizer state per parameter byte (AdamW: 2 moments; SGD: 0).
   double optimizerStateFactor = 2;
+  /// The fewest heads of an attention op (0: unknown). Ulysses splits the
+  /// heads over the cp ranks, so it needs cp to divide them.
+  int64_t heads = 0;
   /// Number of transformer layers (units with attention).
   int64_t layers() const;
   int64_t paramBytes() const;

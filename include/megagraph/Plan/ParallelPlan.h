@@ -55,7 +55,7 @@ llvm::Error verifyParallelPlan(const ParallelPlan &plan);
 
 /// Checks that the compiler and the driver implement the plan (a valid
 /// one): cp not with pp, cp_mode allgather or ring, mb and stages only
-/// with pp, pp not with zero=3. The one place that decides
+/// with pp. The one place that decides
 /// which plans megagraph-compile --plan accepts and the search may choose.
 llvm::Error checkPlanImplemented(const ParallelPlan &plan);
 

@@ -25,6 +25,10 @@ struct SearchOptions {
   int64_t deviceMemory = 0;
   std::vector<int64_t> zeroStages = {0, 1, 2, 3};
   std::vector<std::string> cpModes = {"allgather", "ring", "ulysses"};
+  /// Fewest rows (nodes) of a sequence per cp rank: a smaller block's
+  /// attention is too little work to pay for moving K/V (or the bias)
+  /// every layer, so such plans are not considered.
+  int64_t minCpRows = 8;
   bool allowRecompute = true;
   /// Largest micro-batch count tried (the divisors of the per-replica
   /// batch up to it).

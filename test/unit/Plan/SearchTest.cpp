@@ -31,6 +31,7 @@ ModelProfile randomModel(std::mt19937 &rng) {
   m.ioBytesPerSeq = 1e4 * u(rng);
   m.optimizerStateFactor = pick(rng) % 2 ? 2 : 0;
   m.biasGradBytesPerSeq = 1e4 * u(rng);
+  m.heads = pick(rng) % 2 ? 4 : 6;
   int n = layers(rng);
   for (int l = 0; l < n; ++l) {
     UnitProfile p;
@@ -85,7 +86,12 @@ struct Brute {
 };
 
 /// Independent enumeration of the plan space (the same space the search
-/// documents) and of every stage split.
+/// documents) and of every stage split. ZeRO applies wherever gradients are
+/// summed over more than one rank, dp x cp (cp blocks of one sequence hold
+/// partial gradients, and the compiler shards over dp x cp), so cp > 1
+/// with dp = 1 has ZeRO stages too; a cp block has at least minCpRows rows;
+/// and
+/// Ulysses needs cp to divide the heads.
 Brute bruteForce(const ModelProfile &m, const HardwareProfile &hw, int64_t P,
                  int64_t budget, bool recompute) {
   Brute best;
@@ -94,16 +100,19 @@ Brute bruteForce(const ModelProfile &m, const HardwareProfile &hw, int64_t P,
       if (P % (dp * pp))
         continue;
       int64_t cp = P / (dp * pp);
-      if (m.batch % dp || m.seqLen % cp || pp > m.layers())
+      if (m.batch % dp || m.seqLen % cp || pp > m.layers() ||
+          (cp > 1 && m.seqLen / cp < SearchOptions().minCpRows))
         continue;
       int64_t b = m.batch / dp;
       for (int64_t mb = 1; mb <= b; ++mb) {
         if (b % mb || (pp > 1 && mb < pp))
           continue;
-        for (int64_t zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero)
+        for (int64_t zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero)
           for (int rec = 0; rec <= (recompute ? 1 : 0); ++rec)
             for (const char *mode : {"allgather", "ring", "ulysses"}) {
               if (cp == 1 && std::string(mode) != "allgather")
+                continue;
+              if (std::string(mode) == "ulysses" && m.heads % cp)
                 continue;
               ParallelPlan p;
               p.dp = dp, p.pp = pp, p.cp = cp, p.microBatches = mb;
@@ -255,6 +264,21 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
               1e-6 * c1.memory.activations);
   EXPECT_NEAR(c4.memory.attentionBias, c1.memory.attentionBias / 4,
               1e-6 * c1.memory.attentionBias);
+  // Under cp the gradients are summed over dp x cp ranks, and ZeRO shards
+  // over all of them.
+  ParallelPlan dpcp;
+  dpcp.dp = 2, dpcp.cp = 4, dpcp.zero = 3;
+  Prediction s8 = predict(m, dpcp, hw);
+  ASSERT_TRUE(s8.valid);
+  EXPECT_DOUBLE_EQ(s8.memory.parameters, P / 8);
+  EXPECT_DOUBLE_EQ(s8.memory.gradients, P / 8);
+  EXPECT_DOUBLE_EQ(s8.memory.optimizerState, 2 * P / 8);
+  ParallelPlan cpz = cp;
+  cpz.zero = 1;
+  Prediction cz = predict(m, cpz, hw);
+  EXPECT_DOUBLE_EQ(cz.memory.optimizerState, 2 * P / 4);
+  // cp alone all-reduces the gradients over its 4 ranks.
+  EXPECT_GT(predict(m, cp, hw, 0, true).communicationTime, 0);
   // A pipeline has a bubble of (pp - 1) slots.
   ParallelPlan pp;
   pp.pp = 4, pp.microBatches = 8;
@@ -266,6 +290,31 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   ParallelPlan bad;
   bad.dp = 3;
   EXPECT_FALSE(predict(m, bad, hw).valid);
+}
+
+TEST(PlanSearch, ConsidersOnlyPlansThatCanExist) {
+  // 4 layers, 8 heads, S = 256 on 1024 devices: Ulysses needs cp to divide
+  // the 8 heads, and a cp block has at least minCpRows of the 256 rows.
+  ModelProfile m = syntheticTransformer(4, 128, 8, 1024, 256);
+  SearchOptions o;
+  o.devices = 1024;
+  std::vector<ParallelPlan> plans = enumeratePlans(m, o);
+  ASSERT_FALSE(plans.empty());
+  bool ulysses = false;
+  for (const ParallelPlan &p : plans) {
+    EXPECT_GE(m.seqLen / p.cp, o.minCpRows) << toString(p);
+    if (p.cpMode == "ulysses") {
+      ulysses = true;
+      EXPECT_EQ(8 % p.cp, 0) << toString(p);
+    }
+  }
+  EXPECT_TRUE(ulysses);
+  // ZeRO shards over dp x cp: cp alone has ZeRO stages too.
+  o.devices = 4;
+  bool zeroUnderCp = false;
+  for (const ParallelPlan &p : enumeratePlans(m, o))
+    zeroUnderCp |= p.dp == 1 && p.cp == 4 && p.zero == 3;
+  EXPECT_TRUE(zeroUnderCp);
 }
 
 TEST(PlanSearch, LargeSearchAndNoFit) {

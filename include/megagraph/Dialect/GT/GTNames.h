@@ -23,6 +23,10 @@ constexpr llvm::StringLiteral kContextParallelGrid = "gt_cp";
 /// seeds the loss gradient with the rank's share of the labelled rows.
 constexpr llvm::StringLiteral kContextParallelSeedAttr = "gt.cp_seed";
 
+/// String attribute naming a pipeline stage entry (`"s0.fwd"`) on its
+/// function: gt-pipeline-train -> gt-zero-gather, the entry table.
+constexpr llvm::StringLiteral kPipelineEntryAttr = "gt.pipeline_entry";
+
 /// The typed attributes one pass leaves for another (GTAttrDefs.td); the
 /// dialect verifies that each holds its attribute (GTDialect.cpp).
 /// `#gt.pipeline` on the module: gt-pipeline-split -> gt-pipeline-train.
