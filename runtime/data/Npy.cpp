@@ -112,7 +112,7 @@ public:
       }
       if (at < text.size() && text[at] == 'L') // Python 2 longs
         ++at;
-      if (rank == MGRT_MAX_RANK)
+      if (rank >= MGRT_MAX_RANK)
         tooLong = true;
       else
         shape[rank] = v;
