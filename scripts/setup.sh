@@ -12,6 +12,8 @@ PACKAGES=(
   cmake ninja-build ccache g++ git
   # LLVM/MLIR 22 (libMLIR.so, mlir-tblgen, FileCheck, lit)
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  # libFuzzer and the sanitizer runtimes for the fuzz targets
+  libclang-rt-22-dev
   # ONNX import
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   # Runtime: MPI, BLAS, graph partitioning

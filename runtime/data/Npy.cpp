@@ -14,9 +14,11 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <sys/stat.h>
 
 namespace {
 
@@ -110,7 +112,7 @@ public:
       }
       if (at < text.size() && text[at] == 'L') // Python 2 longs
         ++at;
-      if (rank == MGRT_MAX_RANK)
+      if (rank >= MGRT_MAX_RANK)
         tooLong = true;
       else
         shape[rank] = v;
@@ -235,17 +237,55 @@ extern "C" int mgrt_npy_read(const char *path, mgrt_tensor *out, char *err,
         "array, e.g. numpy.ascontiguousarray)",
         path);
 
+  // The data must fill the rest of the file exactly: checked before the
+  // array is allocated, so a corrupt shape cannot ask for more memory than
+  // the file holds.
+  size_t bytes = mgrt_dtype_size(dtype);
+  for (int i = 0; i < rank; ++i) {
+    if (shape[i] != 0 && bytes > SIZE_MAX / (size_t)shape[i])
+      return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                             "%s: the shape's size overflows", path);
+    bytes *= (size_t)shape[i];
+  }
+  const long dataStart = std::ftell(file.f);
+  struct stat sb;
+  if (dataStart < 0 || ::fstat(::fileno(file.f), &sb) != 0)
+    return mgrt::errorInto(err, errlen, MGRT_ERR_IO, "%s: cannot stat: %s",
+                           path, std::strerror(errno));
+  if (S_ISREG(sb.st_mode)) {
+    const size_t left = sb.st_size > dataStart
+                            ? static_cast<size_t>(sb.st_size - dataStart)
+                            : 0;
+    if (left < bytes)
+      return mgrt::errorInto(
+          err, errlen, MGRT_ERR_FORMAT,
+          "%s: truncated data: expected %zu bytes, found %zu", path, bytes,
+          left);
+    if (left > bytes)
+      return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                             "%s: %zu bytes after the data (the shape says "
+                             "%zu bytes of %s)",
+                             path, left - bytes, bytes, descr.c_str());
+  }
+
   mgrt_status st = mgrt_tensor_alloc(out, dtype, rank, shape);
   if (st != MGRT_OK)
     return mgrt::errorInto(err, errlen, st, "%s: cannot allocate the array",
                            path);
-  const size_t bytes = mgrt_dtype_size(dtype) * (size_t)mgrt_tensor_numel(out);
   const size_t got = std::fread(out->data, 1, bytes, file.f);
   if (got != bytes) {
     mgrt_tensor_free(out);
     return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
                            "%s: truncated data: expected %zu bytes, found %zu",
                            path, bytes, got);
+  }
+  // Not a regular file (a pipe): nothing may follow the data either.
+  if (std::fgetc(file.f) != EOF) {
+    mgrt_tensor_free(out);
+    return mgrt::errorInto(err, errlen, MGRT_ERR_FORMAT,
+                           "%s: bytes after the data (the shape says %zu "
+                           "bytes of %s)",
+                           path, bytes, descr.c_str());
   }
   return MGRT_OK;
 }

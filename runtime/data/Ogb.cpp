@@ -207,6 +207,13 @@ bool load(const std::string &dir, const char *scheme, mgrt_graph &graph,
           return f.set(MGRT_ERR_FORMAT, in.where() + ": column " +
                                             std::to_string(cols + 1) +
                                             " is not a number");
+        // nan, inf and values past the float range would reach the model
+        // (or its feature bins) as non-finite numbers.
+        if (!std::isfinite(v))
+          return f.set(MGRT_ERR_FORMAT, in.where() + ": column " +
+                                            std::to_string(cols + 1) +
+                                            " is not a finite float ('" +
+                                            std::string(s, end - s) + "')");
         feat.push_back(v);
         ++cols;
         if (*end == '\0')
@@ -303,6 +310,11 @@ bool load(const std::string &dir, const char *scheme, mgrt_graph &graph,
     }
     if (!error.empty())
       return f.set(MGRT_ERR_FORMAT, error);
+    // A node-level data set without edges is a truncated or wrong file,
+    // not a graph: attention biases and SPD would be meaningless.
+    if (in.lines() == 0)
+      return f.set(MGRT_ERR_FORMAT,
+                   "'" + raw + "edge.csv.gz' is empty (no edges)");
   }
   std::vector<int64_t> start(n + 1, 0);
   for (size_t e = 0; e < src.size(); ++e)

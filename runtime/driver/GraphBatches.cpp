@@ -9,6 +9,7 @@
 #include "data/GraphUtil.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace mgrt {
@@ -24,18 +25,44 @@ inline void storeInt(const mgrt_tensor &t, int64_t i, int64_t v) {
 
 } // namespace
 
+bool checkFeatureIds(const mgrt_tensor_info &in, int64_t numFeatures,
+                     const Options &opts, std::string &error) {
+  const int64_t rows = mgrt_index_bound(&in);
+  if (in.role != MGRT_ROLE_NODE_FEATURES || rows < 1 || numFeatures < 1)
+    return true;
+  const int64_t V = opts.categories;
+  if (numFeatures <= (rows - 1) / V)
+    return true;
+  const int64_t fits = (rows - 1) / numFeatures;
+  error =
+      "--categories " + std::to_string(V) + " gives the " +
+      std::to_string(numFeatures) + " feature columns of input '" + in.name +
+      "' ids up to " + std::to_string(numFeatures * V) +
+      " (1 + f * V + bin), but its embedding table has " +
+      std::to_string(rows) + " rows" +
+      (fits >= 1 ? "; pass --categories " + std::to_string(fits) + " or less"
+                 : "; too few for " + std::to_string(numFeatures) + " columns");
+  return false;
+}
+
 GraphBatches::GraphBatches(const GraphData &data,
                            const std::vector<int64_t> &order,
                            std::vector<uint8_t> isTrain,
                            std::vector<uint8_t> isEval,
                            std::vector<mgrt_tensor_role> roles,
-                           const BatchLayout &layout, const Options &opts)
+                           const BatchLayout &layout, const Options &opts,
+                           const mgrt_tensor_info *inputs)
     : data(data), order(order), isTrain(std::move(isTrain)),
       isEval(std::move(isEval)), roles(std::move(roles)), layout(layout),
       numSeq(data.numNodes() / layout.S),
       perEpoch(numSeq / (layout.B * layout.replicas)), seed(opts.seed),
       maxDistance(opts.maxDistance), bins(data.features, opts.categories),
-      epochOrder(numSeq), pos(data.numNodes(), -1) {}
+      maxId(this->roles.size(), -1), epochOrder(numSeq),
+      pos(data.numNodes(), -1) {
+  for (size_t i = 0; inputs && i < maxId.size(); ++i)
+    if (const int64_t rows = mgrt_index_bound(&inputs[i]); rows > 0)
+      maxId[i] = rows - 1;
+}
 
 bool GraphBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
                         BatchCounts &counts, std::string &error) {
@@ -88,9 +115,12 @@ bool GraphBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
         const int64_t *src = roles[i] == MGRT_ROLE_IN_DEGREE    ? inDeg
                              : roles[i] == MGRT_ROLE_OUT_DEGREE ? outDeg
                                                                 : labels;
-        // Unlabelled nodes (-1, never in a mask) get class 0.
+        // Unlabelled nodes (-1, never in a mask) get class 0; degrees are
+        // capped at the table's last row.
+        const int64_t cap = maxId[i] >= 0 ? maxId[i] : INT64_MAX;
         for (int64_t s = 0; s < R; ++s)
-          storeInt(t, base + s, std::max<int64_t>(0, src[nodes[s]]));
+          storeInt(t, base + s,
+                   std::min(cap, std::max<int64_t>(0, src[nodes[s]])));
         break;
       }
       case MGRT_ROLE_LABEL_MASK:
@@ -107,8 +137,13 @@ bool GraphBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
           spdTmp.resize(R * S);
           out = spdTmp.data();
         }
-        if (mgrt_spd_block(&data.graph, seq, S, first, first + R, maxDistance,
-                           out, err, sizeof err) != MGRT_OK) {
+        // Distances past the table's last row share it (unreachable pairs
+        // included).
+        const long cap = maxId[i] >= 0 && maxId[i] < maxDistance
+                             ? static_cast<long>(maxId[i])
+                             : maxDistance;
+        if (mgrt_spd_block(&data.graph, seq, S, first, first + R, cap, out, err,
+                           sizeof err) != MGRT_OK) {
           error = std::string("spd: ") + err;
           return false;
         }

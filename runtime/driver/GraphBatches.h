@@ -30,14 +30,27 @@ struct BatchLayout {
   int64_t replica = 0;  ///< this rank's replica
 };
 
+/// Checks that the categorical feature ids of model input `in` (role
+/// MGRT_ROLE_NODE_FEATURES, i64) fit its embedding table: with
+/// `numFeatures` columns and --categories V the ids reach numFeatures * V
+/// (FeatureBins). False with `error` naming the largest V that fits;
+/// true for other inputs or when the table's size is unknown.
+bool checkFeatureIds(const mgrt_tensor_info &in, int64_t numFeatures,
+                     const Options &opts, std::string &error);
+
 class GraphBatches : public BatchSource {
 public:
   /// `roles[i]` is the role of model input i; `data` and `order` (the
   /// sequences, as from partitionSequences) must outlive the source.
+  /// `inputs` (the model's input table, in the order of `roles`; may be
+  /// null) gives the embedding tables' sizes (mgrt_index_bound): degrees
+  /// are capped at rows - 1 (Graphormer's max_degree) and distances at
+  /// min(--max-distance, rows - 1) (its num_spatial), so that every id the
+  /// batches hold indexes the model's table.
   GraphBatches(const GraphData &data, const std::vector<int64_t> &order,
                std::vector<uint8_t> isTrain, std::vector<uint8_t> isEval,
                std::vector<mgrt_tensor_role> roles, const BatchLayout &layout,
-               const Options &opts);
+               const Options &opts, const mgrt_tensor_info *inputs = nullptr);
 
   bool fill(long step, std::vector<mgrt_tensor> &inputs, BatchCounts &counts,
             std::string &error) override;
@@ -56,6 +69,8 @@ private:
   uint64_t seed;
   long maxDistance;
   FeatureBins bins;
+  /// Per input: the largest id it may hold (rows - 1), or -1 for no cap.
+  std::vector<int64_t> maxId;
   int64_t epoch = -1;
   std::vector<int64_t> epochOrder, pos, spdTmp;
 };

@@ -80,7 +80,39 @@ bool convert(mgrt_tensor &t, int to, std::string &error) {
   return true;
 }
 
+/// "[1, 2, 0]": the multi-index of flat element `i` of a `rank`-D array.
+std::string indexText(int64_t i, int rank, const int64_t *shape) {
+  std::string s;
+  for (int d = rank - 1; d >= 0; --d) {
+    const int64_t n = shape[d] > 0 ? shape[d] : 1;
+    s = std::to_string(i % n) + (d + 1 < rank ? ", " : "") + s;
+    i /= n;
+  }
+  return "[" + s + "]";
+}
+
 } // namespace
+
+std::string checkIndexRange(const mgrt_tensor_info &info,
+                            const mgrt_tensor &t) {
+  const int64_t rows = mgrt_index_bound(&info);
+  if (rows < 1 || (t.dtype != MGRT_I64 && t.dtype != MGRT_I32))
+    return "";
+  const int64_t n = mgrt_tensor_numel(&t);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = t.dtype == MGRT_I64
+                          ? static_cast<const int64_t *>(t.data)[i]
+                          : static_cast<const int32_t *>(t.data)[i];
+    if (v >= 0 && v < rows)
+      continue;
+    return "value " + std::to_string(v) + " at " +
+           indexText(i, t.rank, t.shape) +
+           " is out of range: the model's input '" + info.name +
+           "' indexes an embedding table of " + std::to_string(rows) +
+           " rows (0 to " + std::to_string(rows - 1) + ")";
+  }
+  return "";
+}
 
 std::string describe(int dtype, int rank, const int64_t *shape) {
   std::string s = std::string(mgrt_dtype_name(dtype)) + " [";
@@ -154,10 +186,14 @@ bool loadInputs(const mgrt_model_info &model,
     bool sameShape = t.rank == info.rank;
     for (int d = 0; sameShape && d < t.rank; ++d)
       sameShape = t.shape[d] == info.shape[d];
-    if (!sameShape)
+    if (!sameShape) {
       errors.push_back(where + ": expected shape " +
                        describe(info.dtype, info.rank, info.shape) + ", got " +
                        describe(t.dtype, t.rank, t.shape));
+      continue;
+    }
+    if (std::string range = checkIndexRange(info, t); !range.empty())
+      errors.push_back("'" + *files[i] + "': " + range);
   }
   if (!errors.empty()) {
     for (mgrt_tensor &t : tensors)

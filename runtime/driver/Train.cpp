@@ -673,6 +673,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
         !checkLabelRange(data, opts, numClassesOf(model.inputs[i]),
                          model.inputs[i].name, error))
       errors.push_back(error);
+  for (int i = 0; i < model.num_inputs; ++i)
+    if (!checkFeatureIds(model.inputs[i], F, opts, error))
+      errors.push_back(error);
   // With cp, the model's rows R are this rank's block of the S nodes.
   BatchLayout layout;
   layout.B = B;
@@ -704,9 +707,9 @@ int train(const mgrt_model_info &model, const Options &opts) {
   const int64_t numEval = std::count(isEval.begin(), isEval.end(), 1);
   // Evaluation batches: the split's nodes are the counted ones.
   GraphBatches evalBatches(data, order, opts.split == "test" ? isEval : isTrain,
-                           isEval, roles, layout, opts);
+                           isEval, roles, layout, opts, model.inputs);
   GraphBatches batches(data, order, std::move(isTrain), std::move(isEval),
-                       roles, layout, opts);
+                       roles, layout, opts, model.inputs);
 
   StepTensors t;
   if (!t.allocate(model, error))

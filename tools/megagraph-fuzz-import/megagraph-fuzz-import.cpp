@@ -4,7 +4,7 @@
 // (megagraph::importOnnxModel), as a model file given to megagraph-compile:
 // whatever the bytes, the importer must return a module or fail with a
 // diagnostic, never crash, hang or trip a sanitizer. Built with
-// -DMEGAGRAPH_FUZZ=ON and clang (see README.md, "Fuzzing the importer").
+// -DMEGAGRAPH_FUZZ=ON and clang (see README.md, "Fuzzing").
 //
 //===----------------------------------------------------------------------===//
 

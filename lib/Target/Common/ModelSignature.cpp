@@ -10,11 +10,15 @@
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
+#include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/ModelABI.h"
 #include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -85,6 +89,50 @@ LogicalResult readState(ModuleOp module, ModelSignature &sig) {
     }
   }
   return success();
+}
+
+/// The number of rows of the embedding tables each argument of `fn`
+/// indexes (the ids of gt.node_embedding, gt.degree_embedding and
+/// gt.spatial_bias, seen through reshapes, casts and slices), by argument
+/// number; the smallest when an argument indexes several tables. The
+/// driver range-checks these inputs against it (mgrt_index_bound).
+llvm::DenseMap<unsigned, int64_t> indexBounds(func::FuncOp fn) {
+  llvm::DenseMap<unsigned, int64_t> bounds;
+  if (fn.isExternal())
+    return bounds;
+  auto record = [&](Value ids, Value table) {
+    while (Operation *def = ids.getDefiningOp()) {
+      if (!isa<tosa::ReshapeOp, tosa::CastOp, tosa::SliceOp,
+               tensor::ExtractSliceOp>(def))
+        return;
+      ids = def->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(ids);
+    auto type = dyn_cast<RankedTensorType>(table.getType());
+    if (!arg || arg.getOwner() != &fn.front() || !type || type.getRank() < 1 ||
+        type.isDynamicDim(0))
+      return;
+    auto [it, inserted] =
+        bounds.try_emplace(arg.getArgNumber(), type.getDimSize(0));
+    if (!inserted)
+      it->second = std::min(it->second, type.getDimSize(0));
+  };
+  fn.walk([&](Operation *op) {
+    if (auto e = dyn_cast<gt::NodeEmbeddingOp>(op))
+      record(e.getIds(), e.getTable());
+    else if (auto e = dyn_cast<gt::DegreeEmbeddingOp>(op))
+      record(e.getDegree(), e.getTable());
+    else if (auto e = dyn_cast<gt::SpatialBiasOp>(op))
+      record(e.getDistance(), e.getTable());
+  });
+  return bounds;
+}
+
+/// Whether input `t` may carry an embedding table's rows in its `index`.
+bool indexesTable(const TensorSignature &t) {
+  return (t.role == MGRT_ROLE_NODE_FEATURES || t.role == MGRT_ROLE_IN_DEGREE ||
+          t.role == MGRT_ROLE_OUT_DEGREE || t.role == MGRT_ROLE_SPD) &&
+         (t.dtype == MGRT_I64 || t.dtype == MGRT_I32);
 }
 
 } // namespace
@@ -164,6 +212,24 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
     }
     sig.entries.push_back(std::move(e));
   }
+  // Embedding table sizes of the inputs, from @main and, when the stages
+  // hold the embeddings (pp), from the stage entries by input name.
+  llvm::StringMap<int64_t> rows;
+  auto collect = [&](func::FuncOp fn) {
+    for (auto [arg, n] : indexBounds(fn))
+      if (auto name = fn.getArgAttrOfType<StringAttr>(arg, "gt.name")) {
+        auto [it, inserted] = rows.try_emplace(name.getValue(), n);
+        if (!inserted)
+          it->second = std::min(it->second, n);
+      }
+  };
+  collect(main);
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn->hasAttr("gt.pipeline_entry"))
+      collect(fn);
+  for (TensorSignature &t : sig.inputs)
+    if (auto it = rows.find(t.name); it != rows.end() && indexesTable(t))
+      t.index = static_cast<int>(std::min<int64_t>(it->second, INT32_MAX));
   if (failed(readState(module, sig)))
     return failure();
   return sig;

@@ -206,7 +206,9 @@ typedef struct mgrt_tensor_info {
   int role;
   /** j of the act<j> / dact<j> / saved<j> roles; for the labels of a
    *  classification loss the number of classes (the driver refuses labels
-   *  outside [0, classes)); else -1 (ignored when `role` is 0). */
+   *  outside [0, classes)); for an input indexing an embedding table its
+   *  number of rows (mgrt_index_bound); else -1 (ignored when `role` is
+   *  0). */
   int index;
 } mgrt_tensor_info;
 
@@ -327,6 +329,32 @@ typedef enum mgrt_comm_op {
   MGRT_COMM_MAX = 2,
   MGRT_COMM_MIN = 3
 } mgrt_comm_op;
+
+/*===-- Embedding table sizes
+ * ----------------------------------------------===*/
+
+/* A graph input whose values are row indices of an embedding table
+ * (categorical node features, in_degree / out_degree, spd: the ids of
+ * gt.node_embedding, gt.degree_embedding, gt.spatial_bias) carries the
+ * table's number of rows in mgrt_tensor_info::index, written by the
+ * compiler (lib/Target/Common/ModelSignature.cpp); the smallest table when
+ * the input indexes several. The driver refuses values outside [0, rows)
+ * in the user's data, as torch.nn.Embedding does, and caps the degrees and
+ * distances it computes itself at rows - 1 (Graphormer's max_degree and
+ * num_spatial). */
+
+/** The number of rows of the embedding table input `t` indexes, or -1 when
+ *  unknown (a float input, an input that indexes no table directly, or a
+ *  table written by hand). */
+static inline int64_t mgrt_index_bound(const mgrt_tensor_info *t) {
+  const int indexRole =
+      t->role == MGRT_ROLE_NODE_FEATURES || t->role == MGRT_ROLE_IN_DEGREE ||
+      t->role == MGRT_ROLE_OUT_DEGREE || t->role == MGRT_ROLE_SPD;
+  if (!indexRole || t->index < 1 ||
+      (t->dtype != MGRT_I64 && t->dtype != MGRT_I32))
+    return -1;
+  return t->index;
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -179,7 +179,8 @@ enum {
  *  (e.g. the unpacked ogbn-arxiv.zip), every file gzip-compressed CSV
  *  without header (read with zlib):
  *    DIR/raw/edge.csv.gz          one "src,dst" line per edge, ids in [0, N)
- *    DIR/raw/node-feat.csv.gz     N lines of F comma-separated floats
+ *                                 (at least one line)
+ *    DIR/raw/node-feat.csv.gz     N lines of F comma-separated finite floats
  *    DIR/raw/node-label.csv.gz    N lines with one class id (an integer, or
  *                                 a float with integral value as ogbn-papers
  *                                 writes it); "nan" or an empty line is an

@@ -248,6 +248,8 @@ TEST(Npy, ErrorCases) {
                 "np.save(d + \"/ok.npy\", np.ones((10, 10), np.float32))\n"
                 "b = open(d + \"/ok.npy\", \"rb\").read()\n"
                 "open(d + \"/truncated.npy\", \"wb\").write(b[:-7])\n"
+                "open(d + \"/trailing.npy\", \"wb\").write(b + b\"xyz\")\n"
+                "np.save(d + \"/rank10.npy\", np.ones((1,) * 10, np.int8))\n"
                 "open(d + \"/short_header.npy\", \"wb\").write(b[:40])\n"
                 "open(d + \"/magic.npy\", \"wb\").write(b\"PK\" + b[2:])\n"
                 "open(d + \"/empty.npy\", \"wb\").write(b\"\")\n",
@@ -259,6 +261,12 @@ TEST(Npy, ErrorCases) {
                   "unsupported dtype '<f2'");
   expectReadError(dir + "/truncated.npy", MGRT_ERR_FORMAT,
                   "truncated data: expected 400 bytes, found 393");
+  // Found by megagraph-fuzz-npy: dims past the ninth were stored beyond
+  // the shape array.
+  expectReadError(dir + "/rank10.npy", MGRT_ERR_UNSUPPORTED,
+                  "rank 10 exceeds the maximum of 8");
+  expectReadError(dir + "/trailing.npy", MGRT_ERR_FORMAT,
+                  "3 bytes after the data (the shape says 400 bytes of <f4)");
   expectReadError(dir + "/short_header.npy", MGRT_ERR_FORMAT,
                   "truncated header");
   expectReadError(dir + "/magic.npy", MGRT_ERR_FORMAT, "bad magic");

@@ -137,6 +137,8 @@ TEST_F(OgbLoader, Errors) {
                                    "range [0, 6)");
   writeGz(raw + "edge.csv.gz", "0,1,\n");
   expectError(MGRT_ERR_FORMAT, "line 1: expected 'src,dst'");
+  writeGz(raw + "edge.csv.gz", "");
+  expectError(MGRT_ERR_FORMAT, "'" + raw + "edge.csv.gz' is empty (no edges)");
   writeGz(raw + "edge.csv.gz", "0,1\n");
 
   writeGz(raw + "node-feat.csv.gz", "1,2\n3\n");
@@ -145,6 +147,12 @@ TEST_F(OgbLoader, Errors) {
   writeGz(raw + "node-feat.csv.gz", "1,2\n3,x\n");
   expectError(MGRT_ERR_FORMAT,
               "node-feat.csv.gz' line 2: column 2 is not a number");
+  writeGz(raw + "node-feat.csv.gz", "1,2\n3,nan\n");
+  expectError(MGRT_ERR_FORMAT, "node-feat.csv.gz' line 2: column 2 is not a "
+                               "finite float ('nan')");
+  writeGz(raw + "node-feat.csv.gz", "1,2\n3,4\n1e39,6\n");
+  expectError(MGRT_ERR_FORMAT, "node-feat.csv.gz' line 3: column 1 is not a "
+                               "finite float ('1e39')");
   writeGz(raw + "node-feat.csv.gz", "1,2\n3,4\n5,6\n7,8\n9,10\n");
   expectError(MGRT_ERR_FORMAT, "num-node-list.csv.gz' does not say 5 nodes");
   std::remove((raw + "num-node-list.csv.gz").c_str());
