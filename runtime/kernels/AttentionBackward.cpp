@@ -12,7 +12,9 @@
 //                LSE = m + log l and D = u / l = rowsum(P dP) = rowsum(dO O)
 //                (a row that keeps no key: LSE = +inf, so its P is 0);
 //                skipped when attentionBackward (AttentionInternal.h) is
-//                given LSE and D over a larger key range
+//                given LSE and D: over a larger key range (context
+//                parallel), or by _mlir_ciface_mgrt_attention_bwd_lse_f32
+//                from the forward's lse and D = rowsum(dO * O)
 //   B. dK, dV    per (b, h, key block), over all query blocks, transposed:
 //                  S^T = K (scale Q)^T, dP^T = V dO^T, P^T = e^(S^T - LSE)
 //                  dS^T = P^T (dP^T - D); dV += P^T dO; dK += dS^T (scale Q)
