@@ -6,11 +6,15 @@
 //   gt.attention         mgrt_attention_f32: blockwise online softmax, never
 //                        materializes the [H, Sq, Sk] scores; an absent bias
 //                        or mask is a 1x1x1x1 placeholder and a flag bit.
+//   gt.attention_lse     mgrt_attention_lse_f32: the same, plus the row
+//                        log-sum-exp as a second result.
 //   gt.attention_grad    mgrt_attention_bwd_f32: recomputes the scores
 //                        block by block; allocates dq, dk, dv and (with a
 //                        bias) dbias of the bias's own shape, which the
 //                        kernel sums over the broadcast dimensions (flag
 //                        bit 2); absent bias/mask are placeholders as above.
+//                        With out and lse, mgrt_attention_bwd_lse_f32, which
+//                        skips the statistics pass.
 //   gt.spmm              mgrt_spmm_f32
 //   gt.csr_transpose     mgrt_csr_transpose
 //   gt.sparse_attention  mgrt_sparse_attention_f32: online softmax over each
@@ -38,6 +42,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::bufferization;
@@ -48,6 +53,8 @@ namespace {
 /// Names of the runtime kernels (the C symbol is `_mlir_ciface_` + this).
 constexpr StringLiteral kAttentionKernel = MGRT_KERNEL_ATTENTION;
 constexpr StringLiteral kAttentionBwdKernel = MGRT_KERNEL_ATTENTION_BWD;
+constexpr StringLiteral kAttentionLseKernel = MGRT_KERNEL_ATTENTION_LSE;
+constexpr StringLiteral kAttentionBwdLseKernel = MGRT_KERNEL_ATTENTION_BWD_LSE;
 constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
@@ -172,15 +179,19 @@ struct KernelCallModel : BufferizableOpInterface::ExternalModel<Model, Op> {
 };
 
 /// gt.attention -> mgrt_attention_f32(out, q, k, v, bias, mask, num_heads,
-/// scale, flags).
+/// scale, flags); gt.attention_lse -> mgrt_attention_lse_f32(out, lse, q, k,
+/// v, ...), the same plus the [B, H, Sq] row log-sum-exp.
+template <typename AttnOp>
 struct AttentionOpInterface
-    : KernelCallModel<AttentionOpInterface, gt::AttentionOp> {
+    : KernelCallModel<AttentionOpInterface<AttnOp>, AttnOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto attn = cast<gt::AttentionOp>(op);
+    auto attn = cast<AttnOp>(op);
+    constexpr bool withLse = std::is_same_v<AttnOp, gt::AttentionLseOp>;
     Location loc = op->getLoc();
-    if (!attn.getType().getElementType().isF32())
+    auto resultType = cast<RankedTensorType>(attn.getResult().getType());
+    if (!resultType.getElementType().isF32())
       return op->emitOpError("the CPU attention kernel supports f32 only");
     auto bufferOf = [&](Value v) -> FailureOr<Value> {
       return getBuffer(rewriter, v, options, state);
@@ -212,27 +223,31 @@ struct AttentionOpInterface
       mask = memref::AllocaOp::create(rewriter, loc,
                                       MemRefType::get({1, 1, 1, 1}, i1));
     }
-    auto resultType = cast<RankedTensorType>(attn.getType());
-    if (!resultType.hasStaticShape())
-      return op->emitOpError("needs static shapes to bufferize");
-    Value out = memref::AllocOp::create(
-        rewriter, loc, MemRefType::get(resultType.getShape(), f32));
-    SmallVector<Value> args = {
-        toDynamicIdentity(rewriter, loc, out),
-        toDynamicIdentity(rewriter, loc, *q),
-        toDynamicIdentity(rewriter, loc, *k),
-        toDynamicIdentity(rewriter, loc, *v),
-        toDynamicIdentity(rewriter, loc, bias),
-        toDynamicIdentity(rewriter, loc, mask),
-        arith::ConstantIntOp::create(
-            rewriter, loc, static_cast<int64_t>(attn.getNumHeads()), 64),
-        arith::ConstantFloatOp::create(
-            rewriter, loc, rewriter.getF32Type(),
-            APFloat(static_cast<float>(attn.getScaleOrDefault()))),
-        arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
-    StringRef kernel = contextParallel(rewriter, op, kAttentionKernel, args);
+    SmallVector<Value> results;
+    for (Value r : op->getResults()) {
+      auto type = cast<RankedTensorType>(r.getType());
+      if (!type.hasStaticShape())
+        return op->emitOpError("needs static shapes to bufferize");
+      results.push_back(memref::AllocOp::create(
+          rewriter, loc, MemRefType::get(type.getShape(), f32)));
+    }
+    SmallVector<Value> args;
+    for (Value r : results)
+      args.push_back(toDynamicIdentity(rewriter, loc, r));
+    for (Value operand : {*q, *k, *v, bias, mask})
+      args.push_back(toDynamicIdentity(rewriter, loc, operand));
+    args.append(
+        {arith::ConstantIntOp::create(
+             rewriter, loc, static_cast<int64_t>(attn.getNumHeads()), 64),
+         arith::ConstantFloatOp::create(
+             rewriter, loc, rewriter.getF32Type(),
+             APFloat(static_cast<float>(attn.getScaleOrDefault()))),
+         arith::ConstantIntOp::create(rewriter, loc, flags, 64)});
+    StringRef kernel =
+        withLse ? StringRef(kAttentionLseKernel)
+                : contextParallel(rewriter, op, kAttentionKernel, args);
     callKernel(rewriter, op, kernel, args);
-    replaceOpWithBufferizedValues(rewriter, op, out);
+    replaceOpWithBufferizedValues(rewriter, op, results);
     return success();
   }
 };
@@ -433,7 +448,8 @@ struct SparseAttentionOpInterface
 };
 
 /// gt.attention_grad -> mgrt_attention_bwd_f32(dq, dk, dv, dbias, dout, q, k,
-/// v, bias, mask, num_heads, scale, flags).
+/// v, bias, mask, num_heads, scale, flags); with out and lse,
+/// mgrt_attention_bwd_lse_f32(..., mask, out, lse, num_heads, scale, flags).
 struct AttentionGradOpInterface
     : KernelCallModel<AttentionGradOpInterface, gt::AttentionGradOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
@@ -497,24 +513,28 @@ struct AttentionGradOpInterface
     auto dyn = [&](Value buffer) {
       return toDynamicIdentity(rewriter, loc, buffer);
     };
-    SmallVector<Value> args = {
-        dyn(dq),
-        dyn(dk),
-        dyn(dv),
-        dyn(dbias4),
-        dyn(*dout),
-        dyn(*q),
-        dyn(*k),
-        dyn(*v),
-        dyn(bias),
-        dyn(mask),
-        arith::ConstantIntOp::create(
-            rewriter, loc, static_cast<int64_t>(grad.getNumHeads()), 64),
-        arith::ConstantFloatOp::create(
-            rewriter, loc, rewriter.getF32Type(),
-            APFloat(static_cast<float>(grad.getScaleOrDefault()))),
-        arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
-    StringRef kernel = contextParallel(rewriter, op, kAttentionBwdKernel, args);
+    SmallVector<Value> args = {dyn(dq),    dyn(dk),  dyn(dv), dyn(dbias4),
+                               dyn(*dout), dyn(*q),  dyn(*k), dyn(*v),
+                               dyn(bias),  dyn(mask)};
+    // The forward's out and lse, when given, replace the statistics pass.
+    if (grad.getOut()) {
+      FailureOr<Value> out = bufferOf(grad.getOut()),
+                       lse = bufferOf(grad.getLse());
+      if (failed(out) || failed(lse))
+        return failure();
+      args.append({dyn(*out), dyn(*lse)});
+    }
+    args.append(
+        {arith::ConstantIntOp::create(
+             rewriter, loc, static_cast<int64_t>(grad.getNumHeads()), 64),
+         arith::ConstantFloatOp::create(
+             rewriter, loc, rewriter.getF32Type(),
+             APFloat(static_cast<float>(grad.getScaleOrDefault()))),
+         arith::ConstantIntOp::create(rewriter, loc, flags, 64)});
+    StringRef kernel =
+        grad.getOut()
+            ? StringRef(kAttentionBwdLseKernel)
+            : contextParallel(rewriter, op, kAttentionBwdKernel, args);
     callKernel(rewriter, op, kernel, args);
     SmallVector<Value> results = {dq, dk, dv};
     if (dbias)
@@ -531,7 +551,10 @@ void megagraph::gt::registerBufferizableOpInterfaceExternalModels(
   registry.addExtension(+[](MLIRContext *ctx, gt::GTDialect *) {
     ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
                      memref::MemRefDialect, scf::SCFDialect>();
-    gt::AttentionOp::attachInterface<AttentionOpInterface>(*ctx);
+    gt::AttentionOp::attachInterface<AttentionOpInterface<gt::AttentionOp>>(
+        *ctx);
+    gt::AttentionLseOp::attachInterface<
+        AttentionOpInterface<gt::AttentionLseOp>>(*ctx);
     gt::AttentionGradOp::attachInterface<AttentionGradOpInterface>(*ctx);
     gt::SpmmOp::attachInterface<SpmmOpInterface>(*ctx);
     gt::CsrTransposeOp::attachInterface<CsrTransposeOpInterface>(*ctx);

@@ -1208,15 +1208,17 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &builder,
                                          ValueRange resultGrads,
                                          SmallVectorImpl<Value> &operandGrads) {
   // One fused backward op; it recomputes the probabilities (the forward
-  // kernel keeps nothing), and its dbias already has the bias's own shape
-  // (summed over the broadcast batch/head dimensions).
+  // keeps nothing until gt-attention-keep-lse gives it the row log-sum-exp),
+  // and its dbias already has the bias's own shape (summed over the
+  // broadcast batch/head dimensions).
   SmallVector<Type> types = {getQuery().getType(), getKey().getType(),
                              getValue().getType()};
   if (Value bias = getBias())
     types.push_back(bias.getType());
   auto grad = AttentionGradOp::create(
       builder, getLoc(), types, resultGrads[0], getQuery(), getKey(),
-      getValue(), getBias(), getMask(), getNumHeadsAttr(), getScaleAttr());
+      getValue(), getBias(), getMask(), /*out=*/Value(), /*lse=*/Value(),
+      getNumHeadsAttr(), getScaleAttr());
   if (Attribute cp = (*this)->getAttr("gt.cp")) // context parallel
     grad->setAttr("gt.cp", cp);
   operandGrads.assign(getOperation()->getNumOperands(), Value());

@@ -273,6 +273,75 @@ int64_t AttentionOp::getTransientBytes() {
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionLseOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The [B, H, Sq] type of the row log-sum-exp of an attention over `query`.
+RankedTensorType lseType(Value query, int64_t heads) {
+  auto q = cast<RankedTensorType>(query.getType());
+  return RankedTensorType::get({q.getDimSize(0), heads, q.getDimSize(1)},
+                               q.getElementType());
+}
+
+} // namespace
+
+int64_t AttentionLseOp::getHeadDim() {
+  int64_t d = tensorOf(getQuery()).getDimSize(2);
+  if (ShapedType::isDynamic(d))
+    return ShapedType::kDynamic;
+  return d / static_cast<int64_t>(getNumHeads());
+}
+
+double AttentionLseOp::getScaleOrDefault() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  int64_t headDim = getHeadDim();
+  return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
+}
+
+LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location>,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto v = cast<RankedTensorType>(adaptor.getValue().getType());
+  if (q.getRank() != 3 || v.getRank() != 3)
+    return failure();
+  types.push_back(RankedTensorType::get(
+      {q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)}, q.getElementType()));
+  types.push_back(
+      lseType(adaptor.getQuery(), static_cast<int64_t>(adaptor.getNumHeads())));
+  return success();
+}
+
+LogicalResult AttentionLseOp::verify() {
+  const auto heads = static_cast<int64_t>(getNumHeads());
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getBias(), getMask(), heads)))
+    return failure();
+  if ((*this)->hasAttr(kContextParallelAttr))
+    return emitOpError() << "has no context-parallel form";
+  RankedTensorType q = tensorOf(getQuery()), v = tensorOf(getValue());
+  SmallVector<int64_t> outShape = {q.getDimSize(0), q.getDimSize(1),
+                                   v.getDimSize(2)};
+  if (!shapesAgree(tensorOf(getResult()).getShape(), outShape))
+    return emitOpError() << "result must be " << shapeStr(outShape) << ", got "
+                         << shapeStr(tensorOf(getResult()).getShape());
+  RankedTensorType want = lseType(getQuery(), heads);
+  if (getLse().getType() != want)
+    return emitOpError() << "lse must be " << want << " ([B, H, Sq]), got "
+                         << getLse().getType();
+  return success();
+}
+
+int64_t AttentionLseOp::getFlops() {
+  return attentionFlops(getQuery(), getKey(), getValue(),
+                        static_cast<int64_t>(getNumHeads()));
+}
+
+//===----------------------------------------------------------------------===//
 // AttentionGradOp
 //===----------------------------------------------------------------------===//
 
@@ -321,6 +390,21 @@ LogicalResult AttentionGradOp::verify() {
                          << shapeStr(d.getShape());
   if (static_cast<bool>(getDbias()) != static_cast<bool>(getBias()))
     return emitOpError() << "has a dbias result if and only if it has a bias";
+  if (static_cast<bool>(getOut()) != static_cast<bool>(getLse()))
+    return emitOpError() << "takes out and lse together or neither";
+  if (Value out = getOut()) {
+    if (out.getType() != getDout().getType())
+      return emitOpError() << "out type " << out.getType()
+                           << " does not match the dout type "
+                           << getDout().getType();
+    if ((*this)->hasAttr(kContextParallelAttr))
+      return emitOpError() << "takes no out and lse under context parallelism";
+    RankedTensorType want =
+        lseType(getQuery(), static_cast<int64_t>(getNumHeads()));
+    if (getLse().getType() != want)
+      return emitOpError() << "lse must be " << want << " ([B, H, Sq]), got "
+                           << getLse().getType();
+  }
   SmallVector<std::pair<StringRef, Value>> pairs = {
       {"dq", getQuery()}, {"dk", getKey()}, {"dv", getValue()}};
   if (getBias())

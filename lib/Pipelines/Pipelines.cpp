@@ -157,6 +157,9 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
   GTDecomposeOptions decompose;
   decompose.keepAttention = !options.referenceAttention;
   pm.addPass(createGTDecompose(decompose));
+  // The CPU kernels hand the forward's row statistics to the backward.
+  if (decompose.keepAttention && !cuda && !options.emulateGpu)
+    pm.addPass(createGTAttentionKeepLse());
   std::string pipeline = std::string(kBufferPipeline) + ",";
   if (cuda)
     pipeline += cudaPipeline(options);

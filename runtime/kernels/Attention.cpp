@@ -1,6 +1,7 @@
 //===- Attention.cpp - Fused multi-head attention with bias and mask ------===//
 //
-// _mlir_ciface_mgrt_attention_f32: checks the operands, chooses the tiling,
+// _mlir_ciface_mgrt_attention_f32 (and _lse_f32, which also returns the row
+// log-sum-exp): checks the operands, chooses the tiling,
 // packs K^T and V once (so no task repacks them per query block), then runs
 // the flash-attention tasks of AttentionBlock.cpp on the pool. Memory beyond
 // the operands: the packed K and V plus a few blocks of scratch per thread,
@@ -46,6 +47,17 @@ _mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
                                 mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
                                 int64_t numHeads, float scale, int64_t flags) {
   attentionForward(out, q, k, v, bias, mask, numHeads, scale, flags, nullptr);
+}
+
+extern "C" void _mlir_ciface_mgrt_attention_lse_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags) {
+  MGRT_CHECK(lse && q, MGRT_KERNEL_ATTENTION_LSE, "null operand descriptor");
+  checkLseLayout(lse, q->sizes[0], numHeads, q->sizes[1],
+                 MGRT_KERNEL_ATTENTION_LSE);
+  attentionForward(out, q, k, v, bias, mask, numHeads, scale, flags,
+                   lse->aligned + lse->offset);
 }
 
 void mgrt::attentionForward(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,

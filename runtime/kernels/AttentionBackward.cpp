@@ -12,7 +12,9 @@
 //                LSE = m + log l and D = u / l = rowsum(P dP) = rowsum(dO O)
 //                (a row that keeps no key: LSE = +inf, so its P is 0);
 //                skipped when attentionBackward (AttentionInternal.h) is
-//                given LSE and D over a larger key range
+//                given LSE and D: over a larger key range (context
+//                parallel), or by _mlir_ciface_mgrt_attention_bwd_lse_f32
+//                from the forward's lse and D = rowsum(dO * O)
 //   B. dK, dV    per (b, h, key block), over all query blocks, transposed:
 //                  S^T = K (scale Q)^T, dP^T = V dO^T, P^T = e^(S^T - LSE)
 //                  dS^T = P^T (dP^T - D); dV += P^T dO; dK += dS^T (scale Q)
@@ -533,6 +535,50 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_f32(
     mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags) {
   attentionBackward(dq, dk, dv, dbias, dout, q, k, v, bias, mask, numHeads,
                     scale, flags, nullptr, nullptr, false);
+}
+
+extern "C" void _mlir_ciface_mgrt_attention_bwd_lse_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse,
+    int64_t numHeads, float scale, int64_t flags) {
+  constexpr const char *name = MGRT_KERNEL_ATTENTION_BWD_LSE;
+  MGRT_CHECK(dout && q && out && lse, name, "null operand descriptor");
+  const char *env = std::getenv("MEGAGRAPH_ATTENTION_BWD");
+  if (env && std::strcmp(env, "recompute") == 0)
+    return attentionBackward(dq, dk, dv, dbias, dout, q, k, v, bias, mask,
+                             numHeads, scale, flags, nullptr, nullptr, false);
+  const int64_t B = dout->sizes[0], Sq = dout->sizes[1], Dv = dout->sizes[2];
+  const int64_t H = numHeads;
+  MGRT_CHECK(H > 0 && Dv % H == 0, name, "%lld heads do not divide Dv=%lld",
+             (long long)H, (long long)Dv);
+  MGRT_CHECK(out->sizes[0] == B && out->sizes[1] == Sq && out->sizes[2] == Dv &&
+                 out->strides[2] == 1 && dout->strides[2] == 1,
+             name, "out must be [%lld,%lld,%lld] like dout, innermost stride 1",
+             (long long)B, (long long)Sq, (long long)Dv);
+  checkLseLayout(lse, B, H, Sq, name);
+  // D = rowsum(dO * O) per head: the rowsum(P * dP) of the statistics pass.
+  const int64_t dvh = Dv / H;
+  std::vector<float> dvec(static_cast<size_t>(B * H * Sq));
+  const float *o = out->aligned + out->offset;
+  const float *g = dout->aligned + dout->offset;
+  parallelFor(B * H, [&](int64_t t, int) {
+    const int64_t b = t / H, h = t % H;
+    for (int64_t i = 0; i < Sq; ++i) {
+      const float *orow =
+          o + b * out->strides[0] + i * out->strides[1] + h * dvh;
+      const float *grow =
+          g + b * dout->strides[0] + i * dout->strides[1] + h * dvh;
+      float sum = 0.f;
+      for (int64_t c = 0; c < dvh; ++c)
+        sum += orow[c] * grow[c];
+      dvec[t * Sq + i] = sum;
+    }
+  });
+  attentionBackward(dq, dk, dv, dbias, dout, q, k, v, bias, mask, numHeads,
+                    scale, flags, lse->aligned + lse->offset, dvec.data(),
+                    false);
 }
 
 void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,

@@ -18,6 +18,8 @@
 
 #include "megagraph/Runtime.h"
 
+#include "support/Check.h"
+
 namespace mgrt {
 
 /// mgrt_attention_f32; when `lse` is not null it also receives, as a
@@ -42,6 +44,21 @@ void attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
                        mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
                        int64_t numHeads, float scale, int64_t flags,
                        const float *lse, const float *dvec, bool accumulate);
+
+/// Checks that `lse` is a contiguous [B,H,Sq] array (what the forward writes
+/// and the backward reads).
+inline void checkLseLayout(const mgrt_memref_f32_3 *lse, int64_t B, int64_t H,
+                           int64_t Sq, const char *kernel) {
+  MGRT_CHECK(lse->sizes[0] == B && lse->sizes[1] == H && lse->sizes[2] == Sq,
+             kernel, "lse is [%lld,%lld,%lld], expected [%lld,%lld,%lld]",
+             (long long)lse->sizes[0], (long long)lse->sizes[1],
+             (long long)lse->sizes[2], (long long)B, (long long)H,
+             (long long)Sq);
+  MGRT_CHECK((Sq <= 1 || lse->strides[2] == 1) &&
+                 (H <= 1 || lse->strides[1] == Sq) &&
+                 (B <= 1 || lse->strides[0] == H * Sq),
+             kernel, "lse must be contiguous");
+}
 
 } // namespace mgrt
 

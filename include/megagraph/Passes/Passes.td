@@ -147,6 +147,36 @@ def GTExportEntries : Pass<"gt-export-entries", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def GTAttentionKeepLse : Pass<"gt-attention-keep-lse", "::mlir::ModuleOp"> {
+  let summary = "Give each attention gradient its forward's row log-sum-exp";
+  let description = [{
+    Runs after autodiff, before bufferization. Each `gt.attention_grad`
+    without statistics whose `gt.attention` of the same operands (query,
+    key, value, bias, mask, heads, scale) comes earlier in its block gets
+    that forward's result and row log-sum-exp as its `out` and `lse`
+    operands; the forward becomes a `gt.attention_lse`, which returns the
+    log-sum-exp too. The backward kernel then takes the statistics from them
+    instead of a pass over the scores. Context-parallel attentions (`gt.cp`)
+    and gradients without a forward in their block are left as they are.
+
+    Example:
+
+    ```mlir
+    // before
+    %o = gt.attention %q, %k, %v heads = 2 : ...
+    %dq, %dk, %dv = gt.attention_grad %do, %q, %k, %v heads = 2 : ...
+    // after
+    %o, %lse = gt.attention_lse %q, %k, %v heads = 2 : ...
+    %dq, %dk, %dv = gt.attention_grad %do, %q, %k, %v out(%o) lse(%lse)
+        heads = 2 : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numForwards", "forwards", "attentions that keep their lse">,
+    Statistic<"numGradients", "gradients", "attention gradients given lse">,
+  ];
+}
+
 def GTLinalgToRuntime : Pass<"gt-linalg-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's BLAS matmul for zero-initialized batch matmuls";
   let description = [{

@@ -293,6 +293,8 @@ typedef struct mgrt_state_info {
 #define MGRT_KERNEL_MATMUL "mgrt_matmul_f32"
 #define MGRT_KERNEL_ATTENTION "mgrt_attention_f32"
 #define MGRT_KERNEL_ATTENTION_BWD "mgrt_attention_bwd_f32"
+#define MGRT_KERNEL_ATTENTION_LSE "mgrt_attention_lse_f32"
+#define MGRT_KERNEL_ATTENTION_BWD_LSE "mgrt_attention_bwd_lse_f32"
 #define MGRT_KERNEL_LAYER_NORM "mgrt_layer_norm_f32"
 #define MGRT_KERNEL_SPMM "mgrt_spmm_f32"
 #define MGRT_KERNEL_CSR_TRANSPOSE "mgrt_csr_transpose"

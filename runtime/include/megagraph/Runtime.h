@@ -167,6 +167,26 @@ void _mlir_ciface_mgrt_attention_bwd_f32(
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
     mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags);
 
+/** mgrt_attention_f32 that also writes lse [B,H,Sq] (contiguous): the
+ *  natural log of sum_j exp(scale q_h[i].k_h[j] + bias[b,h,i,j]) over the
+ *  kept keys of each query row, -inf for a row that keeps none. */
+void _mlir_ciface_mgrt_attention_lse_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags);
+
+/** mgrt_attention_bwd_f32 given the forward's out [B,Sq,Dv] and lse
+ *  [B,H,Sq] (as mgrt_attention_lse_f32 writes them): the row statistics
+ *  are lse and rowsum(dout_h * out_h) instead of a pass over the scores, so
+ *  the scores are computed once, not twice. The environment variable
+ *  MEGAGRAPH_ATTENTION_BWD=recompute ignores out and lse (A/B runs). */
+void _mlir_ciface_mgrt_attention_bwd_lse_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse,
+    int64_t num_heads, float scale, int64_t flags);
+
 /** Batched matmul out[g] = a[g] @ b[g]: a [G,M,K], b [G,K,N] or [1,K,N]
  *  (shared), out [G,M,N]. Any strides for a and b (transposed views are
  *  read as such, other layouts copied); out needs innermost stride 1. */

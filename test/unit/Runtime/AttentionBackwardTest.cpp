@@ -1,6 +1,8 @@
 //===- AttentionBackwardTest.cpp - mgrt_attention_bwd_f32 vs autograd -----===//
 //
-// dq, dk, dv, dbias of the kernel against LibTorch autograd in float64
+// dq, dk, dv, dbias of the kernel (and of mgrt_attention_bwd_lse_f32, given
+// the row log-sum-exp of mgrt_attention_lse_f32) against LibTorch autograd
+// in float64
 // (TorchReference.cpp) and, on one small case, against central finite
 // differences of a float64 forward written out here.
 //
@@ -88,10 +90,16 @@ AttentionProblem makeProblem(const Case &c, unsigned seed) {
   return p;
 }
 
-/// Runs the backward kernel (outputs prefilled with garbage).
+/// The forward's result [B,Sq,Dv] and row log-sum-exp [B,H,Sq].
+struct ForwardStats {
+  std::vector<float> out, lse;
+};
+
+/// Runs the backward kernel (outputs prefilled with garbage); given the
+/// forward's statistics, mgrt_attention_bwd_lse_f32 instead.
 AttentionGrads runKernel(const AttentionProblem &p,
-                         const std::vector<float> &dout,
-                         bool wantDBias = true) {
+                         const std::vector<float> &dout, bool wantDBias = true,
+                         const ForwardStats *stats = nullptr) {
   const int64_t D = p.H * p.dh, Dv = p.H * p.dvh;
   AttentionGrads g;
   g.dq.assign(p.B * p.Sq * D, -7.f);
@@ -127,11 +135,56 @@ AttentionGrads runKernel(const AttentionProblem &p,
         reinterpret_cast<int8_t *>(const_cast<uint8_t *>(p.mask.data())),
         p.maskShape);
   }
-  _mlir_ciface_mgrt_attention_bwd_f32(
-      &dq, &dk, &dv, flags & MGRT_ATTENTION_DBIAS ? &dbias : nullptr, &dO, &q,
-      &k, &v, flags & MGRT_ATTENTION_BIAS ? &bias : nullptr,
-      flags & MGRT_ATTENTION_MASK ? &mask : nullptr, p.H, p.scale, flags);
+  mgrt_memref_f32_4 *dbiasP = flags & MGRT_ATTENTION_DBIAS ? &dbias : nullptr;
+  mgrt_memref_f32_4 *biasP = flags & MGRT_ATTENTION_BIAS ? &bias : nullptr;
+  mgrt_memref_i8_4 *maskP = flags & MGRT_ATTENTION_MASK ? &mask : nullptr;
+  if (!stats) {
+    _mlir_ciface_mgrt_attention_bwd_f32(&dq, &dk, &dv, dbiasP, &dO, &q, &k, &v,
+                                        biasP, maskP, p.H, p.scale, flags);
+    return g;
+  }
+  auto out = memref<mgrt_memref_f32_3>(const_cast<float *>(stats->out.data()),
+                                       {p.B, p.Sq, Dv});
+  auto lse = memref<mgrt_memref_f32_3>(const_cast<float *>(stats->lse.data()),
+                                       {p.B, p.H, p.Sq});
+  _mlir_ciface_mgrt_attention_bwd_lse_f32(&dq, &dk, &dv, dbiasP, &dO, &q, &k,
+                                          &v, biasP, maskP, &out, &lse, p.H,
+                                          p.scale, flags);
   return g;
+}
+
+/// Runs mgrt_attention_lse_f32 (outputs prefilled with garbage).
+ForwardStats runForwardLse(const AttentionProblem &p) {
+  const int64_t D = p.H * p.dh, Dv = p.H * p.dvh;
+  ForwardStats f;
+  f.out.assign(p.B * p.Sq * Dv, -7.f);
+  f.lse.assign(p.B * p.H * p.Sq, -7.f);
+  auto out = memref<mgrt_memref_f32_3>(f.out.data(), {p.B, p.Sq, Dv});
+  auto lse = memref<mgrt_memref_f32_3>(f.lse.data(), {p.B, p.H, p.Sq});
+  auto q = memref<mgrt_memref_f32_3>(const_cast<float *>(p.q.data()),
+                                     {p.B, p.Sq, D});
+  auto k = memref<mgrt_memref_f32_3>(const_cast<float *>(p.k.data()),
+                                     {p.B, p.Sk, D});
+  auto v = memref<mgrt_memref_f32_3>(const_cast<float *>(p.v.data()),
+                                     {p.B, p.Sk, Dv});
+  int64_t flags = 0;
+  mgrt_memref_f32_4 bias{};
+  mgrt_memref_i8_4 mask{};
+  if (!p.biasShape.empty()) {
+    flags |= MGRT_ATTENTION_BIAS;
+    bias = memref<mgrt_memref_f32_4>(const_cast<float *>(p.bias.data()),
+                                     p.biasShape);
+  }
+  if (!p.maskShape.empty()) {
+    flags |= MGRT_ATTENTION_MASK;
+    mask = memref<mgrt_memref_i8_4>(
+        reinterpret_cast<int8_t *>(const_cast<uint8_t *>(p.mask.data())),
+        p.maskShape);
+  }
+  _mlir_ciface_mgrt_attention_lse_f32(
+      &out, &lse, &q, &k, &v, flags & MGRT_ATTENTION_BIAS ? &bias : nullptr,
+      flags & MGRT_ATTENTION_MASK ? &mask : nullptr, p.H, p.scale, flags);
+  return f;
 }
 
 float maxAbs(const std::vector<float> &v) {
@@ -250,6 +303,118 @@ TEST(AttentionBackward, OnePassMatchesPhasedAndAutograd) {
       expectClose(one.dbias, two.dbias, "dbias one pass vs phased");
     }
   }
+}
+
+/// Row log-sum-exp [B,H,Sq] of the scores in double, -inf for a row that
+/// keeps no key.
+std::vector<double> naiveLse(const AttentionProblem &p) {
+  const int64_t D = p.H * p.dh;
+  auto bcast = [](const std::vector<int64_t> &shape, int64_t b, int64_t h,
+                  int64_t i, int64_t j) {
+    const int64_t idx[4] = {b, h, i, j};
+    int64_t off = 0;
+    for (int d = 0; d < 4; ++d)
+      off = off * shape[d] + (shape[d] == 1 ? 0 : idx[d]);
+    return off;
+  };
+  std::vector<double> lse(p.B * p.H * p.Sq), s(p.Sk);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t i = 0; i < p.Sq; ++i) {
+        double m = -INFINITY;
+        for (int64_t j = 0; j < p.Sk; ++j) {
+          double x = 0;
+          for (int64_t c = 0; c < p.dh; ++c)
+            x += static_cast<double>(p.q[(b * p.Sq + i) * D + h * p.dh + c]) *
+                 p.k[(b * p.Sk + j) * D + h * p.dh + c];
+          x *= p.scale;
+          if (!p.biasShape.empty())
+            x += p.bias[bcast(p.biasShape, b, h, i, j)];
+          if (!p.maskShape.empty() && !p.mask[bcast(p.maskShape, b, h, i, j)])
+            x = -INFINITY;
+          s[j] = x;
+          m = std::max(m, x);
+        }
+        double l = 0;
+        for (int64_t j = 0; m != -INFINITY && j < p.Sk; ++j)
+          l += std::exp(s[j] - m);
+        lse[(b * p.H + h) * p.Sq + i] = m == -INFINITY ? m : m + std::log(l);
+      }
+  return lse;
+}
+
+// The forward's lse against a float64 reference; the backward given it (and
+// the forward's result) against autograd and against the backward that
+// recomputes the statistics, on the one-pass and the phased (broadcast
+// dbias) paths, with masks and an empty row. A shifted lse must change the
+// gradients: the kernel reads it instead of recomputing.
+TEST(AttentionBackward, ForwardLseMatchesRecomputedAndAutograd) {
+  const Case cases[] = {
+      {"one_pass", 2, 97, 193, 3, 8, 16, Bcast::Full, Bcast::Full, true},
+      {"phased_one_batch", 2, 130, 130, 2, 16, 16, Bcast::OneBatch,
+       Bcast::OneHead, true},
+      {"no_bias", 1, 200, 290, 2, 16, 24, Bcast::None, Bcast::Full, true},
+      {"s1", 1, 1, 1, 1, 8, 8, Bcast::None, Bcast::None, false},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    AttentionProblem p = makeProblem(c, 51);
+    const std::vector<float> dout =
+        randomFloats(c.B * c.Sq * c.H * c.dvh, 52, -1, 1);
+    ForwardStats fwd = runForwardLse(p);
+    expectClose(fwd.out, torchAttention(p), "out");
+    const std::vector<double> lse = naiveLse(p);
+    for (size_t r = 0; r < lse.size(); ++r) {
+      if (lse[r] == -INFINITY) {
+        EXPECT_EQ(fwd.lse[r], -INFINITY) << "row " << r;
+        continue;
+      }
+      EXPECT_NEAR(fwd.lse[r], lse[r], 1e-4 * std::max(1.0, std::abs(lse[r])))
+          << "row " << r;
+    }
+    AttentionGrads given = runKernel(p, dout, true, &fwd);
+    AttentionGrads recomputed = runKernel(p, dout);
+    AttentionGrads ref = torchAttentionBackward(p, dout);
+    expectClose(given.dq, ref.dq, "dq");
+    expectClose(given.dk, ref.dk, "dk");
+    expectClose(given.dv, ref.dv, "dv");
+    expectClose(given.dq, recomputed.dq, "dq given vs recomputed", 1e-5f);
+    expectClose(given.dk, recomputed.dk, "dk given vs recomputed", 1e-5f);
+    expectClose(given.dv, recomputed.dv, "dv given vs recomputed", 1e-5f);
+    if (!p.biasShape.empty()) {
+      expectClose(given.dbias, ref.dbias, "dbias");
+      expectClose(given.dbias, recomputed.dbias, "dbias given vs recomputed",
+                  1e-5f);
+    }
+    // P = e^(S - lse): a shift by log 2 halves every probability, so dv
+    // halves too.
+    ForwardStats shifted = fwd;
+    for (float &x : shifted.lse)
+      x += std::log(2.f);
+    AttentionGrads wrong = runKernel(p, dout, true, &shifted);
+    std::vector<float> halfDv(ref.dv);
+    for (float &x : halfDv)
+      x *= 0.5f;
+    expectClose(wrong.dv, halfDv, "dv with lse + log 2");
+  }
+}
+
+// MEGAGRAPH_ATTENTION_BWD=recompute ignores the given statistics (A/B runs):
+// even a wrong lse then gives the right gradients.
+TEST(AttentionBackward, RecomputeIgnoresGivenLse) {
+  Case c{"recompute", 2, 33, 45, 2, 8, 8, Bcast::Full, Bcast::Full, true};
+  AttentionProblem p = makeProblem(c, 61);
+  const std::vector<float> dout = randomFloats(c.B * c.Sq * c.H * c.dvh, 62);
+  ForwardStats fwd = runForwardLse(p);
+  for (float &x : fwd.lse)
+    x += 1.f;
+  setenv("MEGAGRAPH_ATTENTION_BWD", "recompute", 1);
+  AttentionGrads got = runKernel(p, dout, true, &fwd);
+  unsetenv("MEGAGRAPH_ATTENTION_BWD");
+  AttentionGrads ref = torchAttentionBackward(p, dout);
+  expectClose(got.dq, ref.dq, "dq");
+  expectClose(got.dv, ref.dv, "dv");
+  expectClose(got.dbias, ref.dbias, "dbias");
 }
 
 TEST(AttentionBackward, DBiasFlagClearLeavesNoBiasGradient) {
@@ -379,6 +544,16 @@ TEST(AttentionBackward, ContractViolationAborts) {
                                                    &d, &d, nullptr, nullptr, 2,
                                                    1.f, MGRT_ATTENTION_DBIAS),
                "dbias flag set but dbias is null");
+  std::vector<float> l(2 * 4);
+  auto lse = memref<mgrt_memref_f32_3>(l.data(), {1, 4, 2});
+  EXPECT_DEATH(_mlir_ciface_mgrt_attention_bwd_lse_f32(
+                   &d, &d, &d, nullptr, &d, &d, &d, &d, nullptr, nullptr, &d,
+                   &lse, 2, 1.f, 0),
+               "mgrt_attention_bwd_lse_f32: lse is \\[1,4,2\\], expected "
+               "\\[1,2,4\\]");
+  EXPECT_DEATH(_mlir_ciface_mgrt_attention_lse_f32(&d, &lse, &d, &d, &d,
+                                                   nullptr, nullptr, 2, 1.f, 0),
+               "mgrt_attention_lse_f32: lse is");
 }
 
 } // namespace

@@ -93,6 +93,43 @@ def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
   }];
 }
 
+def GT_AttentionLseOp : GT_ComputeOp<"attention_lse",
+    [AttrSizedOperandSegments], ["getFlops"]> {
+  let summary = "gt.attention that also returns each row's log-sum-exp";
+  let description = [{
+    The forward of a `gt.attention` whose gradient is taken: the same
+    operands, attributes and `result`, plus `lse` (`[B, H, Sq]`, the element
+    type of `query`), the natural log of `sum_j exp(score_ij)` over the kept
+    scores of each query row (`-inf` for a row that keeps none).
+    `gt-attention-keep-lse` creates it after autodiff and passes `result`
+    and `lse` to the matching `gt.attention_grad`, whose kernel then skips
+    recomputing the row statistics. Not differentiable itself.
+
+    ```mlir
+    %o, %lse = gt.attention_lse %q, %k, %v bias(%b) heads = 8
+        : (tensor<2x128x64xf32>, tensor<2x128x64xf32>, tensor<2x128x64xf32>,
+           tensor<8x128x128xf32>) -> (tensor<2x128x64xf32>, tensor<2x8x128xf32>)
+    ```
+  }];
+  let arguments = (ins GT_FloatTensor:$query, GT_FloatTensor:$key,
+                   GT_FloatTensor:$value,
+                   Optional<GT_FloatTensor>:$bias,
+                   Optional<GT_MaskTensor>:$mask,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                   OptionalAttr<F32Attr>:$scale);
+  let results = (outs GT_FloatTensor:$result, GT_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`bias` `(` $bias^ `)`)? (`mask` `(` $mask^ `)`)?
+    `heads` `=` $num_heads attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Size of one head's slice of the hidden dimension.
+    int64_t getHeadDim();
+    /// The scale applied to Q K^T: the `scale` attribute or 1/sqrt(head_dim).
+    double getScaleOrDefault();
+  }];
+}
+
 def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
     [AttrSizedOperandSegments], ["getFlops", "getTransientBytes"],
     ["buildGradient"]> {
@@ -113,7 +150,11 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
     ```
 
     The results are `dq`, `dk`, `dv` (the types of `query`, `key`, `value`)
-    and, only when a `bias` is present, `dbias` (the type of `bias`). Masked
+    and, only when a `bias` is present, `dbias` (the type of `bias`).
+    Optionally (both or neither) `out` (the forward's result) and `lse` (its
+    `[B, H, Sq]` row log-sum-exp, from `gt.attention_lse`): the kernel then
+    takes `LSE` and `rowsum(dO * O)` from them instead of a statistics pass
+    over the scores. Masked
     scores and rows that keep no key contribute nothing. Lowering calls the
     flash-attention-2 style runtime kernel, which never materializes the
     `[H, Sq, Sk]` probabilities; `keep-attention=false` decomposes it into
@@ -132,13 +173,16 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
                    GT_FloatTensor:$key, GT_FloatTensor:$value,
                    Optional<GT_FloatTensor>:$bias,
                    Optional<GT_MaskTensor>:$mask,
+                   Optional<GT_FloatTensor>:$out,
+                   Optional<GT_FloatTensor>:$lse,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                    OptionalAttr<F32Attr>:$scale);
   let results = (outs GT_FloatTensor:$dq, GT_FloatTensor:$dk,
                  GT_FloatTensor:$dv, Optional<GT_FloatTensor>:$dbias);
   let assemblyFormat = [{
     $dout `,` $query `,` $key `,` $value (`bias` `(` $bias^ `)`)?
-    (`mask` `(` $mask^ `)`)? `heads` `=` $num_heads attr-dict `:`
+    (`mask` `(` $mask^ `)`)? (`out` `(` $out^ `)`)? (`lse` `(` $lse^ `)`)?
+    `heads` `=` $num_heads attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
