@@ -104,6 +104,34 @@ LogicalResult verifyResultType(Operation *op, Type expected) {
   return success();
 }
 
+/// The per-head width of an attention over `query` ([B, S, D]) with `heads`
+/// heads; dynamic when D is.
+int64_t attentionHeadDim(Value query, uint64_t heads) {
+  int64_t d = tensorOf(query).getDimSize(2);
+  if (ShapedType::isDynamic(d))
+    return ShapedType::kDynamic;
+  return d / static_cast<int64_t>(heads);
+}
+
+/// The score scale of an attention: the `scale` attribute, else
+/// 1/sqrt(head width) (1 when the width is dynamic).
+double attentionScale(FloatAttr scale, int64_t headDim) {
+  if (scale)
+    return scale.getValueAsDouble();
+  return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
+}
+
+/// The `[B, Sq, Dv]` result type of an attention, or null when query or
+/// value is not of rank 3.
+RankedTensorType attentionResultType(Value query, Value value) {
+  auto q = cast<RankedTensorType>(query.getType());
+  auto v = cast<RankedTensorType>(value.getType());
+  if (q.getRank() != 3 || v.getRank() != 3)
+    return {};
+  return RankedTensorType::get(
+      {q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)}, q.getElementType());
+}
+
 /// Result type `[batch..., H, Sq, Sk]` of the bias encoders.
 RankedTensorType biasType(ArrayRef<int64_t> pairShape, int64_t heads,
                           Type elem) {
@@ -119,29 +147,22 @@ RankedTensorType biasType(ArrayRef<int64_t> pairShape, int64_t heads,
 //===----------------------------------------------------------------------===//
 
 int64_t AttentionOp::getHeadDim() {
-  int64_t d = tensorOf(getQuery()).getDimSize(2);
-  if (ShapedType::isDynamic(d))
-    return ShapedType::kDynamic;
-  return d / static_cast<int64_t>(getNumHeads());
+  return attentionHeadDim(getQuery(), getNumHeads());
 }
 
 double AttentionOp::getScaleOrDefault() {
-  if (auto scale = getScaleAttr())
-    return scale.getValueAsDouble();
-  int64_t headDim = getHeadDim();
-  return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
+  return attentionScale(getScaleAttr(), getHeadDim());
 }
 
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location>,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
-  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
-  auto v = cast<RankedTensorType>(adaptor.getValue().getType());
-  if (q.getRank() != 3 || v.getRank() != 3)
+  RankedTensorType result =
+      attentionResultType(adaptor.getQuery(), adaptor.getValue());
+  if (!result)
     return failure();
-  types.push_back(RankedTensorType::get(
-      {q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)}, q.getElementType()));
+  types.push_back(result);
   return success();
 }
 
@@ -237,11 +258,7 @@ LogicalResult AttentionOp::verify() {
                                      getBias(), getMask(),
                                      static_cast<int64_t>(getNumHeads()))))
     return failure();
-  RankedTensorType q = tensorOf(getQuery()), v = tensorOf(getValue());
-  return verifyResultType(
-      *this,
-      RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)},
-                            q.getElementType()));
+  return verifyResultType(*this, attentionResultType(getQuery(), getValue()));
 }
 
 int64_t AttentionOp::getFlops() {
@@ -288,29 +305,22 @@ RankedTensorType lseType(Value query, int64_t heads) {
 } // namespace
 
 int64_t AttentionLseOp::getHeadDim() {
-  int64_t d = tensorOf(getQuery()).getDimSize(2);
-  if (ShapedType::isDynamic(d))
-    return ShapedType::kDynamic;
-  return d / static_cast<int64_t>(getNumHeads());
+  return attentionHeadDim(getQuery(), getNumHeads());
 }
 
 double AttentionLseOp::getScaleOrDefault() {
-  if (auto scale = getScaleAttr())
-    return scale.getValueAsDouble();
-  int64_t headDim = getHeadDim();
-  return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
+  return attentionScale(getScaleAttr(), getHeadDim());
 }
 
 LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,
                                                std::optional<Location>,
                                                Adaptor adaptor,
                                                SmallVectorImpl<Type> &types) {
-  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
-  auto v = cast<RankedTensorType>(adaptor.getValue().getType());
-  if (q.getRank() != 3 || v.getRank() != 3)
+  RankedTensorType result =
+      attentionResultType(adaptor.getQuery(), adaptor.getValue());
+  if (!result)
     return failure();
-  types.push_back(RankedTensorType::get(
-      {q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)}, q.getElementType()));
+  types.push_back(result);
   types.push_back(
       lseType(adaptor.getQuery(), static_cast<int64_t>(adaptor.getNumHeads())));
   return success();
@@ -346,17 +356,11 @@ int64_t AttentionLseOp::getFlops() {
 //===----------------------------------------------------------------------===//
 
 int64_t AttentionGradOp::getHeadDim() {
-  int64_t d = tensorOf(getQuery()).getDimSize(2);
-  if (ShapedType::isDynamic(d))
-    return ShapedType::kDynamic;
-  return d / static_cast<int64_t>(getNumHeads());
+  return attentionHeadDim(getQuery(), getNumHeads());
 }
 
 double AttentionGradOp::getScaleOrDefault() {
-  if (auto scale = getScaleAttr())
-    return scale.getValueAsDouble();
-  int64_t headDim = getHeadDim();
-  return ShapedType::isDynamic(headDim) ? 1.0 : 1.0 / std::sqrt(headDim);
+  return attentionScale(getScaleAttr(), getHeadDim());
 }
 
 LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
