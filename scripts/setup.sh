@@ -49,17 +49,20 @@ fi
 # stops at opset 17; PyPI's onnx 1.18 wheel ships the tests up to opset 23
 # (onnx/backend/test/data/node). The conformance runner reads only those
 # files; test/CMakeLists.txt finds them in this venv.
+# The same venv holds PyPI's onnxruntime, the reference that
+# test/E2E/infer_checkpoint.test runs the exported trained model on.
 ONNX_VENV=/opt/megagraph/onnx-venv
 ONNX_TESTS_VERSION=1.18.0
-if "$ONNX_VENV/bin/python" -c "import onnx, sys; sys.exit(onnx.__version__ != '$ONNX_TESTS_VERSION')" \
+ORT_VERSION=1.32.0
+if "$ONNX_VENV/bin/python" -c "import onnx, onnxruntime, sys; sys.exit(onnx.__version__ != '$ONNX_TESTS_VERSION' or onnxruntime.__version__ != '$ORT_VERSION')" \
     2>/dev/null; then
-  echo "setup: onnx $ONNX_TESTS_VERSION present in $ONNX_VENV"
+  echo "setup: onnx $ONNX_TESTS_VERSION and onnxruntime $ORT_VERSION present in $ONNX_VENV"
 else
-  echo "setup: installing onnx==$ONNX_TESTS_VERSION (PyPI) in $ONNX_VENV for its node tests"
+  echo "setup: installing onnx==$ONNX_TESTS_VERSION and onnxruntime==$ORT_VERSION (PyPI) in $ONNX_VENV"
   $SUDO mkdir -p "$(dirname "$ONNX_VENV")"
   $SUDO /usr/bin/python3 -m venv "$ONNX_VENV"
   $SUDO "$ONNX_VENV/bin/pip" install -q --disable-pip-version-check \
-    "onnx==$ONNX_TESTS_VERSION"
+    "onnx==$ONNX_TESTS_VERSION" "onnxruntime==$ORT_VERSION"
 fi
 
 launcher=()

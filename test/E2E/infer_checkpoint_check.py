@@ -12,6 +12,9 @@ the model compiled for inference runs on INPUT with --checkpoint:
   * and those of the exported ONNX model compiled for inference (the same
     weights; max abs difference <= 1e-6; the pp model was exported at the
     micro-batch, so on the first B / 2 sequences);
+  * and onnxruntime's output of the --export-onnx file on the same inputs
+    (max abs difference <= 1e-5), run by the python of ORT_PYTHON
+    (default: the venv scripts/setup.sh installs onnxruntime in);
   * without --checkpoint (the initial weights) they differ (control);
   * the pp run's --export-onnx initializers equal its --export-npy files
     bit for bit, and its parameters those of the one-process run within
@@ -36,6 +39,14 @@ from export_npy_check import (Checks, F, S, mpirun, read_export,  # noqa
                               write_onnx)
 
 STEPS = 5
+ORT_PYTHON = os.environ.get("ORT_PYTHON", "/opt/megagraph/onnx-venv/bin/python")
+# Runs an ONNX model's first output on one .npy input in onnxruntime.
+ORT_RUN = """
+import sys, numpy as np, onnxruntime as ort
+model, name, x, out = sys.argv[1:5]
+s = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+np.save(out, s.run(None, {name: np.load(x)})[0])
+"""
 DATA = "synthetic:sbm,nodes=256,classes=4,features=3,signal=3,seed=5"
 B = 4
 
@@ -108,6 +119,14 @@ def main():
         d = float(np.max(np.abs(got[:rows] - again)))
         check(f"{name}: infer --checkpoint vs the exported ONNX", d <= 1e-6,
               f"{rows} sequences, max abs {d:.1e} <= 1e-6")
+        xin = os.path.join(work, f"ort_{name}_x.npy")
+        ort_out = os.path.join(work, f"ort_{name}_logits.npy")
+        np.save(xin, x[:rows])
+        subprocess.run([ORT_PYTHON, "-c", ORT_RUN, exported, "x", xin,
+                        ort_out], check=True, timeout=120)
+        d = float(np.max(np.abs(got[:rows] - np.load(ort_out))))
+        check(f"{name}: infer --checkpoint vs onnxruntime", d <= 1e-5,
+              f"{rows} sequences, max abs {d:.1e} <= 1e-5")
         d = float(np.max(np.abs(got - initial)))
         check(f"{name}: control", d > 1e-3,
               f"the initial weights' logits differ by {d:.3f}")
