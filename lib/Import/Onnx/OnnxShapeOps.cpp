@@ -423,9 +423,16 @@ LogicalResult importSlice(ImportContext &ic, const onnx::NodeProto &) {
   SmallVector<int64_t> shape, start;
   bool unitSteps = true;
   for (const SliceRange &r : ranges) {
-    int64_t n = r.step > 0 ? (r.end - r.start + r.step - 1) / r.step
-                           : (r.start - r.end - r.step - 1) / -r.step;
-    shape.push_back(std::max<int64_t>(0, n));
+    // ceil(|end - start| / |step|) elements, computed so that a step near
+    // INT64_MAX or INT64_MIN (one element) does not overflow.
+    int64_t n = 0;
+    if (r.step > 0 && r.end > r.start)
+      n = (r.end - r.start - 1) / r.step + 1;
+    else if (r.step < 0 && r.start > r.end)
+      n = static_cast<int64_t>(static_cast<uint64_t>(r.start - r.end - 1) /
+                               (0 - static_cast<uint64_t>(r.step))) +
+          1;
+    shape.push_back(n);
     start.push_back(r.start);
     unitSteps &= r.step == 1;
   }
