@@ -308,38 +308,8 @@ TEST(AttentionBackward, OnePassMatchesPhasedAndAutograd) {
 /// Row log-sum-exp [B,H,Sq] of the scores in double, -inf for a row that
 /// keeps no key.
 std::vector<double> naiveLse(const AttentionProblem &p) {
-  const int64_t D = p.H * p.dh;
-  auto bcast = [](const std::vector<int64_t> &shape, int64_t b, int64_t h,
-                  int64_t i, int64_t j) {
-    const int64_t idx[4] = {b, h, i, j};
-    int64_t off = 0;
-    for (int d = 0; d < 4; ++d)
-      off = off * shape[d] + (shape[d] == 1 ? 0 : idx[d]);
-    return off;
-  };
-  std::vector<double> lse(p.B * p.H * p.Sq), s(p.Sk);
-  for (int64_t b = 0; b < p.B; ++b)
-    for (int64_t h = 0; h < p.H; ++h)
-      for (int64_t i = 0; i < p.Sq; ++i) {
-        double m = -INFINITY;
-        for (int64_t j = 0; j < p.Sk; ++j) {
-          double x = 0;
-          for (int64_t c = 0; c < p.dh; ++c)
-            x += static_cast<double>(p.q[(b * p.Sq + i) * D + h * p.dh + c]) *
-                 p.k[(b * p.Sk + j) * D + h * p.dh + c];
-          x *= p.scale;
-          if (!p.biasShape.empty())
-            x += p.bias[bcast(p.biasShape, b, h, i, j)];
-          if (!p.maskShape.empty() && !p.mask[bcast(p.maskShape, b, h, i, j)])
-            x = -INFINITY;
-          s[j] = x;
-          m = std::max(m, x);
-        }
-        double l = 0;
-        for (int64_t j = 0; m != -INFINITY && j < p.Sk; ++j)
-          l += std::exp(s[j] - m);
-        lse[(b * p.H + h) * p.Sq + i] = m == -INFINITY ? m : m + std::log(l);
-      }
+  std::vector<double> lse;
+  naiveAttention(p, &lse);
   return lse;
 }
 

@@ -25,9 +25,12 @@ int64_t broadcastIndex(const std::vector<int64_t> &shape, int64_t b, int64_t h,
 }
 } // namespace
 
-std::vector<float> naiveAttention(const AttentionProblem &p) {
+std::vector<float> naiveAttention(const AttentionProblem &p,
+                                  std::vector<double> *lse) {
   const int64_t D = p.H * p.dh, Dv = p.H * p.dvh;
   std::vector<float> out(p.B * p.Sq * Dv, 0.f);
+  if (lse)
+    lse->assign(p.B * p.H * p.Sq, -INFINITY);
   std::vector<double> scores(p.Sk);
   std::vector<bool> kept(p.Sk);
   for (int64_t b = 0; b < p.B; ++b)
@@ -55,6 +58,8 @@ std::vector<float> naiveAttention(const AttentionProblem &p) {
         }
         if (sum == 0)
           continue; // nothing kept: zeros
+        if (lse)
+          (*lse)[(b * p.H + h) * p.Sq + i] = mx + std::log(sum);
         for (int64_t c = 0; c < p.dvh; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < p.Sk; ++j)

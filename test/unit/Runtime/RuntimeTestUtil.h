@@ -86,7 +86,10 @@ struct AttentionProblem {
 };
 
 /// out [B,Sq,H*dvh] from explicit scores and softmax, in double.
-std::vector<float> naiveAttention(const AttentionProblem &p);
+/// With `lse`, also writes each row's log-sum-exp of the scores in double
+/// ([B, H, Sq]; -inf for a row that keeps no key).
+std::vector<float> naiveAttention(const AttentionProblem &p,
+                                  std::vector<double> *lse = nullptr);
 
 /// The same through LibTorch: softmax(q k^T * scale + bias masked) @ v, with
 /// fully masked rows set to 0 (torch gives NaN there).
