@@ -23,8 +23,9 @@ void GTDialect::initialize() {
   registerAttributes();
 }
 
-/// `gt.pipeline`, `gt.zero_shard`, `gt.device_globals` and `gt.cp` hold
-/// their typed attribute; other `gt.*` attributes are not checked here.
+/// `gt.pipeline`, `gt.zero_shard`, `gt.zero_moment`, `gt.device_globals`
+/// and `gt.cp` hold their typed attribute; other `gt.*` attributes are not
+/// checked here.
 LogicalResult GTDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -37,7 +38,7 @@ LogicalResult GTDialect::verifyOperationAttribute(Operation *op,
   Attribute value = attr.getValue();
   if (name == kPipelineAttr)
     return expect(isa<PipelineAttr>(value), "pipeline");
-  if (name == kZeroShardAttr)
+  if (name == kZeroShardAttr || name == kZeroMomentAttr)
     return expect(isa<ZeroShardAttr>(value), "zero_shard");
   if (name == kDeviceGlobalsAttr)
     return expect(isa<DeviceGlobalsAttr>(value), "device_globals");

@@ -281,6 +281,20 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     return success();
   }
 
+  /// zero=1/2: puts the bucket's `#gt.zero_shard` on each of its moment
+  /// globals (the optimizer state named `<bucket>.<moment>`) as
+  /// `gt.zero_moment`.
+  void markMoments(ModuleOp module, Bucket &bk) {
+    auto packing =
+        bk.global->getAttrOfType<gt::ZeroShardAttr>(gt::kZeroShardAttr);
+    const std::string prefix = (bk.global.getSymName() + ".").str();
+    for (auto g : module.getOps<ml_program::GlobalOp>())
+      if (g->hasAttr("gt.optimizer_state") &&
+          g.getSymName().starts_with(prefix) &&
+          !g.getSymName().drop_front(prefix.size()).contains('.'))
+        g->setAttr(gt::kZeroMomentAttr, packing);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // 1. The buckets.
@@ -364,7 +378,10 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         ++numGathered;
       }
       store.erase();
-      // 4. The stand-in global goes.
+      // 4. The stand-in global goes; its moments `<bucket>.<moment>` keep
+      //    the packing (`gt.zero_moment`), so that the state table can say
+      //    where each parameter's moments lie in the shards.
+      markMoments(module, bk);
       bk.global.erase();
     }
   }

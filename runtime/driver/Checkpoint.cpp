@@ -46,7 +46,7 @@ std::string describeRun(const mgrt_model_info &model, const Options &opts,
   os << "partition " << opts.partition << "\n";
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSavedState(s))
+    if (!isSavedState(model, s))
       continue;
     os << "state " << s.kind << " "
        << describe(s.tensor.dtype, s.tensor.rank, s.tensor.shape) << " "
@@ -151,7 +151,7 @@ std::vector<char> packState(const mgrt_model_info &model) {
   std::vector<char> bytes;
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSavedState(s))
+    if (!isSavedState(model, s))
       continue;
     const char *p = static_cast<const char *>(s.data);
     bytes.insert(bytes.end(), p, p + bytesOfTensor(s.tensor));
@@ -164,7 +164,7 @@ void unpackState(const mgrt_model_info &model, const char *bytes) {
   size_t offset = 0;
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSavedState(s))
+    if (!isSavedState(model, s))
       continue;
     const size_t n = bytesOfTensor(s.tensor);
     std::memcpy(s.data, bytes + offset, n);
@@ -190,7 +190,7 @@ std::string withoutPlanLines(const std::string &desc) {
 
 /// Restores a checkpoint taken under another plan into this plan's
 /// state: every logical tensor is cut out of the checkpoint's rank files
-/// and stored as this plan stores it (this rank's shard under ZeRO-3).
+/// and stored as this plan stores it (this rank's shard of a ZeRO bucket).
 bool readResharded(const mgrt_model_info &model, const JobRank &job,
                    CheckpointReader &ck, std::string &error) {
   StateLayout here;
@@ -235,13 +235,16 @@ bool readResharded(const mgrt_model_info &model, const JobRank &job,
       return false;
     const size_t es = mgrt_dtype_size(t.dtype);
     char *storage = static_cast<char *>(model.state[t.stateIndex].data);
-    if (t.rank >= 0) {
+    if (t.shards.empty()) {
       std::memcpy(storage + t.offset * es, full.data(), full.size());
       continue;
     }
-    // This rank's shard: elements [rank * shard, (rank + 1) * shard) of
-    // the packed bucket.
-    const int64_t lo = static_cast<int64_t>(job.rank) * t.storageElems;
+    // This rank's shard, the k-th: elements [k * shard, (k + 1) * shard)
+    // of the packed bucket.
+    auto mine = std::find(t.shards.begin(), t.shards.end(), job.rank);
+    if (mine == t.shards.end())
+      continue;
+    const int64_t lo = (mine - t.shards.begin()) * t.storageElems;
     const int64_t from = std::max(lo, t.offset);
     const int64_t to = std::min(lo + t.storageElems, t.offset + t.numel());
     if (from < to)
@@ -268,7 +271,7 @@ bool readResharded(const mgrt_model_info &model, const JobRank &job,
 std::string firstNonFiniteState(const mgrt_model_info &model) {
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSavedState(s) || s.tensor.dtype != MGRT_F32)
+    if (!isSavedState(model, s) || s.tensor.dtype != MGRT_F32)
       continue;
     const float *v = static_cast<const float *>(s.data);
     const size_t n = bytesOfTensor(s.tensor) / sizeof(float);
@@ -293,7 +296,7 @@ bool canCheckpoint(const mgrt_model_info &model, std::string &error) {
   if (!stateIsOnHost(error))
     return false;
   for (int i = 0; i < model.num_state; ++i)
-    if (isSavedState(model.state[i]))
+    if (isSavedState(model, model.state[i]))
       return true;
   return setError(error, std::string("model '") +
                              (model.model_name ? model.model_name : "model") +
@@ -395,7 +398,7 @@ bool readCheckpoint(const mgrt_model_info &model, const Options &opts,
     return setError(error, "cannot read '" + file + "'");
   size_t want = 0;
   for (int i = 0; i < model.num_state; ++i)
-    if (isSavedState(model.state[i]))
+    if (isSavedState(model, model.state[i]))
       want += bytesOfTensor(model.state[i].tensor);
   if (bytes.size() != want)
     return setError(error,

@@ -11,12 +11,11 @@
 // so the data order and the split are restored by recording those and
 // refusing a resume that changes them. The plan is recorded too: under
 // the plan it was taken with a checkpoint resumes bit for bit (each rank
-// its own file); under another plan of the same model (another dp, zero=3
-// or not, pp, cp, rank count) each logical tensor is gathered from the
+// its own file); under another plan of the same model (another dp, ZeRO
+// stage, pp, cp, rank count) each logical tensor is gathered from the
 // rank files and stored as the new plan stores it (StateLayout.h,
 // CheckpointReader.h): the same values, so the run continues as the
-// uninterrupted one of the new plan up to rounding. ZeRO-1/2 checkpoints
-// resume under their own plan only.
+// uninterrupted one of the new plan up to rounding.
 //
 // Layout (DIR/latest names the newest complete checkpoint):
 //   DIR/latest                 "step-<t>\n"

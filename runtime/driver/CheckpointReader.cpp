@@ -111,7 +111,14 @@ bool CheckpointReader::logicalTensors(std::vector<LogicalTensor> &out,
     if (line.rfind("logical ", 0) != 0)
       continue;
     LogicalTensor t;
-    if (!parseLogical(line.substr(8), t) || t.rank >= ranks)
+    const bool parsed = parseLogical(line.substr(8), t);
+    // An older manifest's -1: shards on every rank of the job.
+    if (parsed && t.rank < 0 && t.shards.empty())
+      for (int r = 0; r < ranks; ++r)
+        t.shards.push_back(r);
+    if (!parsed || t.rank >= ranks ||
+        std::any_of(t.shards.begin(), t.shards.end(),
+                    [&](int r) { return r >= ranks; }))
       return setError(error, "'" + folderPath + "/manifest' has a bad line '" +
                                  line + "'");
     out.push_back(std::move(t));
@@ -150,18 +157,18 @@ bool CheckpointReader::fetch(const LogicalTensor &t, std::vector<char> &out,
     std::memcpy(to, file->data() + begin, count * es);
     return true;
   };
-  if (t.rank >= 0)
+  if (t.shards.empty())
     return copy(t.rank, t.offset, n, out.data());
-  // ZeRO-3: element e of the packed bucket is element e % shard of rank
-  // e / shard.
+  // ZeRO: element e of the packed bucket is element e % shard of the
+  // (e / shard)-th shard's rank.
   const int64_t shard = t.storageElems;
   for (int64_t j = 0; j < n;) {
     const int64_t e = t.offset + j;
-    if (shard <= 0 || e / shard >= ranks)
+    if (shard <= 0 || e / shard >= static_cast<int64_t>(t.shards.size()))
       return setError(error, "'" + folderPath + "': '" + t.name +
-                                 "' lies outside its ZeRO-3 bucket");
+                                 "' lies outside its ZeRO bucket");
     const int64_t run = std::min(n - j, shard - e % shard);
-    if (!copy(static_cast<int>(e / shard), e % shard, run, out.data() + j * es))
+    if (!copy(t.shards[e / shard], e % shard, run, out.data() + j * es))
       return false;
     j += run;
   }
@@ -184,7 +191,7 @@ bool readCheckpointParameters(const mgrt_model_info &model,
     const mgrt_state_info &s = model.state[i];
     if (s.kind != MGRT_STATE_PARAMETER)
       continue;
-    if (!s.data || s.bucket >= 0)
+    if (!s.data || inBucketStorage(model, s))
       return setError(error, std::string("parameter '") + s.tensor.name +
                                  "' has no storage of its own in this "
                                  "executable");

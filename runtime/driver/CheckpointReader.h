@@ -3,8 +3,8 @@
 // Internal to the runtime. Reads a checkpoint folder (Checkpoint.h's
 // layout) in one process, without the job that wrote it and without MPI:
 // the manifest, and each logical tensor's full values cut out of the rank
-// files (gathered from ZeRO-3's shards of all of them, or taken from the
-// rank whose copy is current; StateLayout.h). Used by --resume under
+// files (gathered from the ZeRO shards of the ranks that hold them, or
+// taken from the rank whose copy is current; StateLayout.h). Used by --resume under
 // another plan and by inference executables (--mode infer --checkpoint).
 //
 //===----------------------------------------------------------------------===//
@@ -46,8 +46,8 @@ public:
   std::string value(const std::string &key) const;
 
   /// The logical tensors the manifest lists, in its order; false with
-  /// `error` when a line is malformed, or the plan has no layout (ZeRO-1/2:
-  /// `error` says so).
+  /// `error` when a line is malformed, or the manifest says its plan has
+  /// no layout (`error` says why).
   bool logicalTensors(std::vector<LogicalTensor> &out,
                       std::string &error) const;
 

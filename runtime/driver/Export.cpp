@@ -29,21 +29,20 @@ int64_t numel(const mgrt_tensor_info &t) {
   return n;
 }
 
-/// The whole packed bucket `b`: this rank's shard gathered from every rank
-/// of the world (the ZeRO grid is dp x cp, the whole job without pp).
-bool gatherBucket(const mgrt_state_info &b, std::vector<float> &out,
-                  std::string &error) {
-  const int64_t shard = numel(b.tensor);
+/// Every rank's copy of the f32 storage `b` (`elems` a rank), in world
+/// rank order: a ZeRO bucket's shards are among them.
+bool gatherStorage(const mgrt_state_info &b, int64_t elems,
+                   std::vector<float> &out, std::string &error) {
   mgrt_comm_group *world = mgrt_comm_world();
   const int size = world ? mgrt_comm_size(world) : 1;
-  out.resize(static_cast<size_t>(shard) * size);
+  out.resize(static_cast<size_t>(elems) * size);
   if (size == 1) {
-    std::memcpy(out.data(), b.data, shard * sizeof(float));
+    std::memcpy(out.data(), b.data, elems * sizeof(float));
     return true;
   }
-  if (mgrt_comm_all_gather(world, b.data, shard, out.data(), nullptr,
+  if (mgrt_comm_all_gather(world, b.data, elems, out.data(), nullptr,
                            MGRT_F32) != MGRT_OK)
-    return setError(error, std::string("cannot gather the ZeRO-3 shards of '") +
+    return setError(error, std::string("cannot gather the ZeRO shards of '") +
                                b.tensor.name + "'");
   return true;
 }
@@ -282,7 +281,8 @@ bool canExportParameters(const mgrt_model_info &model, std::string &error) {
     if (s.kind != MGRT_STATE_PARAMETER)
       continue;
     ++params;
-    const mgrt_state_info &storage = s.bucket >= 0 ? model.state[s.bucket] : s;
+    const mgrt_state_info &storage =
+        inBucketStorage(model, s) ? model.state[s.bucket] : s;
     if (!storage.data || storage.tensor.dtype != MGRT_F32)
       return setError(error, std::string("parameter '") + s.tensor.name +
                                  "' has no f32 storage in the executable");
@@ -302,46 +302,65 @@ bool readParameters(const mgrt_model_info &model,
   if (!canExportParameters(model, error))
     return false;
   out.clear();
-  // Under pp the stage that owns a parameter holds its current values.
-  std::vector<int> owner(model.num_state, 0);
+  // Where each parameter's current values lie: on a rank (under pp the
+  // stage that updates it) or in a ZeRO-3 bucket's shards.
+  StateLayout layout;
+  if (!computeStateLayout(model, layout, error))
+    return false;
+  std::map<std::string, const LogicalTensor *> where;
+  for (const LogicalTensor &t : layout.tensors)
+    if (t.kind == MGRT_STATE_PARAMETER)
+      where[t.name] = &t;
   const bool pipelined = model.plan && model.plan->pp > 1;
-  if (pipelined) {
-    StateLayout layout;
-    if (!computeStateLayout(model, layout, error))
-      return false;
-    for (const LogicalTensor &t : layout.tensors)
-      if (t.kind == MGRT_STATE_PARAMETER)
-        owner[t.stateIndex] = t.rank;
-  }
-  std::vector<std::vector<float>> buckets(model.num_state);
+  mgrt_comm_group *world = mgrt_comm_world();
+  const int size = world ? mgrt_comm_size(world) : 1;
+  std::map<int, std::vector<float>> buckets; // gathered, by state index
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
     if (s.kind != MGRT_STATE_PARAMETER)
       continue;
+    auto it = where.find(s.tensor.name);
+    if (it == where.end())
+      return setError(error, std::string("parameter '") + s.tensor.name +
+                                 "' has no place in the state layout");
+    const LogicalTensor &t = *it->second;
     ParameterValues p;
     p.info = &s;
     const int64_t n = numel(s.tensor);
-    const float *from = static_cast<const float *>(s.data);
-    if (s.bucket >= 0) {
-      std::vector<float> &bucket = buckets[s.bucket];
-      if (!gather)
-        bucket.resize(s.offset + n); // the shapes only
-      else if (bucket.empty() &&
-               !gatherBucket(model.state[s.bucket], bucket, error))
-        return false;
-      if (s.offset + n > static_cast<int64_t>(bucket.size()))
-        return setError(error, std::string("parameter '") + s.tensor.name +
-                                   "' lies outside its ZeRO-3 bucket");
-      from = bucket.data() + s.offset;
+    p.values.assign(n, 0.0f);
+    if (!gather) { // the shapes only
+      out.push_back(std::move(p));
+      continue;
     }
-    p.values.assign(from, from + n);
-    mgrt_comm_group *world = mgrt_comm_world();
-    if (pipelined && gather && world && mgrt_comm_size(world) > 1 &&
-        mgrt_comm_broadcast(world, p.values.data(), n, MGRT_F32, owner[i]) !=
-            MGRT_OK)
-      return setError(error, std::string("cannot gather parameter '") +
-                                 s.tensor.name + "' from its stage's rank " +
-                                 std::to_string(owner[i]));
+    const mgrt_state_info &storage = model.state[t.stateIndex];
+    if (t.shards.empty()) {
+      const float *from = static_cast<const float *>(storage.data) + t.offset;
+      p.values.assign(from, from + n);
+      if (pipelined && size > 1 &&
+          mgrt_comm_broadcast(world, p.values.data(), n, MGRT_F32, t.rank) !=
+              MGRT_OK)
+        return setError(error, std::string("cannot gather parameter '") +
+                                   s.tensor.name + "' from its stage's rank " +
+                                   std::to_string(t.rank));
+    } else {
+      // Element e of the packed bucket is element e % shard of the
+      // (e / shard)-th shard's rank.
+      if (t.storageElems <= 0)
+        return setError(error, std::string("parameter '") + s.tensor.name +
+                                   "' lies in an empty ZeRO bucket");
+      std::vector<float> &all = buckets[t.stateIndex];
+      if (all.empty() && !gatherStorage(storage, t.storageElems, all, error))
+        return false;
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t e = t.offset + j;
+        const size_t k = static_cast<size_t>(e / t.storageElems);
+        if (k >= t.shards.size() || t.shards[k] >= size)
+          return setError(error, std::string("parameter '") + s.tensor.name +
+                                     "' lies outside its ZeRO bucket");
+        p.values[j] = all[static_cast<size_t>(t.shards[k]) * t.storageElems +
+                          e % t.storageElems];
+      }
+    }
     out.push_back(std::move(p));
   }
   return true;

@@ -9,6 +9,9 @@
 #include "driver/Roles.h"
 #include "support/Error.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -16,8 +19,8 @@
 namespace mgrt {
 namespace {
 
-/// The stage whose update entry takes each parameter's gradient, by
-/// parameter name (pipelined models only).
+/// The stage whose update entry takes each gradient, by the name of its
+/// parameter or ZeRO bucket (pipelined models only).
 std::map<std::string, int> stageOfParameters(const mgrt_model_info &model) {
   std::map<std::string, int> stage;
   const int pp = static_cast<int>(model.plan->pp);
@@ -52,8 +55,13 @@ std::string parameterOfMoment(const std::string &name,
 
 } // namespace
 
-bool isSavedState(const mgrt_state_info &s) {
-  return s.data && !(s.kind == MGRT_STATE_PARAMETER && s.bucket >= 0);
+bool inBucketStorage(const mgrt_model_info &model, const mgrt_state_info &s) {
+  return s.kind == MGRT_STATE_PARAMETER && s.bucket >= 0 &&
+         s.bucket < model.num_state && model.state[s.bucket].data;
+}
+
+bool isSavedState(const mgrt_model_info &model, const mgrt_state_info &s) {
+  return s.data && !inBucketStorage(model, s);
 }
 
 size_t bytesOfTensor(const mgrt_tensor_info &t) {
@@ -74,20 +82,40 @@ bool computeStateLayout(const mgrt_model_info &model, StateLayout &out,
                         std::string &error) {
   out = StateLayout();
   const mgrt_plan *plan = model.plan;
-  if (plan && (plan->zero == 1 || plan->zero == 2))
-    return setError(error, std::string("plan '") +
-                               (plan->text ? plan->text : "") +
-                               "' keeps ZeRO-1/2 shards of the optimizer "
-                               "state, which are not re-sharded");
   const bool pipelined = plan && plan->pp > 1 && model.num_entries > 0;
   const std::map<std::string, int> stages =
       pipelined ? stageOfParameters(model) : std::map<std::string, int>();
   const int64_t cp = plan && plan->cp > 0 ? plan->cp : 1;
+  const int64_t pp = pipelined ? plan->pp : 1;
+  const int64_t size = plan ? std::max<int64_t>(1, plan->dp) *
+                                  std::max<int64_t>(1, plan->pp) * cp
+                            : 1;
+  // The ranks that share a bucket of stage `k`'s parameters: those whose
+  // pp coordinate in the grid dp x pp x cp is k, ascending.
+  auto group = [&](int k) {
+    std::vector<int> ranks;
+    for (int64_t r = 0; r < size; ++r)
+      if ((r / cp) % pp == k)
+        ranks.push_back(static_cast<int>(r));
+    return ranks;
+  };
+  // The stage that updates state tensor `i` (0 without pp): the one whose
+  // update entry takes its gradient, its ZeRO bucket's gradient, or, for a
+  // moment `<parameter>.<moment>`, its parameter's.
+  auto stageOf = [&](int i) {
+    const mgrt_state_info &s = model.state[i];
+    auto it = stages.find(s.tensor.name);
+    if (it == stages.end() && s.bucket >= 0 && s.bucket < model.num_state)
+      it = stages.find(model.state[s.bucket].tensor.name);
+    if (it == stages.end())
+      it = stages.find(parameterOfMoment(s.tensor.name, stages));
+    return it == stages.end() ? 0 : it->second;
+  };
   // Where each saved tensor starts in a state file.
   std::vector<int64_t> fileOffset(model.num_state, -1);
   int64_t at = 0;
   for (int i = 0; i < model.num_state; ++i)
-    if (isSavedState(model.state[i])) {
+    if (isSavedState(model, model.state[i])) {
       fileOffset[i] = at;
       at += static_cast<int64_t>(bytesOfTensor(model.state[i].tensor));
     }
@@ -95,17 +123,18 @@ bool computeStateLayout(const mgrt_model_info &model, StateLayout &out,
     return static_cast<int64_t>(bytesOfTensor(model.state[i].tensor) /
                                 mgrt_dtype_size(model.state[i].tensor.dtype));
   };
-  // ZeRO-3 buckets, by name: their parameters' state indices.
+  // ZeRO buckets, by name: their parameters' state indices.
   std::map<std::string, std::vector<int>> buckets;
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (s.kind == MGRT_STATE_PARAMETER && s.bucket >= 0)
+    if (s.kind == MGRT_STATE_PARAMETER && s.bucket >= 0 &&
+        s.bucket < model.num_state)
       buckets[model.state[s.bucket].tensor.name].push_back(i);
   }
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
     const std::string name = s.tensor.name;
-    if (!isSavedState(s))
+    if (!isSavedState(model, s))
       continue;
     if (name == MGRT_STATE_ZERO_READY) {
       out.readyFlag = i;
@@ -122,7 +151,9 @@ bool computeStateLayout(const mgrt_model_info &model, StateLayout &out,
         suffix = name.substr(b.size());
       }
     if (!bucket.empty()) {
-      for (int p : buckets[bucket]) {
+      const std::vector<int> &params = buckets[bucket];
+      const std::vector<int> shards = group(stageOf(params.front()));
+      for (int p : params) {
         const mgrt_state_info &param = model.state[p];
         LogicalTensor t;
         t.name = param.tensor.name + suffix;
@@ -134,7 +165,17 @@ bool computeStateLayout(const mgrt_model_info &model, StateLayout &out,
         t.fileOffset = fileOffset[i];
         t.storageElems = elems(i);
         t.rank = -1;
+        t.shards = shards;
         t.offset = param.offset;
+        if (param.offset < 0 ||
+            param.offset + t.numel() >
+                t.storageElems * static_cast<int64_t>(shards.size()))
+          return setError(error,
+                          "'" + name + "' (" + std::to_string(t.storageElems) +
+                              " elements on each of " +
+                              std::to_string(shards.size()) +
+                              " ranks) cannot hold '" + t.name +
+                              "' at element " + std::to_string(param.offset));
         out.tensors.push_back(std::move(t));
       }
       continue;
@@ -147,14 +188,9 @@ bool computeStateLayout(const mgrt_model_info &model, StateLayout &out,
     t.stateIndex = i;
     t.fileOffset = fileOffset[i];
     t.storageElems = elems(i);
-    if (pipelined) {
-      // Replica 0's rank of the owning stage (grid dp x pp x cp, dp
-      // outermost); state of no stage (the step counter) from rank 0.
-      auto it = stages.find(name);
-      if (it == stages.end())
-        it = stages.find(parameterOfMoment(name, stages));
-      t.rank = it == stages.end() ? 0 : static_cast<int>(it->second * cp);
-    }
+    // Under pp replica 0's rank of the owning stage (grid dp x pp x cp, dp
+    // outermost); state of no stage (the step counter) from rank 0.
+    t.rank = static_cast<int>(stageOf(i) * cp);
     out.tensors.push_back(std::move(t));
   }
   return true;
@@ -163,8 +199,12 @@ bool computeStateLayout(const mgrt_model_info &model, StateLayout &out,
 std::string formatLogical(const LogicalTensor &t) {
   std::ostringstream os;
   os << "logical " << t.kind << " " << t.dtype << " " << t.fileOffset << " "
-     << t.storageElems << " " << t.rank << " " << t.offset << " "
-     << t.shape.size();
+     << t.storageElems << " ";
+  if (t.shards.empty())
+    os << t.rank;
+  for (int r : t.shards)
+    os << r << ",";
+  os << " " << t.offset << " " << t.shape.size();
   for (int64_t d : t.shape)
     os << " " << d;
   os << " " << t.name;
@@ -174,10 +214,28 @@ std::string formatLogical(const LogicalTensor &t) {
 bool parseLogical(const std::string &text, LogicalTensor &t) {
   std::istringstream is(text);
   size_t rank = 0;
-  if (!(is >> t.kind >> t.dtype >> t.fileOffset >> t.storageElems >> t.rank >>
+  std::string place;
+  if (!(is >> t.kind >> t.dtype >> t.fileOffset >> t.storageElems >> place >>
         t.offset >> rank) ||
       rank > MGRT_MAX_RANK)
     return false;
+  // A rank, -1 (an older manifest), or the shards' ranks, each with a comma.
+  t.shards.clear();
+  t.rank = -1;
+  char *end = nullptr;
+  if (place.back() != ',') {
+    const long r = std::strtol(place.c_str(), &end, 10);
+    if (*end || r < -1 || r > INT_MAX)
+      return false;
+    t.rank = static_cast<int>(r);
+  } else {
+    for (const char *p = place.c_str(); *p; p = end + 1) {
+      const long r = std::strtol(p, &end, 10);
+      if (end == p || *end != ',' || r < 0 || r > INT_MAX)
+        return false;
+      t.shards.push_back(static_cast<int>(r));
+    }
+  }
   t.shape.assign(rank, 0);
   for (int64_t &d : t.shape)
     if (!(is >> d) || d < 0)

@@ -10,16 +10,21 @@
 //     parameter (its s<k>.update entry takes grad:<parameter>) updates it
 //     and its moments `<parameter>.<moment>`: replica 0's rank of that
 //     stage holds the current value;
-//   * ZeRO-3: the parameters packed into buckets (each rank stores 1/size
-//     of the padded bucket, in world-rank order) and their moments packed
-//     the same way in `<bucket>.<moment>`; the flag MGRT_STATE_ZERO_READY
-//     says the buckets are filled.
+//   * ZeRO-3: the parameters packed into buckets (each rank of the
+//     bucket's group stores 1/n of the padded bucket) and their moments
+//     packed the same way in `<bucket>.<moment>`; the flag
+//     MGRT_STATE_ZERO_READY says the buckets are filled;
+//   * ZeRO-1/2: the parameters whole on every rank (under pp: the owning
+//     stage's ranks), their moments packed into `<bucket>.<moment>` like
+//     ZeRO-3's; the bucket itself is an entry without storage that only
+//     says where each parameter lies in it.
+// A bucket is shared out among the ranks of its stage (all ranks without
+// pp), in ascending rank order (mgrt_comm_grid_group's order).
 // A StateLayout names each logical tensor (a parameter, a moment of one
 // parameter, the step counter) and where its current values lie among the
 // saved tensors (the order of a checkpoint's state file), so that a
-// checkpoint of one plan resumes under another and pipelined parameters can
-// be gathered for export. ZeRO-1/2 store moments in shards whose layout the
-// table does not carry: they have no layout.
+// checkpoint of one plan resumes under another and pipelined or sharded
+// parameters can be gathered for export.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,9 +39,14 @@
 
 namespace mgrt {
 
-/// Whether state tensor `s` is saved by a checkpoint: mutable storage of
-/// this process (not ZeRO-3's read-only initial weights).
-bool isSavedState(const mgrt_state_info &s);
+/// Whether parameter `s` of `model` keeps its current values in its ZeRO-3
+/// bucket (its own global holds the initial weights).
+bool inBucketStorage(const mgrt_model_info &model, const mgrt_state_info &s);
+
+/// Whether state tensor `s` of `model` is saved by a checkpoint: mutable
+/// storage of this process (not ZeRO-3's read-only initial weights, not a
+/// ZeRO-1/2 bucket, which has no storage).
+bool isSavedState(const mgrt_model_info &model, const mgrt_state_info &s);
 
 /// Bytes of `t` as stored.
 size_t bytesOfTensor(const mgrt_tensor_info &t);
@@ -51,9 +61,11 @@ struct LogicalTensor {
   int stateIndex = -1;      ///< the storage: an index into model.state
   int64_t fileOffset = 0;   ///< the storage's first byte in a state file
   int64_t storageElems = 0; ///< elements of the storage on one rank
-  /// The world rank whose copy is current, or -1: sharded over all ranks
-  /// in rank order (ZeRO-3), `offset` then counting from rank 0's first.
+  /// The world rank whose copy is current, or -1: sharded (ZeRO).
   int rank = 0;
+  /// Sharded: the world ranks that hold the storage's shards, in order;
+  /// `offset` then counts from the first one's first element.
+  std::vector<int> shards;
   int64_t offset = 0; ///< first element in the storage
   int64_t numel() const;
 };
@@ -65,16 +77,19 @@ struct StateLayout {
 };
 
 /// The layout of `model`'s state under the plan it was compiled for. False
-/// with `error` when the plan's state cannot be mapped (ZeRO-1/2).
+/// with `error` when the table contradicts itself (a bucket too small for
+/// its parameters).
 bool computeStateLayout(const mgrt_model_info &model, StateLayout &out,
                         std::string &error);
 
 /// The manifest line of `t`: `logical KIND DTYPE FILEOFFSET STORAGEELEMS
-/// RANK OFFSET NDIM DIMS... NAME` (NAME last: the rest of the line).
+/// PLACE OFFSET NDIM DIMS... NAME` (NAME last: the rest of the line), PLACE
+/// the rank or the shards' ranks, each followed by a comma (`0,2,`).
 std::string formatLogical(const LogicalTensor &t);
 
 /// The inverse of formatLogical for the text after "logical "; false when
-/// malformed.
+/// malformed. A PLACE of -1 (an older manifest: shards on every rank of
+/// the job) gives rank -1 and no shards.
 bool parseLogical(const std::string &text, LogicalTensor &t);
 
 } // namespace mgrt

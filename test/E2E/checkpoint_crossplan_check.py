@@ -4,11 +4,16 @@
 The node classifier of export_npy_check.py, compiled with `--train
 --optimizer adamw` (moments and a step counter besides the parameters) for
 one process (batch 4), for --plan dp=2,zero=3 (batch 2 per replica: each
-rank holds half of the packed parameters and moments) and for --plan
-dp=1,pp=2,mb=2 (two micro-batches of 2: each stage updates its own
-parameters); and train_cp_check.py's plain graph transformer for one
+rank holds half of the packed parameters and moments), dp=2,zero=1 and
+dp=2,zero=2 (the parameters whole, the moments packed and halved), for
+--plan dp=1,pp=2,mb=2 (two micro-batches of 2: each stage updates its own
+parameters) and dp=2,pp=2,mb=2 with zero=3 and zero=1 (4 ranks: each
+stage's buckets are shared by that stage's two ranks, 1 and 3 for the
+second stage); and train_cp_check.py's plain graph transformer for one
 process and for --plan cp=2 (attention is what cp shards). Each pair sees
-the same global batch every step.
+the same global batch every step. The uninterrupted runs of the ZeRO
+plans must also export the one-process run's parameters (within
+PLAN_TOL): a bucket gathered from the wrong ranks would not.
 
 Per transition FROM -> TO: STEPS / 2 steps under FROM with --checkpoint-dir,
 then --resume under TO to STEPS. The losses of steps STEPS / 2 + 1 .. STEPS
@@ -21,7 +26,7 @@ rank files (located through the manifest's `logical` lines): the resumed
 run must then leave the tolerance.
 
 usage: checkpoint_crossplan_check.py MEGAGRAPH_COMPILE WORKDIR [PART]...
-with PART one of dp, pp, cp (default all). Prints `check: ... OK|FAIL`
+with PART one of dp, zero, pp, ppzero, cp (default all). Prints `check: ... OK|FAIL`
 lines; exits 1 on FAIL.
 """
 import json
@@ -37,6 +42,9 @@ from export_npy_check import Checks, mpirun, read_export, write_onnx  # noqa
 
 STEPS = 10
 TOL = 1e-6
+# Two plans' uninterrupted runs of the node classifier: the same global
+# batch, summed in another order (measured: within 4e-7).
+PLAN_TOL = 1e-5
 DATA = "synthetic:sbm,nodes=256,classes=4,features=3,signal=3,seed=5"
 
 
@@ -93,20 +101,25 @@ def zero_moments(ck):
         if not line.startswith("logical "):
             continue
         f = line.split(" ")
-        kind, file_offset, elems, rank, offset, ndim = map(int, f[1:2] + f[3:8])
+        kind, file_offset, elems = map(int, f[1:2] + f[3:5])
+        place, offset, ndim = f[5], int(f[6]), int(f[7])
         name = " ".join(f[8 + ndim:])
         if kind != 2 or not name.endswith((".adam_m", ".adam_v")):
             continue
         found += 1
         n = int(np.prod([int(d) for d in f[8:8 + ndim]]))
-        ranks = sum(p.endswith(".state") for p in os.listdir(last))
-        for r in range(ranks) if rank < 0 else [rank]:
+        # PLACE: the rank of a whole tensor, or the ranks of its shards,
+        # each followed by a comma (ZeRO: packed over them in that order).
+        sharded = place.endswith(",")
+        ranks = [int(r) for r in place.split(",")[:-1]] if sharded \
+            else [int(place)]
+        for k, r in enumerate(ranks):
             path = os.path.join(last, f"rank{r}.state")
             b = np.fromfile(path, np.uint8)
             # Elements [offset, offset + n) of the storage: on one rank, or
-            # packed over the ranks' shards (ZeRO-3).
-            lo, hi = (offset, offset + n) if rank >= 0 else \
-                (max(offset - r * elems, 0), min(offset + n - r * elems, elems))
+            # of the shards, the k-th holding [k * elems, (k + 1) * elems).
+            lo, hi = (offset, offset + n) if not sharded else \
+                (max(offset - k * elems, 0), min(offset + n - k * elems, elems))
             if lo < hi:
                 b[file_offset + 4 * lo:file_offset + 4 * hi] = 0
                 b.tofile(path)
@@ -142,9 +155,18 @@ def transition(check, work, a, b, name, want, control=False, gap=None):
               f"{found} moments zeroed: {d:.1e} > {bound:.1e} off")
 
 
+def same_parameters(check, label, run, want):
+    """The exported parameters of two plans' uninterrupted runs agree."""
+    d = max(rel(run[1][k], want[1][k]) for k in want[1]) \
+        if sorted(run[1]) == sorted(want[1]) else float("inf")
+    check(f"{label}: export", d <= PLAN_TOL,
+          f"parameters within {d:.1e} <= {PLAN_TOL:g} relative of the "
+          "one-process run")
+
+
 def main():
     compiler, work = sys.argv[1:3]
-    parts = sys.argv[3:] or ["dp", "pp", "cp"]
+    parts = sys.argv[3:] or ["dp", "zero", "pp", "ppzero", "cp"]
     os.makedirs(work, exist_ok=True)
     check = Checks()
 
@@ -154,30 +176,46 @@ def main():
         return compile_exe(compiler, path, os.path.join(work, name), plan,
                            np_, DATA)
 
-    if "dp" in parts or "pp" in parts:
+    def full(exe, name):
+        return exe.run(work, name + "_full", "--steps", str(STEPS))
+
+    if set(parts) & {"dp", "zero", "pp", "ppzero"}:
         single = node_classifier("single", 4, [], 1)
-        want = single.run(work, "single_full", "--steps", str(STEPS))
+        want = full(single, "single")
     if "dp" in parts:
         dp = node_classifier("dp2z3", 2, ["--plan", "dp=2,zero=3"], 2)
         transition(check, work, dp, single, "dp2z3->single", want,
                    control=True)
-        transition(check, work, single, dp, "single->dp2z3",
-                   dp.run(work, "dp2z3_full", "--steps", str(STEPS)))
+        transition(check, work, single, dp, "single->dp2z3", full(dp, "dp2z3"))
         dp0 = node_classifier("dp2", 2, ["--plan", "dp=2"], 2)
-        # A ZeRO-1 checkpoint, which only its own plan resumes (the lit
-        # test's refusal).
+        transition(check, work, single, dp0, "single->dp2", full(dp0, "dp2"))
+    if "zero" in parts:
+        # ZeRO-1/2: the moments are sharded, the parameters whole.
         z1 = node_classifier("dp2z1", 2, ["--plan", "dp=2,zero=1"], 2)
-        shutil.rmtree(os.path.join(work, "z1_ck"), ignore_errors=True)
-        z1.run(work, "z1", "--steps", "2", "--checkpoint-dir",
-               os.path.join(work, "z1_ck"))
-        transition(check, work, single, dp0, "single->dp2",
-                   dp0.run(work, "dp2_full", "--steps", str(STEPS)))
+        transition(check, work, z1, single, "dp2z1->single", want,
+                   control=True)
+        z2 = node_classifier("dp2z2", 2, ["--plan", "dp=2,zero=2"], 2)
+        z2_full = full(z2, "dp2z2")
+        same_parameters(check, "dp2z2", z2_full, want)
+        transition(check, work, single, z2, "single->dp2z2", z2_full)
     if "pp" in parts:
         pp = node_classifier("pp2", 2, ["--plan", "dp=1,pp=2,mb=2"], 2)
         transition(check, work, pp, single, "pp2->single", want,
                    control=True)
-        transition(check, work, single, pp, "single->pp2",
-                   pp.run(work, "pp2_full", "--steps", str(STEPS)))
+        transition(check, work, single, pp, "single->pp2", full(pp, "pp2"))
+    if "ppzero" in parts:
+        # dp=2 x pp=2: a micro-batch of 1; each stage's buckets over its
+        # two ranks.
+        ppz3 = node_classifier("dp2pp2z3", 1,
+                               ["--plan", "dp=2,pp=2,mb=2,zero=3"], 4)
+        same_parameters(check, "dp2pp2z3", full(ppz3, "dp2pp2z3"), want)
+        transition(check, work, ppz3, single, "dp2pp2z3->single", want,
+                   control=True)
+        ppz1 = node_classifier("dp2pp2z1", 1,
+                               ["--plan", "dp=2,pp=2,mb=2,zero=1"], 4)
+        ppz1_full = full(ppz1, "dp2pp2z1")
+        same_parameters(check, "dp2pp2z1", ppz1_full, want)
+        transition(check, work, single, ppz1, "single->dp2pp2z1", ppz1_full)
     if "cp" in parts:
         import torch
         import train_cp_check

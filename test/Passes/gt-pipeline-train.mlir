@@ -60,12 +60,12 @@
 // ZERO4: error: gt-pipeline-train: needs dp >= 1 and zero 0, 1, 2 or 3, got dp=2, zero=4
 // ZERO:       shard.grid @gt_dp(shape = 2x2)
 // ZERO-NOT:   shard.grid
-// ZERO:       ml_program.global private mutable @gt.zero.s0.bucket0.adam_m({{.*}}) : tensor<25xf32> {gt.optimizer_state}
+// ZERO:       ml_program.global private mutable @gt.zero.s0.bucket0.adam_m({{.*}}) : tensor<25xf32> {gt.optimizer_state, gt.zero_moment = #gt.zero_shard<params = [@w0, @b0, @sw], sizes = [32, 8, 10], padded = 50>}
 // ZERO-LABEL: func.func @pp_s0_update(
 // ZERO:         %[[RS:.*]] = shard.reduce_scatter %{{.*}} on @gt_dp grid_axes = [0] scatter_axis = 0 : tensor<50xf32> -> tensor<25xf32>
 // ZERO:         shard.all_gather %{{.*}} on @gt_dp grid_axes = [0] gather_axis = 0 : tensor<25xf32> -> tensor<50xf32>
 // ZERO:         ml_program.global_store @w0
-// ZERO:       ml_program.global private mutable @gt.zero.s1.bucket0.adam_m({{.*}}) : tensor<50xf32> {gt.optimizer_state}
+// ZERO:       ml_program.global private mutable @gt.zero.s1.bucket0.adam_m({{.*}}) : tensor<50xf32> {gt.optimizer_state, gt.zero_moment = #gt.zero_shard<params = [@w1, @b1, @w2, @b2], sizes = [64, 8, 24, 3], padded = 100>}
 // ZERO-LABEL: func.func @pp_s1_update(
 // ZERO:         shard.reduce_scatter %{{.*}} on @gt_dp grid_axes = [0] scatter_axis = 0 : tensor<100xf32> -> tensor<50xf32>
 

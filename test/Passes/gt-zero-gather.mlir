@@ -18,8 +18,8 @@ ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32>
 // DP:        shard.reduce_scatter %[[PACK]] on @gt_dp grid_axes = [0] scatter_axis = 0 : tensor<28xf32> -> tensor<14xf32>
 
 // CHECK-NOT:  @gt.zero.bucket0(
-// CHECK-DAG:  ml_program.global private mutable @gt.zero.bucket0.adam_m(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.optimizer_state}
-// CHECK-DAG:  ml_program.global private mutable @gt.zero.bucket0.adam_v(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.optimizer_state}
+// CHECK-DAG:  ml_program.global private mutable @gt.zero.bucket0.adam_m(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.optimizer_state, gt.zero_moment = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
+// CHECK-DAG:  ml_program.global private mutable @gt.zero.bucket0.adam_v(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.optimizer_state, gt.zero_moment = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
 // CHECK-NOT:  @w.adam_m
 // CHECK-LABEL: func.func @main(
 // CHECK-NOT:  ml_program.global_load @gt.zero.bucket0 :

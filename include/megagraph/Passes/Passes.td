@@ -683,7 +683,10 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
     * its store (the optimizer's updated shard) becomes a `shard.all_gather`
       whose slices are reshaped and stored into the parameters;
     * the global is erased. The optimizer state (`<bucket>.adam_m/_v`)
-      stays at shard size: 1/dp of the parameters' on every rank.
+      stays at shard size: 1/dp of the parameters' on every rank; each
+      moment global gets the bucket's packing as `gt.zero_moment`, from
+      which the state table says where each parameter's moments lie (a
+      checkpoint then resumes under another plan).
 
     With `zero = 3` in the module's `gt.plan` (ZeRO stage 3) the global
     stays instead and holds the parameters: its loads stay, its store is

@@ -44,9 +44,9 @@ int dtypeOf(Type t) {
 }
 
 /// The mutable globals into `sig.state`: kind from `gt.param` /
-/// `gt.param_init` / `gt.optimizer_state`, and under ZeRO-3 where each
-/// parameter lives in its bucket (`gt.zero_shard`). Globals of element types
-/// the runtime has no dtype for are skipped.
+/// `gt.param_init` / `gt.optimizer_state`, and under ZeRO where each
+/// parameter lies in its bucket (`gt.zero_shard`, `gt.zero_moment`). Globals of
+/// element types the runtime has no dtype for are skipped.
 LogicalResult readState(ModuleOp module, ModelSignature &sig) {
   llvm::StringMap<size_t> index;
   for (auto g : module.getOps<ml_program::GlobalOp>()) {
@@ -67,14 +67,35 @@ LogicalResult readState(ModuleOp module, ModelSignature &sig) {
     index[s.tensor.name] = sig.state.size();
     sig.state.push_back(std::move(s));
   }
-  // ZeRO-3 keeps the parameter globals for the initial weights; the
-  // trained values are in the buckets.
-  if (!sig.plan || sig.plan->zero != 3)
+  // Where each parameter lies in its ZeRO bucket. ZeRO-3 keeps the
+  // parameter globals for the initial weights; the trained values are in
+  // the buckets. ZeRO-1/2 erased the buckets: each gets an entry without
+  // storage (the shard's shape, taken from its moments `<bucket>.<moment>`,
+  // which carry the packing as `gt.zero_moment`), so that the table says
+  // where each parameter's moments lie in the shards.
+  if (!sig.plan || sig.plan->zero < 1)
     return success();
   for (auto g : module.getOps<ml_program::GlobalOp>()) {
     auto shard = g->getAttrOfType<gt::ZeroShardAttr>(gt::kZeroShardAttr);
     auto bucket = index.find(g.getSymName());
-    if (!shard || bucket == index.end())
+    if (!shard) {
+      shard = g->getAttrOfType<gt::ZeroShardAttr>(gt::kZeroMomentAttr);
+      auto moment = index.find(g.getSymName());
+      if (!shard || moment == index.end())
+        continue;
+      StringRef name = g.getSymName().rsplit('.').first;
+      bucket = index.find(name);
+      if (bucket == index.end()) {
+        StateSignature s;
+        s.tensor.name = name.str();
+        s.tensor.dtype = MGRT_F32;
+        s.tensor.shape = sig.state[moment->second].tensor.shape;
+        s.kind = MGRT_STATE_OTHER;
+        bucket = index.try_emplace(name, sig.state.size()).first;
+        sig.state.push_back(std::move(s));
+      }
+    }
+    if (bucket == index.end())
       continue;
     int64_t offset = 0;
     for (auto [param, size] : llvm::zip(shard.getParams(), shard.getSizes())) {

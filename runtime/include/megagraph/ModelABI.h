@@ -258,16 +258,21 @@ typedef enum mgrt_state_kind {
 
 /** One mutable global of a compiled model: its name (a parameter's is its
  *  ONNX initializer's), element type and shape as stored on this rank, and
- *  where its values live in the process. Under ZeRO-3 a parameter's
- *  global keeps the initial weights; its trained values are elements
- *  [offset, offset + size) of the packed bucket `bucket` (an index into
- *  the state table; each rank stores 1/dp of the bucket's padded size). */
+ *  where its values live in the process. Under ZeRO a parameter is
+ *  elements [offset, offset + size) of the packed bucket `bucket` (an
+ *  index into the state table), which the ranks of the parameter's
+ *  pipeline stage (all ranks without pp) share out in ascending rank
+ *  order, each 1/n of its padded size; its moments are the same elements
+ *  of `<bucket>.<moment>`. Under ZeRO-3 the bucket holds the trained
+ *  values and the parameter's own global the initial weights; under
+ *  ZeRO-1/2 the bucket has no storage (data NULL): the parameter's global
+ *  is current, and only the moments are sharded. */
 typedef struct mgrt_state_info {
   mgrt_tensor_info tensor; /**< role and index unused (0, -1) */
   int kind;                /**< an mgrt_state_kind */
-  int bucket;              /**< ZeRO-3: the bucket's state index, else -1 */
-  int64_t offset;          /**< ZeRO-3: first element in the bucket */
-  void *data;
+  int bucket;              /**< ZeRO: the bucket's state index, else -1 */
+  int64_t offset;          /**< ZeRO: first element in the bucket */
+  void *data;              /**< NULL: no storage (a ZeRO-1/2 bucket) */
 } mgrt_state_info;
 
 /** The i32 flag of a ZeRO-3 program (gt-zero-gather): 0 until the first

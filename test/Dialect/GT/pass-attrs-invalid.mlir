@@ -86,6 +86,13 @@ module {
 
 // -----
 
+module {
+  // expected-error@+1 {{'gt.zero_moment' must be a #gt.zero_shard attribute, got "gt.zero.bucket0"}}
+  ml_program.global private mutable @gt.zero.bucket0.adam_m(dense<0.0> : tensor<2xf32>) : tensor<2xf32> {gt.zero_moment = "gt.zero.bucket0"}
+}
+
+// -----
+
 // expected-error@+1 {{globals lists 2 globals but bytes 1}}
 module attributes {gt.device_globals = #gt.device_globals<globals = [@w, @b], bytes = [128]>} {}
 

@@ -3,7 +3,7 @@
 
 // Round trip of the attributes passes hand each other: #gt.pipeline
 // (gt-pipeline-split -> gt-pipeline-train), #gt.zero_shard (gt-data-parallel
-// -> gt-zero-gather), #gt.device_globals (gt-gpu-offload ->
+// -> gt-zero-gather; as gt.zero_moment gt-zero-gather -> the state table), #gt.device_globals (gt-gpu-offload ->
 // gt-gpu-device-memory) and #gt.cp (gt-context-parallel -> gt.attention's
 // verifier and bufferization). Parameters print in declaration order.
 
@@ -25,6 +25,16 @@ module @zero {
   ml_program.global private mutable @w(dense<0.5> : tensor<4x6xf32>) : tensor<4x6xf32>
   ml_program.global private mutable @b(dense<0.5> : tensor<3xf32>) : tensor<3xf32>
   ml_program.global private mutable @gt.zero.bucket0(dense<0.0> : tensor<14xf32>) : tensor<14xf32> {gt.zero_shard = #gt.zero_shard<sizes = [24, 3], padded = 28, params = [@w, @b]>}
+}
+
+// ZeRO-1/2: the bucket is gone, its moments keep the packing
+// (gt-zero-gather -> the state table).
+// CHECK-LABEL: module @zero_moment
+// CHECK: ml_program.global private mutable @gt.zero.bucket0.adam_m(dense<0.000000e+00> : tensor<14xf32>) : tensor<14xf32> {gt.optimizer_state, gt.zero_moment = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
+module @zero_moment {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x6xf32>) : tensor<4x6xf32>
+  ml_program.global private mutable @b(dense<0.5> : tensor<3xf32>) : tensor<3xf32>
+  ml_program.global private mutable @gt.zero.bucket0.adam_m(dense<0.0> : tensor<14xf32>) : tensor<14xf32> {gt.optimizer_state, gt.zero_moment = #gt.zero_shard<params = [@w, @b], sizes = [24, 3], padded = 28>}
 }
 
 // CHECK-LABEL: module @device_globals attributes {gt.device_globals = #gt.device_globals<globals = [@w, @gt.step], bytes = [128, 8]>}

@@ -34,6 +34,10 @@ constexpr llvm::StringLiteral kPipelineAttr = "gt.pipeline";
 /// `#gt.zero_shard` on a ZeRO bucket global: gt-data-parallel ->
 /// gt-zero-gather.
 constexpr llvm::StringLiteral kZeroShardAttr = "gt.zero_shard";
+/// `#gt.zero_shard` on a ZeRO-1/2 moment global `<bucket>.<moment>` (the
+/// bucket itself is gone): gt-zero-gather -> the state table, which says
+/// where each parameter's moments lie in the shards.
+constexpr llvm::StringLiteral kZeroMomentAttr = "gt.zero_moment";
 /// `#gt.device_globals` on the module: gt-gpu-offload ->
 /// gt-gpu-device-memory.
 constexpr llvm::StringLiteral kDeviceGlobalsAttr = "gt.device_globals";
