@@ -26,6 +26,9 @@ PACKAGES=(
   libtorch-dev python3-pytest chromium
   # A venv for PyPI's onnx wheel, whose node tests cover opsets 18-23
   python3-venv
+  # Launch tests (test/E2E/launch_*.test): a one-node Slurm cluster
+  # (slurmctld, slurmd, srun) and two network namespaces as two hosts
+  slurm-wlm iproute2 util-linux
 )
 
 SUDO=""

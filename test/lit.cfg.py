@@ -38,3 +38,17 @@ if _smi:
     _out = subprocess.run([_smi, "-L"], capture_output=True, text=True)
     if _out.returncode == 0 and "GPU" in _out.stdout:
         config.available_features.add("cuda-gpu")
+
+# Launching as on a cluster (test/E2E/launch_*.test): two network
+# namespaces as two hosts (`netns`: root, ip, unshare) and a one-node Slurm
+# cluster (`slurm`: root, slurmctld, slurmd, srun; Debian's slurm-wlm).
+# scripts/setup.sh installs them and CI runs as root: under CI the tests
+# always run, so a missing tool fails them instead of leaving them
+# UNSUPPORTED.
+_ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+_root = hasattr(os, "geteuid") and os.geteuid() == 0
+if _ci or (_root and shutil.which("ip") and shutil.which("unshare")):
+    config.available_features.add("netns")
+if _ci or (_root and all(shutil.which(t) for t in
+                         ("slurmctld", "slurmd", "srun", "sinfo"))):
+    config.available_features.add("slurm")
