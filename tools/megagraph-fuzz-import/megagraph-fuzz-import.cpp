@@ -15,13 +15,34 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+namespace {
+
+/// Inputs one context serves before it is replaced: a context keeps every
+/// attribute and type it interned, so a long run starts a fresh one now
+/// and then; in between, inputs share its loaded dialects, which are most
+/// of the cost of a small input.
+constexpr int kInputsPerContext = 1000;
+
+mlir::MLIRContext &contextForNextInput() {
+  static std::unique_ptr<mlir::MLIRContext> context;
+  static int served = 0;
+  if (!context || served++ == kInputsPerContext) {
+    context.reset(); // the old one first: two at once double the peak
+    context = std::make_unique<mlir::MLIRContext>(
+        mlir::MLIRContext::Threading::DISABLED);
+    context->printOpOnDiagnostic(false);
+    megagraph::loadOnnxImportDialects(*context);
+    served = 1;
+  }
+  return *context;
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  // One context per input: a shared one would keep every input's
-  // attributes and types interned, growing without bound.
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  context.printOpOnDiagnostic(false);
-  megagraph::loadOnnxImportDialects(context);
+  mlir::MLIRContext &context = contextForNextInput();
   mlir::ScopedDiagnosticHandler ignore(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
   megagraph::OnnxImportOptions options;
