@@ -348,10 +348,23 @@ struct PlanUnits {
   std::vector<UnitCost> units;
   StageSplitOptions split;
   double stageTimeConstant = 0; // pipeline sends per micro-batch
-  double memoryConstant = 0;    // io + transient + gathered shards
+  double memoryConstant = 0;    // io + transient + bias gradient
   double slots = 1;             // mb + pp - 1
   int64_t localBatch = 0, microBatch = 0;
 };
+
+/// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences:
+/// a 1/cp share of the rows, except K and V under cp all-gather or ring,
+/// which the attention backward needs for the whole sequence (the gathered
+/// or received blocks stay live until then).
+double keptActivations(const UnitProfile &u, double m,
+                       const ParallelPlan &plan) {
+  const double cp = static_cast<double>(plan.cp);
+  const double kv = plan.cp > 1 && plan.cpMode != "ulysses"
+                        ? std::min(u.kvBytes, u.activationBytes)
+                        : 0;
+  return m / cp * (u.activationBytes - kv) + m * kv;
+}
 
 std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                       const HardwareProfile &hw, int64_t memoryLimit,
@@ -394,7 +407,6 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   out.split.recompute = plan.recompute;
   out.split.memoryLimit = memoryLimit;
   double transient = 0;
-  int64_t largestUnitParams = 0;
   for (const UnitProfile &u : model.units) {
     UnitCost c;
     c.name = u.name;
@@ -438,15 +450,17 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     c.time = compute + cpComm + dpComm / slots;
     // Memory held for the whole step.
     double p = (double)u.paramBytes;
-    double params = zero >= 3 ? p / shard : p;
+    // ZeRO-3: the shard, and the parameters gathered for the step (all of
+    // the stage's at the end of the forward: gt-zero-gather gathers them
+    // at the start of the step and they stay live until their backward).
+    double params = zero >= 3 ? p / shard + p : p;
     double grads = zero >= 2 ? p / shard : p;
     double state = model.optimizerStateFactor * (zero >= 1 ? p / shard : p);
     c.persistentBytes = static_cast<int64_t>(params + grads + state);
-    c.activationBytes =
-        static_cast<int64_t>(m / cp * (u.activationBytes + u.biasBytes));
+    c.activationBytes = static_cast<int64_t>(keptActivations(u, m, plan) +
+                                             m / cp * u.biasBytes);
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     transient = std::max(transient, m / cp * u.transientBytes);
-    largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
   }
   if (plan.pp > 1) {
@@ -456,10 +470,11 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   }
   // The kernels' workspace and the attention backward's packed operands
   // are not live at once; the bias gradient accumulates over the layers.
+  // (ZeRO-3's gathered parameters are the stage's, counted per unit:
+  // gt-zero-gather gathers them for the whole step.)
   out.memoryConstant = std::max(transient, (double)hw.scratchBytes) +
                        m / cp * model.biasGradBytesPerSeq +
-                       model.ioBytesPerSeq * b / cp +
-                       (zero >= 3 ? (double)largestUnitParams : 0);
+                       model.ioBytesPerSeq * b / cp;
   return "";
 }
 
@@ -520,12 +535,12 @@ Prediction megagraph::predict(const ModelProfile &model,
   const double m = pu.microBatch, cp = plan.cp;
   for (int64_t u = begin; u < end; ++u) {
     p += model.units[u].paramBytes;
-    act += m / cp * model.units[u].activationBytes;
+    act += keptActivations(model.units[u], m, plan);
     bias += m / cp * model.units[u].biasBytes;
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
-  mem.parameters = plan.zero >= 3 ? p / shard : p;
+  mem.parameters = plan.zero >= 3 ? p / shard + p : p;
   mem.gradients = plan.zero >= 2 ? p / shard : p;
   mem.optimizerState =
       model.optimizerStateFactor * (plan.zero >= 1 ? p / shard : p);

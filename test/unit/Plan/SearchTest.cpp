@@ -251,26 +251,41 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   EXPECT_DOUBLE_EQ(z1.memory.gradients, P);
   dp.zero = 3;
   Prediction z3 = predict(m, dp, hw);
-  EXPECT_DOUBLE_EQ(z3.memory.parameters, P / 8);
+  // The shard, and the parameters gathered for the step.
+  EXPECT_DOUBLE_EQ(z3.memory.parameters, P / 8 + P);
   EXPECT_LT(z3.peakBytes(), z1.peakBytes());
   EXPECT_LT(z1.peakBytes(), z0.peakBytes());
   EXPECT_GT(z3.communicationTime, z0.communicationTime);
-  // cp splits activations and the bias by rows.
+  // cp splits activations and the bias by rows, except K and V, which the
+  // attention backward needs whole (all-gather and ring; Ulysses moves
+  // heads instead).
   ParallelPlan cp;
   cp.cp = 4;
   ParallelPlan one;
   Prediction c4 = predict(m, cp, hw), c1 = predict(m, one, hw);
-  EXPECT_NEAR(c4.memory.activations, c1.memory.activations / 4,
+  double kv = 0;
+  for (const UnitProfile &u : m.units)
+    kv += u.kvBytes * m.batch;
+  ASSERT_GT(kv, 0);
+  EXPECT_NEAR(c4.memory.activations, (c1.memory.activations - kv) / 4 + kv,
               1e-6 * c1.memory.activations);
   EXPECT_NEAR(c4.memory.attentionBias, c1.memory.attentionBias / 4,
               1e-6 * c1.memory.attentionBias);
+  ParallelPlan ulysses = cp;
+  ulysses.cpMode = "ulysses";
+  EXPECT_NEAR(predict(m, ulysses, hw).memory.activations,
+              c1.memory.activations / 4, 1e-6 * c1.memory.activations);
+  ParallelPlan ring = cp;
+  ring.cpMode = "ring";
+  EXPECT_DOUBLE_EQ(predict(m, ring, hw).memory.activations,
+                   c4.memory.activations);
   // Under cp the gradients are summed over dp x cp ranks, and ZeRO shards
   // over all of them.
   ParallelPlan dpcp;
   dpcp.dp = 2, dpcp.cp = 4, dpcp.zero = 3;
   Prediction s8 = predict(m, dpcp, hw);
   ASSERT_TRUE(s8.valid);
-  EXPECT_DOUBLE_EQ(s8.memory.parameters, P / 8);
+  EXPECT_DOUBLE_EQ(s8.memory.parameters, P / 8 + P);
   EXPECT_DOUBLE_EQ(s8.memory.gradients, P / 8);
   EXPECT_DOUBLE_EQ(s8.memory.optimizerState, 2 * P / 8);
   ParallelPlan cpz = cp;

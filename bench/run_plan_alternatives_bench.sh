@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The cost model against every plan of ONE model on 4 ranks: each plan of
+# 4 devices that the search enumerates (dp x pp x cp, ZeRO 0-3, cp modes,
+# mb = pp and 2 pp) is compiled and trained under mpirun -np 4 where
+# megagraph-compile builds it; predicted vs measured per-rank peak memory
+# and step time (test/E2E/plan_alternatives_check.py says what is
+# compared). Writes the table, the Spearman of the step times and the load.
+# usage: bench/run_plan_alternatives_bench.sh [BUILD_DIR] [OUT.md]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD=${1:-build}
+OUT=${2:-bench/results/$(date -u +%F)-plan-alternatives.md}
+ninja -C "$BUILD" -j2 megagraph-compile megagraph_rt > /dev/null
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+start_load=$(uptime)
+PATH="$BUILD/bin:$PATH" /usr/bin/python3 test/E2E/plan_alternatives_check.py \
+  megagraph-compile "$WORK" --steps 5 --markdown "$WORK/table.md" \
+  > "$WORK/log" 2>/dev/null || true
+{
+  echo "# Cost model against alternative plans of one model ($(date -u +%F), $(nproc) cores)"
+  echo
+  echo "Command: \`bench/run_plan_alternatives_bench.sh $BUILD\`"
+  echo
+  echo "Load: before \`$start_load\`, after \`$(uptime)\`"
+  echo
+  cat "$WORK/table.md"
+  echo
+  echo '```'
+  grep '^check:' "$WORK/log"
+  echo '```'
+} > "$OUT"
+echo "wrote $OUT"
