@@ -434,6 +434,16 @@ std::string Heartbeat::connect(MPI_Comm world) {
     }
   }
 
+  // 3b. Everyone connected, or nobody waits for connections that will not
+  //     come: a rank that cannot reach a lower one (a host name that does
+  //     not resolve, say) fails the setup at once, not after the 30 s of
+  //     step 4. (A connection completes in the listener's backlog, so this
+  //     needs no accept first.)
+  int connected = error.empty(), allConnected = 0;
+  MPI_Allreduce(&connected, &allConnected, 1, MPI_INT, MPI_MIN, world);
+  if (!allConnected && error.empty())
+    error = "another rank could not connect to its peers";
+
   // 4. ... and accept every higher one.
   for (int left = size_ - 1 - rank_; left > 0 && error.empty();) {
     if (!waitFd(listenFd, POLLIN, deadline)) {

@@ -88,6 +88,12 @@ class TwoHosts:
                     "\"$host\" \"$*\"\n")
         os.chmod(self.agent, 0o755)
 
+    def forget_names(self):
+        """From now on neither host resolves the other's name."""
+        for ns in self.ns:
+            with open(f"/etc/netns/{ns}/hosts", "w") as f:
+                f.write("127.0.0.1 localhost\n")
+
     def on_host(self, i, cmd):
         """`cmd` as started on host i (its namespace and name)."""
         return ["ip", "netns", "exec", self.ns[i], "unshare", "--uts", "sh",
