@@ -16,6 +16,7 @@
 
 #include "CudaCommon.cuh"
 #include "driver/Descriptor.h"
+#include "support/LocalRank.h"
 
 #include "megagraph/Runtime.h"
 
@@ -54,7 +55,11 @@ struct Driver {
   }
 };
 
-/// Ends the program with a clear message when there is no usable GPU.
+/// The CUDA device of this process (set once by requireDevice).
+int programDevice = 0;
+
+/// Ends the program with a clear message when there is no usable GPU;
+/// makes this process's device current.
 void requireDevice() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -66,9 +71,25 @@ void requireDevice() {
                    "cpu to run on this machine\n");
       std::exit(1);
     }
+    // One process per GPU: the device of this node-local rank (or
+    // MEGAGRAPH_CUDA_DEVICE), chosen before any CUDA work. The NCCL groups
+    // of multi-GPU programs bind to it too.
+    std::string why;
+    const int device = mgrt::chooseCudaDevice(
+        mgrt_cuda_device_count(), [](const char *n) { return std::getenv(n); },
+        why);
+    if (device < 0) {
+      std::fprintf(stderr, "megagraph: %s\n", why.c_str());
+      std::exit(1);
+    }
+    programDevice = device;
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+      kernelFail("cuda", "cannot use CUDA device %d: %s", device,
+                 cudaGetErrorString(e));
     // The runtime API's primary context, current on this thread, is the
     // one the driver API calls below use.
-    cudaError_t e = cudaFree(nullptr);
+    e = cudaFree(nullptr);
     if (e != cudaSuccess)
       kernelFail("cuda", "cannot create a CUDA context: %s",
                  cudaGetErrorString(e));
@@ -82,6 +103,7 @@ void bindContext() {
   thread_local bool bound = false;
   if (!bound) {
     requireDevice();
+    (void)cudaSetDevice(programDevice);
     (void)cudaFree(nullptr);
     bound = true;
   }

@@ -111,17 +111,20 @@ void mgrt_cuda_attention_backward(const mgrt_cuda_attention *a,
 /*===-- Dense kernels -----------------------------------------------------===*/
 
 /** GEMM precision of mgrt_cuda_matmul: FP32 (default), TF32 tensor cores
- *  on float32 data, or BF16 data with float32 accumulation. */
+ *  on float32 data, BF16 data with float32 accumulation, or BF16 operands
+ *  with float32 accumulation and a float32 result (mixed precision). */
 typedef enum mgrt_cuda_math {
   MGRT_CUDA_MATH_FP32 = 0,
   MGRT_CUDA_MATH_TF32 = 1,
-  MGRT_CUDA_MATH_BF16 = 2
+  MGRT_CUDA_MATH_BF16 = 2,
+  MGRT_CUDA_MATH_BF16_F32 = 3
 } mgrt_cuda_math;
 
 /** Row-major batched GEMM through cuBLAS: out[g] = op(a[g]) @ op(b[g]) with
  *  a [G,M,K] (or [G,K,M] when trans_a), b [G,K,N] (or [G,N,K] when
  *  trans_b), out [G,M,N], all contiguous; b_batch_stride 0 shares b. Data
- *  is float32 for FP32/TF32 and bfloat16 for BF16 (out too). */
+ *  is float32 for FP32/TF32, bfloat16 for BF16 (out too); BF16_F32 reads
+ *  bfloat16 a and b and writes float32 out. */
 void mgrt_cuda_matmul(void *d_out, const void *d_a, const void *d_b, int64_t G,
                       int64_t M, int64_t N, int64_t K, int trans_a, int trans_b,
                       int64_t b_batch_stride, int math, void *stream);
