@@ -13,6 +13,7 @@
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Support/ModelNames.h"
+#include "megagraph/RuntimeCuda.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -98,7 +99,8 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
       return signalPassFailure();
     }
     if ((!emulateOnHost && failed(retargetRuntimeCalls(module))) ||
-        failed(offloadLoops(module)) || failed(checkHost(module)))
+        failed(offloadLoops(module)) || failed(hostScalars(module)) ||
+        failed(checkHost(module)))
       return signalPassFailure();
     recordGlobals(module);
     if (emulateOnHost)
@@ -376,25 +378,11 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
     int64_t threads = blockSize;
     if (staticTotal > 0 && staticTotal < threads)
       threads = staticTotal;
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value block = arith::ConstantIndexOp::create(rewriter, loc, threads);
-    Value grid = arith::CeilDivUIOp::create(rewriter, loc, total, block);
-    auto launch =
-        gpu::LaunchOp::create(rewriter, loc, grid, one, one, block, one, one);
-    // One kernel module for the whole program: one PTX image to compile
-    // and JIT-load.
-    MLIRContext *ctx = rewriter.getContext();
-    auto parent = launch->getParentOfType<FunctionOpInterface>();
-    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kKernelModule));
-    std::string name = (parent ? parent.getName() : StringRef("kernel")).str() +
-                       "_k" + std::to_string(kernelCount++);
-    launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
-    ++numKernels;
+    gpu::LaunchOp launch = newLaunch(rewriter, loc, total, threads);
     if (leading == 0)
       ++numSerial;
     Block &body = launch.getBody().front();
-    rewriter.setInsertionPointToEnd(&body);
-    auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+    Operation *terminator = body.getTerminator();
 
     // 2. Each op's loops inside the kernel, in order; 3. the leading
     // parallel loops become the thread index.
@@ -468,6 +456,91 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
     rewriter.eraseOp(parallel);
   }
 
+  /// An empty one-dimensional launch of `threads` threads in blocks of
+  /// `block`, in the program's kernel module, ending in its terminator.
+  gpu::LaunchOp newLaunch(IRRewriter &rewriter, Location loc, Value total,
+                          int64_t threads) {
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value block = arith::ConstantIndexOp::create(rewriter, loc, threads);
+    Value grid = arith::CeilDivUIOp::create(rewriter, loc, total, block);
+    auto launch =
+        gpu::LaunchOp::create(rewriter, loc, grid, one, one, block, one, one);
+    // One kernel module for the whole program: one PTX image to compile
+    // and JIT-load.
+    MLIRContext *ctx = rewriter.getContext();
+    auto parent = launch->getParentOfType<FunctionOpInterface>();
+    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kKernelModule));
+    std::string name = (parent ? parent.getName() : StringRef("kernel")).str() +
+                       "_k" + std::to_string(kernelCount++);
+    launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
+    ++numKernels;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(rewriter, loc);
+    return launch;
+  }
+
+  /// Host-level scalar accesses of device memory (a flag the step sets and
+  /// branches on): a store becomes a one-thread kernel (the value its
+  /// argument); a load of a rank-0 buffer becomes a device-to-host read of
+  /// the element (mgrt_cuda_load_<type>, RuntimeCuda.h). Emulated on the
+  /// host such a load stays as it is: host memory is the device memory.
+  LogicalResult hostScalars(ModuleOp module) {
+    IRRewriter rewriter(module.getContext());
+    SmallVector<memref::StoreOp> stores;
+    SmallVector<memref::LoadOp> loads;
+    module.walk([&](Operation *op) {
+      if (insideKernel(op))
+        return;
+      if (auto store = dyn_cast<memref::StoreOp>(op);
+          store && !store.getMemRef().getDefiningOp<memref::AllocaOp>())
+        stores.push_back(store);
+      if (auto load = dyn_cast<memref::LoadOp>(op);
+          load && load.getMemRefType().getRank() == 0 && !emulateOnHost &&
+          !load.getMemRef().getDefiningOp<memref::AllocaOp>())
+        loads.push_back(load);
+    });
+    for (memref::StoreOp store : stores) {
+      rewriter.setInsertionPoint(store);
+      Location loc = store.getLoc();
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      gpu::LaunchOp launch = newLaunch(rewriter, loc, one, 1);
+      ++numSerial;
+      rewriter.moveOpBefore(store, launch.getBody().front().getTerminator());
+    }
+    for (memref::LoadOp load : loads) {
+      Type type = load.getType();
+      std::string suffix;
+      if (type.isInteger(32) || type.isInteger(64) || type.isF32() ||
+          type.isF64())
+        suffix = (type.isInteger(32)   ? "i32"
+                  : type.isInteger(64) ? "i64"
+                  : type.isF32()       ? "f32"
+                                       : "f64");
+      if (suffix.empty())
+        continue; // checkHost reports it
+      std::string callee = std::string(MGRT_CUDA_LOAD_PREFIX) + suffix;
+      auto memrefType = load.getMemRefType();
+      auto fnType = FunctionType::get(module.getContext(), {memrefType}, {type});
+      // One declaration per element type and buffer type.
+      std::string declName = callee;
+      auto decl = module.lookupSymbol<func::FuncOp>(declName);
+      if (decl && decl.getFunctionType() != fnType)
+        return load.emitError("gt-gpu-offload: host reads of rank-0 buffers "
+                              "of different layouts are not supported");
+      if (!decl) {
+        OpBuilder b(module.getBodyRegion());
+        decl = func::FuncOp::create(b, load.getLoc(), declName, fnType);
+        decl.setPrivate();
+        decl->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+      }
+      rewriter.setInsertionPoint(load);
+      rewriter.replaceOpWithNewOp<func::CallOp>(load, decl,
+                                                ValueRange{load.getMemRef()});
+    }
+    return success();
+  }
+
   /// No host-level op may touch a buffer's elements, and no kernel may use
   /// a host stack buffer.
   LogicalResult checkHost(ModuleOp module) {
@@ -483,6 +556,15 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
       }
       if (!isa<memref::LoadOp, memref::StoreOp, linalg::LinalgOp>(op) ||
           insideKernel(op))
+        return WalkResult::advance();
+      if (auto load = dyn_cast<memref::LoadOp>(op);
+          load && emulateOnHost && load.getMemRefType().getRank() == 0)
+        return WalkResult::advance(); // a device-to-host read on a GPU
+      if (auto store = dyn_cast<memref::StoreOp>(op);
+          store && store.getMemRef().getDefiningOp<memref::AllocaOp>())
+        return WalkResult::advance(); // the host's own stack
+      if (auto load = dyn_cast<memref::LoadOp>(op);
+          load && load.getMemRef().getDefiningOp<memref::AllocaOp>())
         return WalkResult::advance();
       op->emitError("gt-gpu-offload: this op would read or write device "
                     "memory on the host");

@@ -231,7 +231,7 @@ struct View4 {
   int64_t n[4], s[4];
 };
 
-View4 viewOf(const mgrt_memref_f32_4 *m) {
+View4 view4Of(const mgrt_memref_f32_4 *m) {
   View4 v;
   for (int d = 0; d < 4; ++d)
     v.n[d] = m->sizes[d], v.s[d] = m->strides[d];
@@ -505,7 +505,7 @@ void ringBackward(mgrt_comm_group *group, const Layout &l,
       dkvT(B * l.maxRows * (D + Dv), call);
   fill(dqAcc.data(), B * Sr * D, 0.f, call);
   if (wantDBias) {
-    View4 whole = viewOf(dbias);
+    View4 whole = view4Of(dbias);
     if (numel(whole) > 0) {
       zero4Kernel<<<gridFor(numel(whole)), 256>>>(
           dbias->aligned + dbias->offset, whole);
@@ -536,7 +536,7 @@ void ringBackward(mgrt_comm_group *group, const Layout &l,
       g.dv = dkvT.data() + B * n * D;
       if (wantDBias) {
         dbs = keySlice(dbias, l.first[src], n);
-        View4 slice = viewOf(&dbs);
+        View4 slice = view4Of(&dbs);
         dbT = DeviceBuffer(numel(slice), call);
         mgrt_memref_f32_4 packed{};
         int64_t stride = 1;
@@ -551,9 +551,9 @@ void ringBackward(mgrt_comm_group *group, const Layout &l,
       mgrt_cuda_attention_backward(&a, &g, nullptr);
       addInto(dqAcc.data(), dqT.data(), B * Sr * D, call);
       addInto(cur.data() + half, dkvT.data(), half, call);
-      if (wantDBias && numel(viewOf(&dbs)) > 0) {
-        add4Kernel<<<gridFor(numel(viewOf(&dbs))), 256>>>(
-            dbs.aligned + dbs.offset, viewOf(&dbs), dbT.data());
+      if (wantDBias && numel(view4Of(&dbs)) > 0) {
+        add4Kernel<<<gridFor(numel(view4Of(&dbs))), 256>>>(
+            dbs.aligned + dbs.offset, view4Of(&dbs), dbT.data());
         MGRT_CUDA_LAUNCHED(call);
       }
     }

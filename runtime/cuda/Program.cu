@@ -274,6 +274,30 @@ extern "C" void *mgrt_cuda_global(const void *host, int64_t bytes) {
   return d;
 }
 
+//===-- Host reads of device scalars --------------------------------------===//
+
+namespace {
+template <typename T> T loadScalar(const mgrt_cuda_scalar_ref *m) {
+  T value{};
+  const char *p = static_cast<const char *>(m->aligned) + m->offset * sizeof(T);
+  mgrt_cuda_copy_to_host(&value, p, sizeof(T));
+  return value;
+}
+} // namespace
+
+extern "C" int32_t _mlir_ciface_mgrt_cuda_load_i32(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<int32_t>(m);
+}
+extern "C" int64_t _mlir_ciface_mgrt_cuda_load_i64(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<int64_t>(m);
+}
+extern "C" float _mlir_ciface_mgrt_cuda_load_f32(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<float>(m);
+}
+extern "C" double _mlir_ciface_mgrt_cuda_load_f64(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<double>(m);
+}
+
 //===-- Entry points ------------------------------------------------------===//
 
 namespace {

@@ -17,9 +17,10 @@
 #include <cstring>
 #include <vector>
 
-namespace mgrt::cuda {
-
 namespace {
+
+using namespace mgrt::cuda;
+
 /// dst(g,i,j) = src(g,i,j) over [G,R,C], each through its own strides.
 __global__ void copyKernel(float *dst, View3 d, const float *src, View3 s,
                            int64_t G, int64_t R, int64_t C) {
@@ -31,10 +32,11 @@ __global__ void copyKernel(float *dst, View3 d, const float *src, View3 s,
         src[g * s.s[0] + i * s.s[1] + j * s.s[2]];
   }
 }
+
 } // namespace
 
-void copy(float *dst, View3 d, const float *src, View3 s, int64_t G, int64_t R,
-          int64_t C, const char *name) {
+void mgrt::cuda::copy(float *dst, View3 d, const float *src, View3 s,
+                      int64_t G, int64_t R, int64_t C, const char *name) {
   if (G * R * C == 0)
     return;
   copyKernel<<<gridFor(G * R * C), 256>>>(dst, d, src, s, G, R, C);
@@ -42,7 +44,6 @@ void copy(float *dst, View3 d, const float *src, View3 s, int64_t G, int64_t R,
 }
 
 namespace {
-
 /// A [G,R,C] operand as mgrt_cuda_matmul reads it: contiguous as stored
 /// ([G,R,C]) or transposed ([G,C,R]); other layouts are packed into
 /// `scratch` (freed by the caller).
@@ -97,6 +98,8 @@ int matmulMath() {
 }
 
 } // namespace
+
+namespace mgrt::cuda {
 
 mgrt_cuda_attention attentionOf(const mgrt_memref_f32_3 *q,
                                 const mgrt_memref_f32_3 *k,
