@@ -13,7 +13,6 @@
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Support/ModelNames.h"
-#include "megagraph/RuntimeCuda.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -69,6 +68,10 @@ bool isDeviceCall(StringRef callee) {
   return callee.starts_with("mgrt_cuda_") ||
          callee.starts_with("mgrt_comm_device_");
 }
+
+/// The host reads of rank-0 device buffers, `<prefix><type>`
+/// (RuntimeCuda.h, MGRT_CUDA_LOAD_PREFIX).
+constexpr StringLiteral kLoadPrefix = "mgrt_cuda_load_";
 
 /// The gpu.module every kernel is outlined into.
 constexpr StringLiteral kKernelModule = "megagraph_kernels";
@@ -519,7 +522,7 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
                                        : "f64");
       if (suffix.empty())
         continue; // checkHost reports it
-      std::string callee = std::string(MGRT_CUDA_LOAD_PREFIX) + suffix;
+      std::string callee = std::string(kLoadPrefix) + suffix;
       auto memrefType = load.getMemRefType();
       auto fnType = FunctionType::get(module.getContext(), {memrefType}, {type});
       // One declaration per element type and buffer type.
