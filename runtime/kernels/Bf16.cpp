@@ -13,6 +13,7 @@
 #include "megagraph/ModelABI.h"
 #include "megagraph/Runtime.h"
 
+#include "kernels/Bf16.h"
 #include "kernels/MatMul.h"
 #include "support/Check.h"
 #include "support/ThreadPool.h"
@@ -121,6 +122,21 @@ private:
 };
 
 } // namespace
+
+void mgrt::roundBf16Scalar(const float *src, float *dst, int64_t n) {
+  roundRowScalar(src, dst, n);
+}
+
+bool mgrt::roundBf16Avx512(const float *src, float *dst, int64_t n) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bf16")) {
+    roundRowAvx512(src, dst, n);
+    return true;
+  }
+#endif
+  return false;
+}
 
 extern "C" float mgrt_round_bf16(float x) {
   float y;

@@ -21,8 +21,12 @@ larger, which the same comparison must fail (so a BF16 path that broke the
 training, not just rounded it, would fail too). Measured: see the test's
 output (the BF16 run stays around 1e-3).
 
-usage: train_bf16_check.py MEGAGRAPH_COMPILE WORKDIR [--emulate-gpu]
-(--emulate-gpu: both programs through --cuda-emulate-on-host.)
+The BF16 program is also compiled through --target cuda's kernels
+emulated on the host (--cuda-emulate-on-host): the same tolerance against
+FP32, and within 1e-5 of the CPU's BF16 run (the same rounding and kernels;
+only the loop nests differ).
+
+usage: train_bf16_check.py MEGAGRAPH_COMPILE WORKDIR
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import json
@@ -64,11 +68,12 @@ def max_rel(ref, got):
 
 def main():
     compiler, work = sys.argv[1], sys.argv[2]
-    extra = ["--cuda-emulate-on-host"] if "--emulate-gpu" in sys.argv else []
     os.makedirs(work, exist_ok=True)
-    fp32 = losses(compiler, work, "fp32", *extra)
-    bf16 = losses(compiler, work, "bf16", "--precision", "bf16", *extra)
-    control = losses(compiler, work, "control", *extra, lr=1.5 * LR)
+    fp32 = losses(compiler, work, "fp32")
+    bf16 = losses(compiler, work, "bf16", "--precision", "bf16")
+    emulated = losses(compiler, work, "bf16-emulated", "--precision", "bf16",
+                      "--cuda-emulate-on-host")
+    control = losses(compiler, work, "control", lr=1.5 * LR)
     ok = True
 
     def check(name, good, detail):
@@ -83,6 +88,12 @@ def main():
           f"{bf16[0]:.5f} -> {bf16[-1]:.5f} (bf16)")
     check("bf16 is not fp32", d > FLOOR,
           f"max relative loss difference {d:.2e} > {FLOOR:g}")
+    e = max_rel(fp32, emulated)
+    check("bf16 through the emulated GPU kernels follows fp32",
+          e <= TOLERANCE, f"max relative loss difference {e:.2e}")
+    eb = max_rel(bf16, emulated)
+    check("emulated GPU kernels match the CPU's bf16", eb <= 1e-5,
+          f"max relative loss difference {eb:.2e}")
     c = max_rel(fp32, control)
     check("control fails the tolerance", c > TOLERANCE,
           f"fp32 with lr x1.5: max relative loss difference {c:.2e} > "
