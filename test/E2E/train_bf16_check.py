@@ -22,9 +22,14 @@ training, not just rounded it, would fail too). Measured: see the test's
 output (the BF16 run stays around 1e-3).
 
 The BF16 program is also compiled through --target cuda's kernels
-emulated on the host (--cuda-emulate-on-host): the same tolerance against
-FP32, and within 1e-5 of the CPU's BF16 run (the same rounding and kernels;
-only the loop nests differ).
+emulated on the host (--cuda-emulate-on-host), with the same tolerance
+against FP32. It is not bit-identical to the CPU's BF16 run (which pairs
+each attention backward with its forward's statistics, summing in another
+order): rounding to bfloat16 turns a float32 difference of 1e-7 into a
+whole bf16 step (3.9e-3) for the few operands near a rounding boundary,
+so two BF16 runs that differ only in float32 summation order part about
+as far as BF16 and FP32 do (measured: 4.3e-4 against 9.0e-4). The GPU's
+BF16 run is held to the same tolerance for the same reason.
 
 usage: train_bf16_check.py MEGAGRAPH_COMPILE WORKDIR
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
@@ -92,7 +97,7 @@ def main():
     check("bf16 through the emulated GPU kernels follows fp32",
           e <= TOLERANCE, f"max relative loss difference {e:.2e}")
     eb = max_rel(bf16, emulated)
-    check("emulated GPU kernels match the CPU's bf16", eb <= 1e-5,
+    check("emulated GPU kernels against the CPU's bf16", eb <= TOLERANCE,
           f"max relative loss difference {eb:.2e}")
     c = max_rel(fp32, control)
     check("control fails the tolerance", c > TOLERANCE,
