@@ -50,7 +50,8 @@ echo "$ARGS" > "$DEST/bin/graphormer-train.args"
 for p in fp32 bf16; do
   exe=$DEST/graphormer-train-cpu-$p
   compile --precision "$p" -o "$exe"
-  log=$DEST/bin/graphormer-train-cpu$([ $p = bf16 ] && echo -bf16).jsonl
+  log=$DEST/bin/graphormer-train-cpu.jsonl
+  [ "$p" = bf16 ] && log=$DEST/bin/graphormer-train-cpu-bf16.jsonl
   rm -f "$log"
   # shellcheck disable=SC2086
   "$exe" $ARGS --log-json "$log" >/dev/null
@@ -70,6 +71,7 @@ done | sort -u | while read -r lib; do
   esac
 done
 for deb in /var/cache/apt/archives/{openmpi-bin,openmpi-common,libopenmpi3,libpmix2,libhwloc15,libevent-*,libfabric1,libibverbs1,libnl-*,libpsm*,librdmacm1,libucx0,libmunge2,libxnvctrl0}_*.deb; do
+  case "$deb" in *-dev_*) continue ;; esac
   if [ -e "$deb" ]; then cp "$deb" "$DEST/mpi/"; fi
 done
 tar -C "$(dirname "$DEST")" -cJf "$DEST.tar.xz" "$(basename "$DEST")"

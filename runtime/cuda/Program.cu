@@ -69,7 +69,12 @@ void requireDevice() {
                    "but no CUDA device is usable here (no GPU, no driver, or "
                    "CUDA_VISIBLE_DEVICES hides them); compile with --target "
                    "cpu to run on this machine\n");
-      std::exit(1);
+      // Without atexit handlers: the communication runtime's would tell
+      // the other ranks of a job that this one finished normally, and a
+      // rank waiting for it would wait for the comm timeout; this way its
+      // connections close and they stop at once, naming it.
+      std::fflush(nullptr);
+      std::_Exit(1);
     }
     // One process per GPU: the device of this node-local rank (or
     // MEGAGRAPH_CUDA_DEVICE), chosen before any CUDA work. The NCCL groups
@@ -80,7 +85,8 @@ void requireDevice() {
         why);
     if (device < 0) {
       std::fprintf(stderr, "megagraph: %s\n", why.c_str());
-      std::exit(1);
+      std::fflush(nullptr);
+      std::_Exit(1);
     }
     programDevice = device;
     cudaError_t e = cudaSetDevice(device);
