@@ -70,8 +70,8 @@ bool isDeviceCall(StringRef callee) {
 }
 
 /// The host reads of rank-0 device buffers, `<prefix><type>`
-/// (RuntimeCuda.h, MGRT_CUDA_LOAD_PREFIX).
-constexpr StringLiteral kLoadPrefix = "mgrt_cuda_load_";
+/// (megagraph/RuntimeCuda.h).
+constexpr StringLiteral kLoadPrefix = MGRT_CUDA_LOAD_PREFIX;
 
 /// The gpu.module every kernel is outlined into.
 constexpr StringLiteral kKernelModule = "megagraph_kernels";
@@ -291,8 +291,7 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
         for (OpOperand &b : op->getOpOperands()) {
           if (!isa<MemRefType>(b.get().getType()))
             continue;
-          const bool writes =
-              prior.isDpsInit(&a) || op.isDpsInit(&b);
+          const bool writes = prior.isDpsInit(&a) || op.isDpsInit(&b);
           if (!writes || !mayAlias(a.get(), b.get()))
             continue;
           AffineMap ma = prior.getMatchingIndexingMap(&a);
@@ -524,7 +523,8 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
         continue; // checkHost reports it
       std::string callee = std::string(kLoadPrefix) + suffix;
       auto memrefType = load.getMemRefType();
-      auto fnType = FunctionType::get(module.getContext(), {memrefType}, {type});
+      auto fnType =
+          FunctionType::get(module.getContext(), {memrefType}, {type});
       // One declaration per element type and buffer type.
       std::string declName = callee;
       auto decl = module.lookupSymbol<func::FuncOp>(declName);
@@ -535,7 +535,8 @@ struct GTGpuOffloadPass : megagraph::impl::GTGpuOffloadBase<GTGpuOffloadPass> {
         OpBuilder b(module.getBodyRegion());
         decl = func::FuncOp::create(b, load.getLoc(), declName, fnType);
         decl.setPrivate();
-        decl->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+        decl->setAttr("llvm.emit_c_interface",
+                      UnitAttr::get(module.getContext()));
       }
       rewriter.setInsertionPoint(load);
       rewriter.replaceOpWithNewOp<func::CallOp>(load, decl,

@@ -181,8 +181,7 @@ struct MpiGroup final : mgrt_comm_group {
     return wait(&req, 1, call);
   }
 
-  int localCopy(void *dst, const void *src, int64_t count,
-                int dtype) override {
+  int localCopy(void *dst, const void *src, int64_t count, int dtype) override {
     if (dst != src && count > 0)
       std::memmove(dst, src, static_cast<size_t>(count) * elementSize(dtype));
     return MGRT_OK;

@@ -311,18 +311,17 @@ struct NcclGroup final : mgrt_comm_group {
     return checkMpi(MPI_Barrier(comm), call);
   }
 
-  int localCopy(void *dst, const void *src, int64_t count,
-                int dtype) override {
+  int localCopy(void *dst, const void *src, int64_t count, int dtype) override {
     const char *call = "cudaMemcpyAsync (local copy)";
     if (dst == src || count <= 0)
       return MGRT_OK;
     if (int rc = enter(call))
       return rc;
-    if (int rc = checkCuda(cudaMemcpyAsync(dst, src,
-                                           static_cast<size_t>(count) *
-                                               elementSize(dtype),
-                                           cudaMemcpyDeviceToDevice, stream),
-                           call))
+    if (int rc = checkCuda(
+            cudaMemcpyAsync(dst, src,
+                            static_cast<size_t>(count) * elementSize(dtype),
+                            cudaMemcpyDeviceToDevice, stream),
+            call))
       return rc;
     return wait(call);
   }

@@ -1,4 +1,5 @@
-//===- ShardCalls.h - The collectives of compiled code, per backend -*- C++ -*-===//
+//===- ShardCalls.h - The collectives of compiled code, per backend -*- C++
+//-*-===//
 //
 // Internal to the runtime. Compiled code calls one C function per shard
 // collective (megagraph/Comm.h: `_mlir_ciface_mgrt_comm_<op>_f32` on host

@@ -135,8 +135,8 @@ void check(const char *call, int64_t mode, const mgrt_memref_f32_3 *q,
   if (mode != MGRT_CP_ALLGATHER && mode != MGRT_CP_RING)
     fatal(call, "unknown mode " + std::to_string(mode));
   if (numHeads <= 0 || q->sizes[2] % numHeads || v->sizes[2] % numHeads)
-    fatal(call, std::to_string(numHeads) + " heads do not divide D=" +
-                    std::to_string(q->sizes[2]) +
+    fatal(call, std::to_string(numHeads) +
+                    " heads do not divide D=" + std::to_string(q->sizes[2]) +
                     " and Dv=" + std::to_string(v->sizes[2]));
   if (k->sizes[0] != q->sizes[0] || v->sizes[0] != q->sizes[0] ||
       k->sizes[1] != q->sizes[1] || v->sizes[1] != q->sizes[1] ||
@@ -222,8 +222,8 @@ void addInto(float *dst, const float *src, int64_t n, const char *call) {
 void zero3(mgrt_memref_f32_3 *d, const char *call) {
   DeviceBuffer zero(1, call);
   fill(zero.data(), 1, 0.f, call);
-  copy(d->aligned + d->offset, viewOf(d), zero.data(), {{0, 0, 0}},
-       d->sizes[0], d->sizes[1], d->sizes[2], call);
+  copy(d->aligned + d->offset, viewOf(d), zero.data(), {{0, 0, 0}}, d->sizes[0],
+       d->sizes[1], d->sizes[2], call);
 }
 
 /// A [B,H,Sq,Sk] float32 view through element strides.
@@ -369,8 +369,8 @@ void allGatherForward(mgrt_comm_group *group, const Layout &l,
   mgrt_memref_f32_3 kd = desc3(kf.data(), B, S, D),
                     vd = desc3(vf.data(), B, S, Dv);
   if (S > 0)
-    _mlir_ciface_mgrt_cuda_attention_f32(out, q, &kd, &vd, bias, mask,
-                                         numHeads, scale, flags);
+    _mlir_ciface_mgrt_cuda_attention_f32(out, q, &kd, &vd, bias, mask, numHeads,
+                                         scale, flags);
 }
 
 void allGatherBackward(mgrt_comm_group *group, const Layout &l,
@@ -407,9 +407,8 @@ void allGatherBackward(mgrt_comm_group *group, const Layout &l,
 mgrt_cuda_attention blockProblem(const mgrt_memref_f32_3 *qc, float *blk,
                                  int64_t n, int64_t j0, int64_t D, int64_t Dv,
                                  mgrt_memref_f32_4 *bias,
-                                 mgrt_memref_i8_4 *mask, int64_t H,
-                                 float scale, int64_t flags,
-                                 const char *call) {
+                                 mgrt_memref_i8_4 *mask, int64_t H, float scale,
+                                 int64_t flags, const char *call) {
   const int64_t B = qc->sizes[0];
   mgrt_memref_f32_3 kb = desc3(blk, B, n, D),
                     vb = desc3(blk + B * n * D, B, n, Dv);
@@ -446,20 +445,20 @@ void ringForward(mgrt_comm_group *group, const Layout &l,
     const int src = (r - t + 2 * C) % C;
     const int64_t n = l.rows[src];
     if (n > 0 && Sr > 0) {
-      mgrt_cuda_attention a = blockProblem(qc, cur.data(), n, l.first[src], D,
-                                           Dv, bias, mask, H, scale, flags,
-                                           call);
+      mgrt_cuda_attention a =
+          blockProblem(qc, cur.data(), n, l.first[src], D, Dv, bias, mask, H,
+                       scale, flags, call);
       a.out = oT.data();
       a.out_stride[0] = Sr * Dv, a.out_stride[1] = Dv;
       a.lse = lseT.data();
       mgrt_cuda_attention_forward(&a, nullptr);
       const int64_t n3 = B * Sr * Dv;
       mergeOutKernel<<<gridFor(n3), 256>>>(out->aligned + out->offset,
-                                            viewOf(out), oT.data(), lse,
-                                            lseT.data(), B, Sr, Dv, H);
+                                           viewOf(out), oT.data(), lse,
+                                           lseT.data(), B, Sr, Dv, H);
       MGRT_CUDA_LAUNCHED(call);
       mergeLseKernel<<<gridFor(B * H * Sr), 256>>>(lse, lseT.data(),
-                                                    B * H * Sr);
+                                                   B * H * Sr);
       MGRT_CUDA_LAUNCHED(call);
     }
     if (t + 1 == C)

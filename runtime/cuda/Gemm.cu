@@ -65,8 +65,8 @@ extern "C" void mgrt_cuda_matmul(void *out, const void *a, const void *b,
   const int64_t ldb = transB ? K : N, lda = transA ? M : K;
   cublasStatus_t st = cublasGemmStridedBatchedEx(
       h, opB, opA, (int)N, (int)M, (int)K, &alpha, b, type, (int)ldb,
-      bBatchStride, a, type, (int)lda, M * K, &beta, out, outType, (int)N, M * N,
-      (int)G, compute, CUBLAS_GEMM_DEFAULT);
+      bBatchStride, a, type, (int)lda, M * K, &beta, out, outType, (int)N,
+      M * N, (int)G, compute, CUBLAS_GEMM_DEFAULT);
   MGRT_CUDA_CHECK(st == CUBLAS_STATUS_SUCCESS, kName,
                   "cublasGemmStridedBatchedEx failed (status %d)", (int)st);
 }

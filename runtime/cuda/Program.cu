@@ -291,16 +291,20 @@ template <typename T> T loadScalar(const mgrt_cuda_scalar_ref *m) {
 }
 } // namespace
 
-extern "C" int32_t _mlir_ciface_mgrt_cuda_load_i32(const mgrt_cuda_scalar_ref *m) {
+extern "C" int32_t
+_mlir_ciface_mgrt_cuda_load_i32(const mgrt_cuda_scalar_ref *m) {
   return loadScalar<int32_t>(m);
 }
-extern "C" int64_t _mlir_ciface_mgrt_cuda_load_i64(const mgrt_cuda_scalar_ref *m) {
+extern "C" int64_t
+_mlir_ciface_mgrt_cuda_load_i64(const mgrt_cuda_scalar_ref *m) {
   return loadScalar<int64_t>(m);
 }
-extern "C" float _mlir_ciface_mgrt_cuda_load_f32(const mgrt_cuda_scalar_ref *m) {
+extern "C" float
+_mlir_ciface_mgrt_cuda_load_f32(const mgrt_cuda_scalar_ref *m) {
   return loadScalar<float>(m);
 }
-extern "C" double _mlir_ciface_mgrt_cuda_load_f64(const mgrt_cuda_scalar_ref *m) {
+extern "C" double
+_mlir_ciface_mgrt_cuda_load_f64(const mgrt_cuda_scalar_ref *m) {
   return loadScalar<double>(m);
 }
 

@@ -35,8 +35,8 @@ __global__ void copyKernel(float *dst, View3 d, const float *src, View3 s,
 
 } // namespace
 
-void mgrt::cuda::copy(float *dst, View3 d, const float *src, View3 s,
-                      int64_t G, int64_t R, int64_t C, const char *name) {
+void mgrt::cuda::copy(float *dst, View3 d, const float *src, View3 s, int64_t G,
+                      int64_t R, int64_t C, const char *name) {
   if (G * R * C == 0)
     return;
   copyKernel<<<gridFor(G * R * C), 256>>>(dst, d, src, s, G, R, C);

@@ -1,4 +1,5 @@
-//===- StepCalls.cuh - Helpers of the compiled step's CUDA calls -*- CUDA -*-===//
+//===- StepCalls.cuh - Helpers of the compiled step's CUDA calls -*- CUDA
+//-*-===//
 //
 // Internal to runtime/cuda: what StepCalls.cu (single-GPU calls) and
 // CpAttention.cu (context-parallel attention) share: strided copies and the

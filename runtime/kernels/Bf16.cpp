@@ -157,8 +157,8 @@ extern "C" void _mlir_ciface_mgrt_attention_bf16_f32(
     int64_t numHeads, float scale, int64_t flags) {
   const char *name = MGRT_KERNEL_ATTENTION_BF16;
   Rounded rq(q, name), rk(k, name), rv(v, name);
-  _mlir_ciface_mgrt_attention_f32(out, rq.get(), rk.get(), rv.get(), bias,
-                                  mask, numHeads, scale, flags);
+  _mlir_ciface_mgrt_attention_f32(out, rq.get(), rk.get(), rv.get(), bias, mask,
+                                  numHeads, scale, flags);
 }
 
 extern "C" void _mlir_ciface_mgrt_attention_bwd_bf16_f32(
@@ -169,8 +169,8 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_bf16_f32(
   const char *name = MGRT_KERNEL_ATTENTION_BWD_BF16;
   Rounded rq(q, name), rk(k, name), rv(v, name), rd(dout, name);
   _mlir_ciface_mgrt_attention_bwd_f32(dq, dk, dv, dbias, rd.get(), rq.get(),
-                                      rk.get(), rv.get(), bias, mask,
-                                      numHeads, scale, flags);
+                                      rk.get(), rv.get(), bias, mask, numHeads,
+                                      scale, flags);
 }
 
 extern "C" void _mlir_ciface_mgrt_attention_lse_bf16_f32(
@@ -191,8 +191,7 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_lse_bf16_f32(
     int64_t numHeads, float scale, int64_t flags) {
   const char *name = MGRT_KERNEL_ATTENTION_BWD_LSE_BF16;
   Rounded rq(q, name), rk(k, name), rv(v, name), rd(dout, name);
-  _mlir_ciface_mgrt_attention_bwd_lse_f32(dq, dk, dv, dbias, rd.get(),
-                                          rq.get(), rk.get(), rv.get(), bias,
-                                          mask, out, lse, numHeads, scale,
-                                          flags);
+  _mlir_ciface_mgrt_attention_bwd_lse_f32(dq, dk, dv, dbias, rd.get(), rq.get(),
+                                          rk.get(), rv.get(), bias, mask, out,
+                                          lse, numHeads, scale, flags);
 }

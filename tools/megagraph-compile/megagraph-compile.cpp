@@ -873,7 +873,8 @@ int main(int argc, char **argv) {
   if (std::string problem = checkTrainingFlags(); !problem.empty())
     return toolError(problem);
   if (precision != "fp32" && precision != "bf16")
-    return toolError("--precision=" + precision + " is not a precision; use "
+    return toolError("--precision=" + precision +
+                     " is not a precision; use "
                      "fp32 or bf16");
   if (!planSpec.empty()) {
     if (!train)

@@ -252,9 +252,11 @@ void _mlir_ciface_mgrt_comm_device_all_gather_f32(mgrt_memref_f32_1 *out,
                                                   int64_t g0, int64_t g1,
                                                   int64_t g2, int64_t g3,
                                                   int64_t axes);
-void _mlir_ciface_mgrt_comm_device_reduce_scatter_f32(
-    mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
-    int64_t g2, int64_t g3, int64_t axes, int64_t op);
+void _mlir_ciface_mgrt_comm_device_reduce_scatter_f32(mgrt_memref_f32_1 *out,
+                                                      mgrt_memref_f32_1 *in,
+                                                      int64_t g0, int64_t g1,
+                                                      int64_t g2, int64_t g3,
+                                                      int64_t axes, int64_t op);
 void _mlir_ciface_mgrt_comm_device_all_to_all_f32(mgrt_memref_f32_1 *out,
                                                   mgrt_memref_f32_1 *in,
                                                   int64_t g0, int64_t g1,

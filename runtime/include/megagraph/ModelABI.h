@@ -319,6 +319,9 @@ typedef struct mgrt_state_info {
 #define MGRT_CUDA_KERNEL_MATMUL_BF16 "mgrt_cuda_matmul_bf16_f32"
 #define MGRT_CUDA_KERNEL_ATTENTION_BF16 "mgrt_cuda_attention_bf16_f32"
 #define MGRT_CUDA_KERNEL_ATTENTION_BWD_BF16 "mgrt_cuda_attention_bwd_bf16_f32"
+/* Host reads of rank-0 device buffers (a flag the host branches on):
+ * MGRT_CUDA_LOAD_PREFIX followed by i32, i64, f32 or f64. */
+#define MGRT_CUDA_LOAD_PREFIX "mgrt_cuda_load_"
 #define MGRT_CUDA_KERNEL_CP_ATTENTION "mgrt_cuda_cp_attention_f32"
 #define MGRT_CUDA_KERNEL_CP_ATTENTION_BWD "mgrt_cuda_cp_attention_bwd_f32"
 

@@ -173,13 +173,13 @@ void mgrt_cuda_memref_free(void *d_ptr);
 void *mgrt_cuda_global(const void *host, int64_t bytes);
 /** The element of a rank-0 device buffer, read by the host (a flag a
  *  compiled step branches on; gt-gpu-offload turns such host loads into
- *  these calls): a synchronous device-to-host copy after the work queued
- *  so far. `m` is the buffer's memref descriptor. */
+ *  these calls, MGRT_CUDA_LOAD_PREFIX of megagraph/ModelABI.h): a
+ *  synchronous device-to-host copy after the work queued so far. `m` is
+ *  the buffer's memref descriptor. */
 typedef struct mgrt_cuda_scalar_ref {
   void *allocated, *aligned;
   int64_t offset;
 } mgrt_cuda_scalar_ref;
-#define MGRT_CUDA_LOAD_PREFIX "mgrt_cuda_load_"
 int32_t _mlir_ciface_mgrt_cuda_load_i32(const mgrt_cuda_scalar_ref *m);
 int64_t _mlir_ciface_mgrt_cuda_load_i64(const mgrt_cuda_scalar_ref *m);
 float _mlir_ciface_mgrt_cuda_load_f32(const mgrt_cuda_scalar_ref *m);

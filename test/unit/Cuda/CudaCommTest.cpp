@@ -93,9 +93,10 @@ void checkCp(int64_t mode) {
   const float scale = 0.25f;
   const int64_t flags = MGRT_ATTENTION_BIAS | MGRT_ATTENTION_DBIAS;
   mgrt_memref_i8_4 noMask{};
-  auto q = memref<mgrt_memref_f32_3>(qkv.get(), {B, S, D}, {S * 2 * D, 2 * D, 1});
-  auto k = memref<mgrt_memref_f32_3>(qkv.get(), {B, S, D}, {S * 2 * D, 2 * D, 1},
-                                     D);
+  auto q =
+      memref<mgrt_memref_f32_3>(qkv.get(), {B, S, D}, {S * 2 * D, 2 * D, 1});
+  auto k =
+      memref<mgrt_memref_f32_3>(qkv.get(), {B, S, D}, {S * 2 * D, 2 * D, 1}, D);
   auto vd = memref<mgrt_memref_f32_3>(v.get(), {B, S, D});
   auto bd = memref<mgrt_memref_f32_4>(bias.get(), {B, H, S, S});
   auto gd = memref<mgrt_memref_f32_3>(dout.get(), {B, S, D});
@@ -109,18 +110,18 @@ void checkCp(int64_t mode) {
     auto dvd = memref<mgrt_memref_f32_3>(dv.get(), {B, S, D});
     auto dbd = memref<mgrt_memref_f32_4>(dbias.get(), {B, H, S, S});
     if (cp) {
-      _mlir_ciface_mgrt_cuda_cp_attention_f32(&od, &q, &k, &vd, &bd, &noMask,
-                                              H, scale, MGRT_ATTENTION_BIAS, 1,
-                                              1, 1, 1, 4, mode);
+      _mlir_ciface_mgrt_cuda_cp_attention_f32(&od, &q, &k, &vd, &bd, &noMask, H,
+                                              scale, MGRT_ATTENTION_BIAS, 1, 1,
+                                              1, 1, 4, mode);
       _mlir_ciface_mgrt_cuda_cp_attention_bwd_f32(
           &dqd, &dkd, &dvd, &dbd, &gd, &q, &k, &vd, &bd, &noMask, H, scale,
           flags, 1, 1, 1, 1, 4, mode);
     } else {
       _mlir_ciface_mgrt_cuda_attention_f32(&od, &q, &k, &vd, &bd, &noMask, H,
                                            scale, MGRT_ATTENTION_BIAS);
-      _mlir_ciface_mgrt_cuda_attention_bwd_f32(&dqd, &dkd, &dvd, &dbd, &gd,
-                                               &q, &k, &vd, &bd, &noMask, H,
-                                               scale, flags);
+      _mlir_ciface_mgrt_cuda_attention_bwd_f32(&dqd, &dkd, &dvd, &dbd, &gd, &q,
+                                               &k, &vd, &bd, &noMask, H, scale,
+                                               flags);
     }
     results[cp] = {out.host(), dq.host(), dk.host(), dv.host(), dbias.host()};
   }

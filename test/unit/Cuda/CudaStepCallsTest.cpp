@@ -205,14 +205,14 @@ TEST(CudaStepCalls, Bf16MatmulMatchesCpuBf16) {
   std::vector<float> hb0 = randomFloats(vb.storage, 22);
   DeviceBuffer<float> a(ha0), b(hb0), out(std::vector<float>(vo.storage, 7.f));
   std::vector<float> want(vo.storage, 7.f), fp32(vo.storage, 7.f);
-  auto ha = memref<mgrt_memref_f32_3>(ha0.data(), va.sizes, va.strides,
-                                      va.offset);
-  auto hb = memref<mgrt_memref_f32_3>(hb0.data(), vb.sizes, vb.strides,
-                                      vb.offset);
-  auto ho = memref<mgrt_memref_f32_3>(want.data(), vo.sizes, vo.strides,
-                                      vo.offset);
-  auto hf = memref<mgrt_memref_f32_3>(fp32.data(), vo.sizes, vo.strides,
-                                      vo.offset);
+  auto ha =
+      memref<mgrt_memref_f32_3>(ha0.data(), va.sizes, va.strides, va.offset);
+  auto hb =
+      memref<mgrt_memref_f32_3>(hb0.data(), vb.sizes, vb.strides, vb.offset);
+  auto ho =
+      memref<mgrt_memref_f32_3>(want.data(), vo.sizes, vo.strides, vo.offset);
+  auto hf =
+      memref<mgrt_memref_f32_3>(fp32.data(), vo.sizes, vo.strides, vo.offset);
   _mlir_ciface_mgrt_matmul_bf16_f32(&ho, &ha, &hb);
   _mlir_ciface_mgrt_matmul_f32(&hf, &ha, &hb);
   auto da = memref<mgrt_memref_f32_3>(a.get(), va.sizes, va.strides, va.offset);
@@ -241,9 +241,7 @@ TEST(CudaStepCalls, Bf16AttentionMatchesCpuBf16) {
   const int64_t flags = MGRT_ATTENTION_BIAS | MGRT_ATTENTION_DBIAS;
   std::vector<float> out(B * S * D), dq(out.size()), dk(out.size()),
       dv(out.size()), dbias(H * S * S);
-  auto m3 = [&](float *p) {
-    return memref<mgrt_memref_f32_3>(p, {B, S, D});
-  };
+  auto m3 = [&](float *p) { return memref<mgrt_memref_f32_3>(p, {B, S, D}); };
   auto m4 = [&](float *p) {
     return memref<mgrt_memref_f32_4>(p, {1, H, S, S});
   };
@@ -255,9 +253,8 @@ TEST(CudaStepCalls, Bf16AttentionMatchesCpuBf16) {
     auto bias = m4(bias0.data()), gb = m4(dbias.data());
     _mlir_ciface_mgrt_attention_bf16_f32(&o, &q, &k, &v, &bias, &noMask, H,
                                          scale, MGRT_ATTENTION_BIAS);
-    _mlir_ciface_mgrt_attention_bwd_bf16_f32(&gq, &gk, &gv, &gb, &go, &q, &k,
-                                             &v, &bias, &noMask, H, scale,
-                                             flags);
+    _mlir_ciface_mgrt_attention_bwd_bf16_f32(
+        &gq, &gk, &gv, &gb, &go, &q, &k, &v, &bias, &noMask, H, scale, flags);
   }
   DeviceBuffer<float> dq0(q0), dk0(k0), dv0(v0), dbias0(bias0), ddout(dout0),
       gout(out.size()), gdq(out.size()), gdk(out.size()), gdv(out.size()),
@@ -268,9 +265,8 @@ TEST(CudaStepCalls, Bf16AttentionMatchesCpuBf16) {
   auto bias = m4(dbias0.get()), gb = m4(gdbias.get());
   _mlir_ciface_mgrt_cuda_attention_bf16_f32(&o, &q, &k, &v, &bias, &noMask, H,
                                             scale, MGRT_ATTENTION_BIAS);
-  _mlir_ciface_mgrt_cuda_attention_bwd_bf16_f32(&gq, &gk, &gv, &gb, &go, &q,
-                                                &k, &v, &bias, &noMask, H,
-                                                scale, flags);
+  _mlir_ciface_mgrt_cuda_attention_bwd_bf16_f32(
+      &gq, &gk, &gv, &gb, &go, &q, &k, &v, &bias, &noMask, H, scale, flags);
   EXPECT_LE(relDiff(gout.host(), out), 2e-2f) << "out";
   EXPECT_LE(relDiff(gdq.host(), dq), 3e-2f) << "dq";
   EXPECT_LE(relDiff(gdk.host(), dk), 3e-2f) << "dk";

@@ -39,10 +39,10 @@ TEST(Bf16, RoundsToNearestEven) {
   const float ulp = std::ldexp(1.f, -7); // of bfloat16 values in [1, 2)
   EXPECT_EQ(scalar(1.f), 1.f);
   EXPECT_EQ(scalar(1.f + ulp), 1.f + ulp);
-  EXPECT_EQ(scalar(1.f + 0.5f * ulp), 1.f);              // tie: to even
-  EXPECT_EQ(scalar(1.f + 1.5f * ulp), 1.f + 2.f * ulp);  // tie: to even
-  EXPECT_EQ(scalar(1.f + 0.51f * ulp), 1.f + ulp);       // above the tie
-  EXPECT_EQ(scalar(-1.f - 0.49f * ulp), -1.f);           // below the tie
+  EXPECT_EQ(scalar(1.f + 0.5f * ulp), 1.f);             // tie: to even
+  EXPECT_EQ(scalar(1.f + 1.5f * ulp), 1.f + 2.f * ulp); // tie: to even
+  EXPECT_EQ(scalar(1.f + 0.51f * ulp), 1.f + ulp);      // above the tie
+  EXPECT_EQ(scalar(-1.f - 0.49f * ulp), -1.f);          // below the tie
   EXPECT_EQ(scalar(3.14159265f), 3.140625f);
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(scalar(inf), inf);
@@ -67,9 +67,8 @@ TEST(Bf16, Avx512MatchesScalar) {
 TEST(Bf16, MatmulIsTheFloat32MatmulOfRoundedOperands) {
   const int64_t G = 2, M = 17, K = 300, N = 9;
   std::vector<float> a = randomFloats(G * M * K, 5),
-                     b = randomFloats(G * K * N, 6), ra(a.size()),
-                     rb(b.size()), got(G * M * N), want(got.size()),
-                     fp32(got.size());
+                     b = randomFloats(G * K * N, 6), ra(a.size()), rb(b.size()),
+                     got(G * M * N), want(got.size()), fp32(got.size());
   mgrt::roundBf16Scalar(a.data(), ra.data(), (int64_t)a.size());
   mgrt::roundBf16Scalar(b.data(), rb.data(), (int64_t)b.size());
   auto m3 = [](float *p, int64_t d0, int64_t d1, int64_t d2) {

@@ -39,12 +39,12 @@ TEST(LocalRank, EachLauncherLocalRankModuloDevices) {
   EXPECT_EQ(choose(2, {{"SLURM_LOCALID", "3"}}), 1);
   EXPECT_EQ(choose(8, {{"MV2_COMM_WORLD_LOCAL_RANK", "7"}}), 7);
   // Open MPI's variable first; garbage is ignored.
-  EXPECT_EQ(choose(8, {{"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
-                       {"SLURM_LOCALID", "5"}}),
-            2);
-  EXPECT_EQ(choose(8, {{"OMPI_COMM_WORLD_LOCAL_RANK", "x"},
-                       {"SLURM_LOCALID", "5"}}),
-            5);
+  EXPECT_EQ(
+      choose(8, {{"OMPI_COMM_WORLD_LOCAL_RANK", "2"}, {"SLURM_LOCALID", "5"}}),
+      2);
+  EXPECT_EQ(
+      choose(8, {{"OMPI_COMM_WORLD_LOCAL_RANK", "x"}, {"SLURM_LOCALID", "5"}}),
+      5);
 }
 
 TEST(LocalRank, OverrideIsCheckedAgainstTheDevices) {
