@@ -33,6 +33,9 @@ llvm_config.with_environment("PATH", config.megagraph_tools_dir, append_path=Tru
 # they show as UNSUPPORTED).
 if config.megagraph_cuda.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("cuda-runtime")
+    # `cuda-nccl`: the NCCL backend too (multi-GPU --target cuda programs).
+    if config.megagraph_nccl.upper() in ("ON", "1", "TRUE", "YES"):
+        config.available_features.add("cuda-nccl")
 _smi = shutil.which("nvidia-smi")
 if _smi:
     _out = subprocess.run([_smi, "-L"], capture_output=True, text=True)

@@ -23,17 +23,23 @@ namespace {
 /// that are freed after their last use (both targets). Elementwise chains
 /// are fused before bufferization: one loop nest and no intermediate
 /// buffer per chain (an optimizer update is ~15 TOSA ops per parameter).
-constexpr const char *kBufferPipeline =
-    "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
-    "linalg-fuse-elementwise-ops,"
-    "tosa-to-tensor,canonicalize),"
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{modify-public-functions "
-    "hoist-static-allocs},gt-linalg-to-runtime,"
-    "ownership-based-buffer-deallocation,canonicalize,"
-    "buffer-deallocation-simplification,bufferization-lower-deallocations,"
-    "cse,canonicalize,gt-early-dealloc";
+/// The kernels' precision (gt-precision) is chosen once the runtime calls
+/// exist.
+std::string bufferPipeline(const LowerPipelineOptions &options) {
+  return "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
+         "linalg-fuse-elementwise-ops,"
+         "tosa-to-tensor,canonicalize),"
+         "one-shot-bufferize{bufferize-function-boundaries "
+         "function-boundary-type-conversion=identity-layout-map},"
+         "buffer-results-to-out-params{modify-public-functions "
+         "hoist-static-allocs},gt-linalg-to-runtime,"
+         "gt-precision{precision=" +
+         options.precision +
+         "},"
+         "ownership-based-buffer-deallocation,canonicalize,"
+         "buffer-deallocation-simplification,bufferization-lower-deallocations,"
+         "cse,canonicalize,gt-early-dealloc";
+}
 
 /// lower-cpu: loops on the host.
 constexpr const char *kCpuPipeline =
@@ -160,7 +166,7 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
   // The CPU kernels hand the forward's row statistics to the backward.
   if (decompose.keepAttention && !cuda && !options.emulateGpu)
     pm.addPass(createGTAttentionKeepLse());
-  std::string pipeline = std::string(kBufferPipeline) + ",";
+  std::string pipeline = bufferPipeline(options) + ",";
   if (cuda)
     pipeline += cudaPipeline(options);
   else

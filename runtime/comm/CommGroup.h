@@ -51,6 +51,11 @@ struct mgrt_comm_group {
                        void *recv, int64_t recvCount, int source, int dtype,
                        int tag) = 0;
   virtual int barrier() = 0;
+  /// dst = src, `count` elements on this rank, in the memory the backend
+  /// moves (host memory for MPI, device memory for NCCL, in order with the
+  /// group's transfers).
+  virtual int localCopy(void *dst, const void *src, int64_t count,
+                        int dtype) = 0;
 };
 
 namespace mgrt::comm {

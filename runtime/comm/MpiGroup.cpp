@@ -180,6 +180,12 @@ struct MpiGroup final : mgrt_comm_group {
       return rc;
     return wait(&req, 1, call);
   }
+
+  int localCopy(void *dst, const void *src, int64_t count, int dtype) override {
+    if (dst != src && count > 0)
+      std::memmove(dst, src, static_cast<size_t>(count) * elementSize(dtype));
+    return MGRT_OK;
+  }
 };
 
 } // namespace

@@ -62,6 +62,7 @@ int checkCuda(cudaError_t e, const char *call) {
 struct NcclGroup final : mgrt_comm_group {
   ncclComm_t nccl = nullptr;
   cudaStream_t stream = nullptr;
+  cudaEvent_t ready = nullptr;
   int device = 0;
 
   ~NcclGroup() override {
@@ -69,6 +70,8 @@ struct NcclGroup final : mgrt_comm_group {
       ncclCommDestroy(nccl);
     if (stream)
       cudaStreamDestroy(stream);
+    if (ready)
+      cudaEventDestroy(ready);
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin && comm != MPI_COMM_NULL)
@@ -127,7 +130,22 @@ struct NcclGroup final : mgrt_comm_group {
     }
   }
 
-  int enter(const char *call) { return checkCuda(cudaSetDevice(device), call); }
+  /// Makes `device` current and orders the group's stream after all work
+  /// already queued on the legacy default stream, where compiled steps,
+  /// cuBLAS and the attention kernels run: a collective reads their
+  /// results. (Work queued after the call is ordered by the host, which
+  /// waits for the group's stream before returning.)
+  int enter(const char *call) {
+    if (int rc = checkCuda(cudaSetDevice(device), call))
+      return rc;
+    if (!ready)
+      if (int rc = checkCuda(
+              cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), call))
+        return rc;
+    if (int rc = checkCuda(cudaEventRecord(ready, cudaStreamLegacy), call))
+      return rc;
+    return checkCuda(cudaStreamWaitEvent(stream, ready, 0), call);
+  }
 
   int allReduce(const void *send, void *recv, int64_t count, int dtype,
                 int op) override {
@@ -291,6 +309,21 @@ struct NcclGroup final : mgrt_comm_group {
     if (int rc = checkCuda(cudaStreamSynchronize(stream), call))
       return rc;
     return checkMpi(MPI_Barrier(comm), call);
+  }
+
+  int localCopy(void *dst, const void *src, int64_t count, int dtype) override {
+    const char *call = "cudaMemcpyAsync (local copy)";
+    if (dst == src || count <= 0)
+      return MGRT_OK;
+    if (int rc = enter(call))
+      return rc;
+    if (int rc = checkCuda(
+            cudaMemcpyAsync(dst, src,
+                            static_cast<size_t>(count) * elementSize(dtype),
+                            cudaMemcpyDeviceToDevice, stream),
+            call))
+      return rc;
+    return wait(call);
   }
 };
 

@@ -12,13 +12,12 @@
 #include "cp/CpCommon.h"
 
 #include "comm/CommGroup.h"
+#include "comm/ShardCalls.h"
 #include "kernels/AttentionInternal.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 
 namespace mgrt::cp {
 
@@ -270,26 +269,6 @@ int allGatherBackward(mgrt_comm_group *group, const Layout &l,
   return scatterKeys(group, l, dvf.data(), dv);
 }
 
-/// The cp group of compiled code: the group over `axes` of the grid, created
-/// on first use (MPI initialized then if needed) and cached.
-mgrt_comm_group *gridGroup(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
-                           int64_t axes) {
-  static std::map<std::array<int64_t, 5>, mgrt_comm_group *> cache;
-  const std::array<int64_t, 5> key = {g0, g1, g2, g3, axes};
-  auto it = cache.find(key);
-  if (it != cache.end())
-    return it->second;
-  if (!mgrt_comm_initialized())
-    mgrt_comm_init(nullptr, nullptr);
-  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
-  const int64_t shape[4] = {g0, g1, g2, g3};
-  mgrt_comm_group *g = nullptr;
-  mgrt_comm_grid_group(4, shape, static_cast<uint32_t>(axes), &g);
-  mgrt_comm_set_error_mode(prev);
-  cache[key] = g;
-  return g;
-}
-
 } // namespace
 
 extern "C" int mgrt_cp_attention_f32(mgrt_comm_group *group, int mode,
@@ -337,7 +316,8 @@ extern "C" void _mlir_ciface_mgrt_cp_attention_f32(
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t numHeads, float scale, int64_t flags, int64_t g0, int64_t g1,
     int64_t g2, int64_t g3, int64_t axes, int64_t mode) {
-  mgrt_comm_group *group = gridGroup(g0, g1, g2, g3, axes);
+  mgrt_comm_group *group =
+      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_f32");
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
   mgrt_cp_attention_f32(group, static_cast<int>(mode), out, q, k, v, bias, mask,
                         numHeads, scale, flags);
@@ -351,7 +331,8 @@ extern "C" void _mlir_ciface_mgrt_cp_attention_bwd_f32(
     mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags,
     int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes,
     int64_t mode) {
-  mgrt_comm_group *group = gridGroup(g0, g1, g2, g3, axes);
+  mgrt_comm_group *group =
+      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_bwd_f32");
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
   mgrt_cp_attention_bwd_f32(group, static_cast<int>(mode), dq, dk, dv, dbias,
                             dout, q, k, v, bias, mask, numHeads, scale, flags);

@@ -39,7 +39,7 @@ extern "C" void mgrt_cuda_matmul(void *out, const void *a, const void *b,
   MGRT_CUDA_CHECK(M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX &&
                       G <= INT32_MAX,
                   kName, "dimension beyond 2^31");
-  cudaDataType_t type = CUDA_R_32F;
+  cudaDataType_t type = CUDA_R_32F, outType = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   switch (math) {
   case MGRT_CUDA_MATH_FP32:
@@ -49,6 +49,9 @@ extern "C" void mgrt_cuda_matmul(void *out, const void *a, const void *b,
     compute = CUBLAS_COMPUTE_32F_FAST_TF32;
     break;
   case MGRT_CUDA_MATH_BF16:
+    type = outType = CUDA_R_16BF;
+    break;
+  case MGRT_CUDA_MATH_BF16_F32:
     type = CUDA_R_16BF;
     break;
   default:
@@ -62,8 +65,8 @@ extern "C" void mgrt_cuda_matmul(void *out, const void *a, const void *b,
   const int64_t ldb = transB ? K : N, lda = transA ? M : K;
   cublasStatus_t st = cublasGemmStridedBatchedEx(
       h, opB, opA, (int)N, (int)M, (int)K, &alpha, b, type, (int)ldb,
-      bBatchStride, a, type, (int)lda, M * K, &beta, out, type, (int)N, M * N,
-      (int)G, compute, CUBLAS_GEMM_DEFAULT);
+      bBatchStride, a, type, (int)lda, M * K, &beta, out, outType, (int)N,
+      M * N, (int)G, compute, CUBLAS_GEMM_DEFAULT);
   MGRT_CUDA_CHECK(st == CUBLAS_STATUS_SUCCESS, kName,
                   "cublasGemmStridedBatchedEx failed (status %d)", (int)st);
 }

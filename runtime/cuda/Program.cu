@@ -16,6 +16,7 @@
 
 #include "CudaCommon.cuh"
 #include "driver/Descriptor.h"
+#include "support/LocalRank.h"
 
 #include "megagraph/Runtime.h"
 
@@ -54,7 +55,11 @@ struct Driver {
   }
 };
 
-/// Ends the program with a clear message when there is no usable GPU.
+/// The CUDA device of this process (set once by requireDevice).
+int programDevice = 0;
+
+/// Ends the program with a clear message when there is no usable GPU;
+/// makes this process's device current.
 void requireDevice() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -64,11 +69,33 @@ void requireDevice() {
                    "but no CUDA device is usable here (no GPU, no driver, or "
                    "CUDA_VISIBLE_DEVICES hides them); compile with --target "
                    "cpu to run on this machine\n");
-      std::exit(1);
+      // Without atexit handlers: the communication runtime's would tell
+      // the other ranks of a job that this one finished normally, and a
+      // rank waiting for it would wait for the comm timeout; this way its
+      // connections close and they stop at once, naming it.
+      std::fflush(nullptr);
+      std::_Exit(1);
     }
+    // One process per GPU: the device of this node-local rank (or
+    // MEGAGRAPH_CUDA_DEVICE), chosen before any CUDA work. The NCCL groups
+    // of multi-GPU programs bind to it too.
+    std::string why;
+    const int device = mgrt::chooseCudaDevice(
+        mgrt_cuda_device_count(), [](const char *n) { return std::getenv(n); },
+        why);
+    if (device < 0) {
+      std::fprintf(stderr, "megagraph: %s\n", why.c_str());
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }
+    programDevice = device;
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+      kernelFail("cuda", "cannot use CUDA device %d: %s", device,
+                 cudaGetErrorString(e));
     // The runtime API's primary context, current on this thread, is the
     // one the driver API calls below use.
-    cudaError_t e = cudaFree(nullptr);
+    e = cudaFree(nullptr);
     if (e != cudaSuccess)
       kernelFail("cuda", "cannot create a CUDA context: %s",
                  cudaGetErrorString(e));
@@ -82,6 +109,7 @@ void bindContext() {
   thread_local bool bound = false;
   if (!bound) {
     requireDevice();
+    (void)cudaSetDevice(programDevice);
     (void)cudaFree(nullptr);
     bound = true;
   }
@@ -250,6 +278,34 @@ extern "C" void *mgrt_cuda_global(const void *host, int64_t bytes) {
   mgrt_cuda_copy_to_device(d, host, static_cast<size_t>(bytes));
   g.device.emplace(host, d);
   return d;
+}
+
+//===-- Host reads of device scalars --------------------------------------===//
+
+namespace {
+template <typename T> T loadScalar(const mgrt_cuda_scalar_ref *m) {
+  T value{};
+  const char *p = static_cast<const char *>(m->aligned) + m->offset * sizeof(T);
+  mgrt_cuda_copy_to_host(&value, p, sizeof(T));
+  return value;
+}
+} // namespace
+
+extern "C" int32_t
+_mlir_ciface_mgrt_cuda_load_i32(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<int32_t>(m);
+}
+extern "C" int64_t
+_mlir_ciface_mgrt_cuda_load_i64(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<int64_t>(m);
+}
+extern "C" float
+_mlir_ciface_mgrt_cuda_load_f32(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<float>(m);
+}
+extern "C" double
+_mlir_ciface_mgrt_cuda_load_f64(const mgrt_cuda_scalar_ref *m) {
+  return loadScalar<double>(m);
 }
 
 //===-- Entry points ------------------------------------------------------===//

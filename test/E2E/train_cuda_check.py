@@ -12,8 +12,10 @@ program's 20-step loss trajectory on synthetic:sbm.
   gpu      the --target cuda executable trains 20 steps on the GPU; its
            losses match the CPU trajectory (relative difference <= 1e-3:
            cuBLAS and the GPU attention sum in other orders).
+  gpu-bf16 the same with --precision bf16 (tensor cores): within the BF16
+           tolerance of train_bf16_check.py of the CPU's FP32 trajectory.
 
-usage: train_cuda_check.py MEGAGRAPH_COMPILE WORKDIR emulate|nogpu|gpu
+usage: train_cuda_check.py MEGAGRAPH_COMPILE WORKDIR emulate|nogpu|gpu|gpu-bf16
 Prints lines ending in OK or FAIL; exits 1 on FAIL.
 """
 import json
@@ -88,6 +90,14 @@ def main():
         compile_exe(compiler, exe, "--target", "cuda")
         ok = compare("gpu", reference(), train(exe, os.path.join(work, "gpu.jsonl")),
                      1e-3)
+    elif mode == "gpu-bf16":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import train_bf16_check  # noqa: E402  (TOLERANCE)
+        exe = os.path.join(work, "cuda-bf16")
+        compile_exe(compiler, exe, "--target", "cuda", "--precision", "bf16")
+        ok = compare("gpu bf16", reference(),
+                     train(exe, os.path.join(work, "gpu-bf16.jsonl")),
+                     train_bf16_check.TOLERANCE)
     else:
         sys.exit(f"unknown mode {mode}")
     sys.exit(0 if ok else 1)

@@ -10,16 +10,6 @@ func.func @spmm(%x: memref<?xf32>) {
 
 // -----
 
-// So are the collectives of multi-device plans.
-func.func private @mgrt_comm_all_reduce_f32(memref<?xf32>, i64)
-func.func @dp(%x: memref<?xf32>, %g: i64) {
-  // expected-error @+1 {{runtime call @mgrt_comm_all_reduce_f32 has no CUDA version yet}}
-  call @mgrt_comm_all_reduce_f32(%x, %g) : (memref<?xf32>, i64) -> ()
-  return
-}
-
-// -----
-
 // The pass runs on buffers, not tensors.
 func.func @tensors(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>

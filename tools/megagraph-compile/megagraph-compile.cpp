@@ -226,6 +226,14 @@ cl::opt<std::string> cudaArch(
     cl::desc("PTX target of --target cuda (the driver JIT-compiles it for "
              "the GPU at hand; default sm_80 runs on Ampere and later)"),
     cl::value_desc("sm_XY"), cl::init("sm_80"), cl::cat(category));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Precision of the GEMMs and the fused attention: fp32 "
+             "(default) or bf16 (operands rounded to bfloat16, products "
+             "summed in float32: tensor cores on a GPU; master weights, "
+             "optimizer state, softmax statistics and the loss stay "
+             "float32)"),
+    cl::value_desc("fp32|bf16"), cl::init("fp32"), cl::cat(category));
 cl::opt<bool> cudaEmulate(
     "cuda-emulate-on-host", cl::Hidden,
     cl::desc("Testing: a CPU program whose loop nests run as --target "
@@ -456,22 +464,25 @@ megagraph::PhaseTimer *phases = nullptr;
 int compileForCpu(ModuleOp module) {
   megagraph::CompileOptions options;
   options.referenceAttention = referenceAttention;
+  options.precision = precision;
   options.optLevel = optLevel;
   options.runtimeLibDir = runtimeDir;
+  FailureOr<megagraph::ModelSignature> signature =
+      megagraph::getModelSignature(module);
+  if (failed(signature))
+    return 1;
   std::unique_ptr<megagraph::TargetBackend> backend;
   if (target == megagraph::Target::Cuda) {
     megagraph::CudaTargetOptions cuda;
     cuda.chip = cudaArch;
+    cuda.multiDevice = signature->plan && signature->plan->devices() > 1;
     backend = megagraph::createCudaTargetBackend(cuda);
   } else {
     megagraph::CpuTargetOptions cpu;
     cpu.emulateGpuOnHost = cudaEmulate;
     backend = megagraph::createCpuTargetBackend(cpu);
   }
-  FailureOr<megagraph::ModelSignature> signature =
-      megagraph::getModelSignature(module);
-  if (failed(signature) ||
-      failed(megagraph::lowerToLLVMDialect(module, *backend, options)))
+  if (failed(megagraph::lowerToLLVMDialect(module, *backend, options)))
     return 1;
   // An executable's object file holds its entry point too: the tables the
   // driver reads and main().
@@ -861,10 +872,10 @@ int main(int argc, char **argv) {
     return toolError("--train and --gradients are exclusive");
   if (std::string problem = checkTrainingFlags(); !problem.empty())
     return toolError(problem);
-  if (target == megagraph::Target::Cuda && devices > 1)
-    return toolError("--target cuda compiles one-device programs for now "
-                     "(multi-GPU plans over NCCL are not wired into code "
-                     "generation yet); drop --devices or use --target cpu");
+  if (precision != "fp32" && precision != "bf16")
+    return toolError("--precision=" + precision +
+                     " is not a precision; use "
+                     "fp32 or bf16");
   if (!planSpec.empty()) {
     if (!train)
       return toolError("--plan applies to training steps; add --train");

@@ -239,6 +239,39 @@ def GTEarlyDealloc : Pass<"gt-early-dealloc", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTPrecision : Pass<"gt-precision", "::mlir::ModuleOp"> {
+  let summary = "Run the step's GEMMs and attention in a lower precision";
+  let description = [{
+    Mixed-precision training (`--precision bf16`), after
+    `gt-linalg-to-runtime`: the runtime calls of the GEMMs and of the fused
+    attention become their BF16 versions, which take the same float32
+    operands, round the GEMM and attention operands to bfloat16 and
+    accumulate every product in float32 (megagraph/Runtime.h; on a GPU,
+    tensor cores). Everything else is untouched, so the parameters
+    (master weights), the optimizer state, the loss, layer norms, softmax
+    statistics and the gradients' accumulation stay float32.
+
+    `precision=fp32` leaves the module as it is. Attention calls without a
+    BF16 version (context-parallel and sparse attention) are errors naming
+    the call.
+
+    Example (precision=bf16):
+
+    ```mlir
+    call @mgrt_matmul_f32(%out, %a, %b) : (...) -> ()
+    // becomes
+    call @mgrt_matmul_bf16_f32(%out, %a, %b) : (...) -> ()
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32 (no change) or bf16">,
+  ];
+  let statistics = [
+    Statistic<"numCalls", "calls", "runtime calls moved to BF16 kernels">,
+  ];
+}
+
 def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
   let summary = "Run every loop nest of the bufferized step as a GPU kernel";
   let description = [{
@@ -246,11 +279,15 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
     `gt-linalg-to-runtime`. Every buffer of the step lives in device memory,
     so the host may only launch work, never touch elements:
 
-    * runtime kernel calls become their CUDA versions (`mgrt_matmul_f32` ->
-      `mgrt_cuda_matmul_f32` on cuBLAS, `mgrt_attention_f32` / `_bwd_f32` ->
-      the fused flash attention of runtime/cuda); calls that have no CUDA
-      version yet (sparse attention, SpMM, context-parallel attention, the
-      collectives of multi-device plans) are errors naming the call;
+    * runtime calls become their versions on device buffers, with the same
+      operands: `mgrt_matmul_f32` -> `mgrt_cuda_matmul_f32` on cuBLAS,
+      `mgrt_attention_f32` / `_bwd_f32` -> the fused flash attention of
+      runtime/cuda, `mgrt_cp_attention_f32` / `_bwd_f32` -> its
+      context-parallel version (keys over NCCL), and the collectives of
+      dp / cp / pp plans `mgrt_comm_<op>_f32` -> `mgrt_comm_device_<op>_f32`
+      (the communication runtime's NCCL backend); calls that have no
+      device version yet (sparse attention, SpMM) are errors naming the
+      call. With `emulate-on-host` every call stays the host one;
     * `memref.copy` becomes `linalg.copy`, and each linalg op on memrefs
       becomes parallel loops (reduction dimensions stay sequential loops
       inside one thread);
@@ -260,6 +297,14 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
       flattened into one index over blocks of `block-size` threads
       (row-major, so neighbouring threads touch neighbouring elements); an
       op without parallel loops runs on one thread;
+    * a chain of elementwise ops (all loops parallel) over the same static
+      iteration space, with nothing between them that touches memory,
+      becomes one `gpu.launch` whose threads run every op of the chain at
+      their point, in order, when each buffer one op writes and another
+      accesses is the same buffer through the same one-to-one indexing
+      (so no thread reads what another writes); the intermediate buffers
+      stay, but each chain is one kernel launch (`linalg-fuse-elementwise-ops`
+      already merged the single-use producers before bufferization);
     * the names and byte sizes of the module's `memref.global`s are kept in
       the module attribute `gt.device_globals = #gt.device_globals<globals
       = [...], bytes = [...]>` for `gt-gpu-device-memory`.
@@ -302,6 +347,8 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
     Statistic<"numInterchanged", "interchanged",
               "ops whose parallel loops were moved before their reductions">,
     Statistic<"numCalls", "runtime-calls", "runtime calls retargeted to CUDA">,
+    Statistic<"numFused", "fused", "linalg ops fused into the kernel of the "
+              "op before them">,
   ];
 }
 

@@ -125,6 +125,11 @@ struct LowerPipelineOptions
       *this, "cuda-path",
       llvm::cl::desc("lower-cuda: the CUDA toolkit (for libdevice)"),
       llvm::cl::init("/usr/local/cuda")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("GEMM and attention precision: fp32 or bf16 (FP32 "
+                     "master weights, optimizer state and statistics)"),
+      llvm::cl::init("fp32")};
 };
 
 /// gt-raise, canonicalize, cse.

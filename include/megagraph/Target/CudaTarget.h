@@ -21,6 +21,9 @@ struct CudaTargetOptions {
   std::string chip = "sm_80";
   /// The CUDA toolkit (for libdevice, when the kernels call into it).
   std::string cudaPath = "/usr/local/cuda";
+  /// The program runs a plan of several devices (one process per GPU):
+  /// linking needs the NCCL backend (megagraph_cuda_nccl.link).
+  bool multiDevice = false;
 };
 
 std::unique_ptr<TargetBackend>

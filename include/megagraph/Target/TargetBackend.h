@@ -33,6 +33,9 @@ struct CompileOptions {
   /// Decompose gt.attention into explicit scores instead of calling the
   /// fused runtime kernel (the reference path).
   bool referenceAttention = false;
+  /// Precision of the GEMMs and the fused attention: "fp32" or "bf16"
+  /// (gt-precision; master weights and optimizer state stay float32).
+  std::string precision = "fp32";
   /// LLVM optimization level (0-3) of the host code.
   unsigned optLevel = 3;
   /// Where libmegagraph_rt.a, libmegagraph_driver.a and their link files

@@ -30,6 +30,7 @@ public:
                           const CompileOptions &common) const override {
     LowerPipelineOptions lower;
     lower.referenceAttention = common.referenceAttention;
+    lower.precision = common.precision;
     lower.emulateGpu = options.emulateGpuOnHost;
     buildLowerPassPipeline(pm, lower, /*cuda=*/false);
   }

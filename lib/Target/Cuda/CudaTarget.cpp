@@ -4,7 +4,8 @@
 // kernels into the object file as PTX; every entry runs through
 // mgrt_cuda_run_entry, which copies host tensors to the device and back,
 // and the executable links libmegagraph_cuda (megagraph_cuda.link, written
-// by runtime/cuda/CMakeLists.txt next to the runtime archive).
+// by runtime/cuda/CMakeLists.txt next to the runtime archive), with the
+// NCCL backend for multi-GPU plans (megagraph_cuda_nccl.link).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,7 @@ public:
                           const CompileOptions &common) const override {
     LowerPipelineOptions lower;
     lower.referenceAttention = common.referenceAttention;
+    lower.precision = common.precision;
     lower.chip = options.chip;
     lower.cudaPath = options.cudaPath;
     buildLowerPassPipeline(pm, lower, /*cuda=*/true);
@@ -53,6 +55,19 @@ public:
       return failure();
     }
     files.push_back(file);
+    // The NCCL backend and the multi-GPU calls; a one-GPU program pulls
+    // nothing from them (and needs no libnccl).
+    std::string nccl = common.runtimeLibDir + "/megagraph_cuda_nccl.link";
+    if (llvm::sys::fs::exists(nccl)) {
+      files.push_back(nccl);
+    } else if (options.multiDevice) {
+      error = "a multi-device plan with --target cuda needs the NCCL backend "
+              "(megagraph_cuda_nccl.link in " +
+              common.runtimeLibDir +
+              "); build MegaGraph where CMake finds NCCL "
+              "(MEGAGRAPH_ENABLE_NCCL=ON) or use --target cpu";
+      return failure();
+    }
     return success();
   }
 

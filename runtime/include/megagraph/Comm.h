@@ -235,6 +235,54 @@ void _mlir_ciface_mgrt_comm_shift_f32(mgrt_memref_f32_1 *out,
                                       int64_t axes, int64_t offset,
                                       int64_t rotate);
 
+/*===-- The same on device buffers (--target cuda) ------------------------===*/
+/* The operands, grid and semantics of the calls above, with buffers in CUDA
+ * device memory: the group is an NCCL group over the processes of the same
+ * (grid, axes), bootstrapped over MPI on first use and bound to the CUDA
+ * device current on the calling thread. Each call is ordered after the
+ * work queued on the legacy default stream and returns when its transfer
+ * is done. Defined in libmegagraph_rt_nccl. */
+
+void _mlir_ciface_mgrt_comm_device_all_reduce_f32(mgrt_memref_f32_1 *buf,
+                                                  int64_t g0, int64_t g1,
+                                                  int64_t g2, int64_t g3,
+                                                  int64_t axes, int64_t op);
+void _mlir_ciface_mgrt_comm_device_all_gather_f32(mgrt_memref_f32_1 *out,
+                                                  mgrt_memref_f32_1 *in,
+                                                  int64_t g0, int64_t g1,
+                                                  int64_t g2, int64_t g3,
+                                                  int64_t axes);
+void _mlir_ciface_mgrt_comm_device_reduce_scatter_f32(mgrt_memref_f32_1 *out,
+                                                      mgrt_memref_f32_1 *in,
+                                                      int64_t g0, int64_t g1,
+                                                      int64_t g2, int64_t g3,
+                                                      int64_t axes, int64_t op);
+void _mlir_ciface_mgrt_comm_device_all_to_all_f32(mgrt_memref_f32_1 *out,
+                                                  mgrt_memref_f32_1 *in,
+                                                  int64_t g0, int64_t g1,
+                                                  int64_t g2, int64_t g3,
+                                                  int64_t axes);
+void _mlir_ciface_mgrt_comm_device_all_slice_f32(mgrt_memref_f32_1 *out,
+                                                 mgrt_memref_f32_1 *in,
+                                                 int64_t g0, int64_t g1,
+                                                 int64_t g2, int64_t g3,
+                                                 int64_t axes);
+void _mlir_ciface_mgrt_comm_device_broadcast_f32(mgrt_memref_f32_1 *buf,
+                                                 int64_t g0, int64_t g1,
+                                                 int64_t g2, int64_t g3,
+                                                 int64_t axes, int64_t root);
+void _mlir_ciface_mgrt_comm_device_send_f32(mgrt_memref_f32_1 *in, int64_t g0,
+                                            int64_t g1, int64_t g2, int64_t g3,
+                                            int64_t axes, int64_t dest);
+void _mlir_ciface_mgrt_comm_device_recv_f32(mgrt_memref_f32_1 *out, int64_t g0,
+                                            int64_t g1, int64_t g2, int64_t g3,
+                                            int64_t axes, int64_t source);
+void _mlir_ciface_mgrt_comm_device_shift_f32(mgrt_memref_f32_1 *out,
+                                             mgrt_memref_f32_1 *in, int64_t g0,
+                                             int64_t g1, int64_t g2, int64_t g3,
+                                             int64_t axes, int64_t offset,
+                                             int64_t rotate);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -304,6 +304,15 @@ typedef struct mgrt_state_info {
 #define MGRT_KERNEL_SPMM "mgrt_spmm_f32"
 #define MGRT_KERNEL_CSR_TRANSPOSE "mgrt_csr_transpose"
 #define MGRT_KERNEL_SPARSE_ATTENTION "mgrt_sparse_attention_f32"
+/* The same in BF16 (--precision bf16, gt-precision): the operands and
+ * results stay float32 (FP32 master weights); GEMM and attention operands
+ * are rounded to bfloat16 and every product is accumulated in float32, as
+ * tensor cores do; softmax statistics stay float32 (Runtime.h). */
+#define MGRT_KERNEL_MATMUL_BF16 "mgrt_matmul_bf16_f32"
+#define MGRT_KERNEL_ATTENTION_BF16 "mgrt_attention_bf16_f32"
+#define MGRT_KERNEL_ATTENTION_BWD_BF16 "mgrt_attention_bwd_bf16_f32"
+#define MGRT_KERNEL_ATTENTION_LSE_BF16 "mgrt_attention_lse_bf16_f32"
+#define MGRT_KERNEL_ATTENTION_BWD_LSE_BF16 "mgrt_attention_bwd_lse_bf16_f32"
 /* Context-parallel attention (megagraph/RuntimeCp.h): the operands of the
  * attention kernels, then grid g0..g3, axes and an mgrt_cp_mode. */
 #define MGRT_KERNEL_CP_ATTENTION "mgrt_cp_attention_f32"
@@ -312,6 +321,14 @@ typedef struct mgrt_state_info {
 #define MGRT_CUDA_KERNEL_MATMUL "mgrt_cuda_matmul_f32"
 #define MGRT_CUDA_KERNEL_ATTENTION "mgrt_cuda_attention_f32"
 #define MGRT_CUDA_KERNEL_ATTENTION_BWD "mgrt_cuda_attention_bwd_f32"
+#define MGRT_CUDA_KERNEL_MATMUL_BF16 "mgrt_cuda_matmul_bf16_f32"
+#define MGRT_CUDA_KERNEL_ATTENTION_BF16 "mgrt_cuda_attention_bf16_f32"
+#define MGRT_CUDA_KERNEL_ATTENTION_BWD_BF16 "mgrt_cuda_attention_bwd_bf16_f32"
+/* Host reads of rank-0 device buffers (a flag the host branches on):
+ * MGRT_CUDA_LOAD_PREFIX followed by i32, i64, f32 or f64. */
+#define MGRT_CUDA_LOAD_PREFIX "mgrt_cuda_load_"
+#define MGRT_CUDA_KERNEL_CP_ATTENTION "mgrt_cuda_cp_attention_f32"
+#define MGRT_CUDA_KERNEL_CP_ATTENTION_BWD "mgrt_cuda_cp_attention_bwd_f32"
 
 /*===-- Collectives
  * --------------------------------------------------------===*/
@@ -327,6 +344,16 @@ typedef struct mgrt_state_info {
 #define MGRT_SHARD_SEND "mgrt_comm_send_f32"
 #define MGRT_SHARD_RECV "mgrt_comm_recv_f32"
 #define MGRT_SHARD_SHIFT "mgrt_comm_shift_f32"
+/* Their versions on device buffers (--target cuda; NCCL groups). */
+#define MGRT_DEVICE_SHARD_ALL_REDUCE "mgrt_comm_device_all_reduce_f32"
+#define MGRT_DEVICE_SHARD_ALL_GATHER "mgrt_comm_device_all_gather_f32"
+#define MGRT_DEVICE_SHARD_REDUCE_SCATTER "mgrt_comm_device_reduce_scatter_f32"
+#define MGRT_DEVICE_SHARD_ALL_TO_ALL "mgrt_comm_device_all_to_all_f32"
+#define MGRT_DEVICE_SHARD_ALL_SLICE "mgrt_comm_device_all_slice_f32"
+#define MGRT_DEVICE_SHARD_BROADCAST "mgrt_comm_device_broadcast_f32"
+#define MGRT_DEVICE_SHARD_SEND "mgrt_comm_device_send_f32"
+#define MGRT_DEVICE_SHARD_RECV "mgrt_comm_device_recv_f32"
+#define MGRT_DEVICE_SHARD_SHIFT "mgrt_comm_device_shift_f32"
 
 /** Reductions. AVG divides the sum by the group size (integer division
  *  for integer types). */

@@ -193,6 +193,41 @@ void _mlir_ciface_mgrt_attention_bwd_lse_f32(
 void _mlir_ciface_mgrt_matmul_f32(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a,
                                   mgrt_memref_f32_3 *b);
 
+/** BF16 versions (--precision bf16): the operands and contracts of the
+ *  float32 calls above, with the GEMM operands (a, b) and the attention
+ *  operands (q, k, v, and dout in the backward) rounded to bfloat16 (round
+ *  to nearest even) before the kernel runs; products of bfloat16 values
+ *  are exact in float32, so the float32 kernel then computes exactly
+ *  "bfloat16 multiply, float32 accumulate", the tensor-core contract.
+ *  Biases, masks, softmax statistics, outputs and gradients stay float32.
+ *  The rounding uses AVX-512 BF16 (VCVTNE2PS2BF16) where the CPU has it. */
+void _mlir_ciface_mgrt_matmul_bf16_f32(mgrt_memref_f32_3 *out,
+                                       mgrt_memref_f32_3 *a,
+                                       mgrt_memref_f32_3 *b);
+void _mlir_ciface_mgrt_attention_bf16_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    int64_t num_heads, float scale, int64_t flags);
+void _mlir_ciface_mgrt_attention_bwd_bf16_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags);
+void _mlir_ciface_mgrt_attention_lse_bf16_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags);
+void _mlir_ciface_mgrt_attention_bwd_lse_bf16_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse,
+    int64_t num_heads, float scale, int64_t flags);
+
+/** x rounded to the nearest bfloat16 (ties to even; NaN stays NaN), as a
+ *  float32: what the BF16 kernels do to their operands. */
+float mgrt_round_bf16(float x);
+
 /** Layer normalization of the rows of x [R,C] (biased variance):
  *  out = (x - mean) / sqrt(var + epsilon) * gamma [+ beta]; gamma, beta [C];
  *  beta is read only when has_beta != 0 (it may be NULL otherwise). */

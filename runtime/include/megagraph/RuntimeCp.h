@@ -91,6 +91,22 @@ void _mlir_ciface_mgrt_cp_attention_bwd_f32(
     mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags,
     int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode);
 
+/** The same on CUDA device buffers (--target cuda; libmegagraph_cuda with
+ *  the NCCL backend): the keys and values move over the NCCL group of the
+ *  axes, the row counts over its MPI group, every block's attention runs on
+ *  the fused CUDA kernels. Results as above up to summation order. */
+void _mlir_ciface_mgrt_cuda_cp_attention_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    int64_t num_heads, float scale, int64_t flags, int64_t g0, int64_t g1,
+    int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+void _mlir_ciface_mgrt_cuda_cp_attention_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags,
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

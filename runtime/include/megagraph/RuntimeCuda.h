@@ -111,17 +111,20 @@ void mgrt_cuda_attention_backward(const mgrt_cuda_attention *a,
 /*===-- Dense kernels -----------------------------------------------------===*/
 
 /** GEMM precision of mgrt_cuda_matmul: FP32 (default), TF32 tensor cores
- *  on float32 data, or BF16 data with float32 accumulation. */
+ *  on float32 data, BF16 data with float32 accumulation, or BF16 operands
+ *  with float32 accumulation and a float32 result (mixed precision). */
 typedef enum mgrt_cuda_math {
   MGRT_CUDA_MATH_FP32 = 0,
   MGRT_CUDA_MATH_TF32 = 1,
-  MGRT_CUDA_MATH_BF16 = 2
+  MGRT_CUDA_MATH_BF16 = 2,
+  MGRT_CUDA_MATH_BF16_F32 = 3
 } mgrt_cuda_math;
 
 /** Row-major batched GEMM through cuBLAS: out[g] = op(a[g]) @ op(b[g]) with
  *  a [G,M,K] (or [G,K,M] when trans_a), b [G,K,N] (or [G,N,K] when
  *  trans_b), out [G,M,N], all contiguous; b_batch_stride 0 shares b. Data
- *  is float32 for FP32/TF32 and bfloat16 for BF16 (out too). */
+ *  is float32 for FP32/TF32, bfloat16 for BF16 (out too); BF16_F32 reads
+ *  bfloat16 a and b and writes float32 out. */
 void mgrt_cuda_matmul(void *d_out, const void *d_a, const void *d_b, int64_t G,
                       int64_t M, int64_t N, int64_t K, int trans_a, int trans_b,
                       int64_t b_batch_stride, int math, void *stream);
@@ -168,6 +171,20 @@ void mgrt_cuda_memref_free(void *d_ptr);
  *  state, constants): allocated and copied from `host` on first use, then
  *  the same pointer for the life of the process. */
 void *mgrt_cuda_global(const void *host, int64_t bytes);
+/** The element of a rank-0 device buffer, read by the host (a flag a
+ *  compiled step branches on; gt-gpu-offload turns such host loads into
+ *  these calls, MGRT_CUDA_LOAD_PREFIX of megagraph/ModelABI.h): a
+ *  synchronous device-to-host copy after the work queued so far. `m` is
+ *  the buffer's memref descriptor. */
+typedef struct mgrt_cuda_scalar_ref {
+  void *allocated, *aligned;
+  int64_t offset;
+} mgrt_cuda_scalar_ref;
+int32_t _mlir_ciface_mgrt_cuda_load_i32(const mgrt_cuda_scalar_ref *m);
+int64_t _mlir_ciface_mgrt_cuda_load_i64(const mgrt_cuda_scalar_ref *m);
+float _mlir_ciface_mgrt_cuda_load_f32(const mgrt_cuda_scalar_ref *m);
+double _mlir_ciface_mgrt_cuda_load_f64(const mgrt_cuda_scalar_ref *m);
+
 /** Runs a compiled entry point on the GPU: copies the driver's host inputs
  *  (descriptors as in mgrt_model_info::entry, row-major) to device buffers
  *  kept across calls, calls `fn` with device descriptors, and copies the

@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace mgrt_test;
@@ -30,6 +32,18 @@ void _mlir_ciface_mgrt_cuda_attention_f32(
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t numHeads, float scale, int64_t flags);
 void _mlir_ciface_mgrt_cuda_attention_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags);
+void _mlir_ciface_mgrt_cuda_matmul_bf16_f32(mgrt_memref_f32_3 *out,
+                                            mgrt_memref_f32_3 *a,
+                                            mgrt_memref_f32_3 *b);
+void _mlir_ciface_mgrt_cuda_attention_bf16_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    int64_t numHeads, float scale, int64_t flags);
+void _mlir_ciface_mgrt_cuda_attention_bwd_bf16_f32(
     mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
     mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
@@ -167,6 +181,97 @@ TEST(CudaStepCalls, AttentionForwardAndBackwardMatchCpu) {
   EXPECT_LE(maxAbsDiff(gdk.host(), dk), 1e-3f) << "dk";
   EXPECT_LE(maxAbsDiff(gdv.host(), dv), 1e-3f) << "dv";
   EXPECT_LE(maxAbsDiff(gdbias.host(), dbias), 1e-3f) << "dbias";
+}
+
+/// Largest |a - b| relative to the largest |b|.
+float relDiff(const std::vector<float> &a, const std::vector<float> &b) {
+  float scale = 0;
+  for (float x : b)
+    scale = std::max(scale, std::fabs(x));
+  return maxAbsDiff(a, b) / std::max(scale, 1e-30f);
+}
+
+// --precision bf16: the GPU's BF16 GEMM (tensor cores, float32 sums and
+// result) against the CPU's (operands rounded to bf16, float32 GEMM):
+// both are bf16 products summed in float32, so they agree to float32
+// summation order; an FP32 GEMM of the unrounded operands differs by the
+// rounding (checked too, so the test sees whether rounding happened).
+TEST(CudaStepCalls, Bf16MatmulMatchesCpuBf16) {
+  REQUIRE_GPU();
+  const int64_t G = 2, M = 45, K = 300, N = 33;
+  View va = layout(G, M, K, "transposed"), vb = layout(G, K, N, "broadcast"),
+       vo = layout(G, M, N, "padded");
+  std::vector<float> ha0 = randomFloats(va.storage, 21);
+  std::vector<float> hb0 = randomFloats(vb.storage, 22);
+  DeviceBuffer<float> a(ha0), b(hb0), out(std::vector<float>(vo.storage, 7.f));
+  std::vector<float> want(vo.storage, 7.f), fp32(vo.storage, 7.f);
+  auto ha =
+      memref<mgrt_memref_f32_3>(ha0.data(), va.sizes, va.strides, va.offset);
+  auto hb =
+      memref<mgrt_memref_f32_3>(hb0.data(), vb.sizes, vb.strides, vb.offset);
+  auto ho =
+      memref<mgrt_memref_f32_3>(want.data(), vo.sizes, vo.strides, vo.offset);
+  auto hf =
+      memref<mgrt_memref_f32_3>(fp32.data(), vo.sizes, vo.strides, vo.offset);
+  _mlir_ciface_mgrt_matmul_bf16_f32(&ho, &ha, &hb);
+  _mlir_ciface_mgrt_matmul_f32(&hf, &ha, &hb);
+  auto da = memref<mgrt_memref_f32_3>(a.get(), va.sizes, va.strides, va.offset);
+  auto db = memref<mgrt_memref_f32_3>(b.get(), vb.sizes, vb.strides, vb.offset);
+  auto dout =
+      memref<mgrt_memref_f32_3>(out.get(), vo.sizes, vo.strides, vo.offset);
+  _mlir_ciface_mgrt_cuda_matmul_bf16_f32(&dout, &da, &db);
+  std::vector<float> got = out.host();
+  EXPECT_LE(relDiff(got, want), 1e-5f);
+  EXPECT_GE(relDiff(got, fp32), 1e-4f) << "the operands were not rounded";
+}
+
+// The BF16 attention (tensor-core kernels for head size 64) against the
+// CPU's BF16 attention (rounded q, k, v, dout; float32 kernel): the GPU
+// also rounds the probabilities before P.V and its outputs and gradients
+// to bf16, so they agree to a few bf16 ulps (2^-8 relative).
+TEST(CudaStepCalls, Bf16AttentionMatchesCpuBf16) {
+  REQUIRE_GPU();
+  const int64_t B = 2, S = 96, H = 2, D = 128;
+  std::vector<float> q0 = randomFloats(B * S * D, 31),
+                     k0 = randomFloats(B * S * D, 32),
+                     v0 = randomFloats(B * S * D, 33),
+                     bias0 = randomFloats(H * S * S, 34, -2, 2),
+                     dout0 = randomFloats(B * S * D, 35);
+  const float scale = 1.f / std::sqrt((float)(D / H));
+  const int64_t flags = MGRT_ATTENTION_BIAS | MGRT_ATTENTION_DBIAS;
+  std::vector<float> out(B * S * D), dq(out.size()), dk(out.size()),
+      dv(out.size()), dbias(H * S * S);
+  auto m3 = [&](float *p) { return memref<mgrt_memref_f32_3>(p, {B, S, D}); };
+  auto m4 = [&](float *p) {
+    return memref<mgrt_memref_f32_4>(p, {1, H, S, S});
+  };
+  mgrt_memref_i8_4 noMask{};
+  {
+    auto q = m3(q0.data()), k = m3(k0.data()), v = m3(v0.data()),
+         o = m3(out.data()), gq = m3(dq.data()), gk = m3(dk.data()),
+         gv = m3(dv.data()), go = m3(dout0.data());
+    auto bias = m4(bias0.data()), gb = m4(dbias.data());
+    _mlir_ciface_mgrt_attention_bf16_f32(&o, &q, &k, &v, &bias, &noMask, H,
+                                         scale, MGRT_ATTENTION_BIAS);
+    _mlir_ciface_mgrt_attention_bwd_bf16_f32(
+        &gq, &gk, &gv, &gb, &go, &q, &k, &v, &bias, &noMask, H, scale, flags);
+  }
+  DeviceBuffer<float> dq0(q0), dk0(k0), dv0(v0), dbias0(bias0), ddout(dout0),
+      gout(out.size()), gdq(out.size()), gdk(out.size()), gdv(out.size()),
+      gdbias(dbias.size());
+  auto q = m3(dq0.get()), k = m3(dk0.get()), v = m3(dv0.get()),
+       o = m3(gout.get()), gq = m3(gdq.get()), gk = m3(gdk.get()),
+       gv = m3(gdv.get()), go = m3(ddout.get());
+  auto bias = m4(dbias0.get()), gb = m4(gdbias.get());
+  _mlir_ciface_mgrt_cuda_attention_bf16_f32(&o, &q, &k, &v, &bias, &noMask, H,
+                                            scale, MGRT_ATTENTION_BIAS);
+  _mlir_ciface_mgrt_cuda_attention_bwd_bf16_f32(
+      &gq, &gk, &gv, &gb, &go, &q, &k, &v, &bias, &noMask, H, scale, flags);
+  EXPECT_LE(relDiff(gout.host(), out), 2e-2f) << "out";
+  EXPECT_LE(relDiff(gdq.host(), dq), 3e-2f) << "dq";
+  EXPECT_LE(relDiff(gdk.host(), dk), 3e-2f) << "dk";
+  EXPECT_LE(relDiff(gdv.host(), dv), 3e-2f) << "dv";
+  EXPECT_LE(relDiff(gdbias.host(), dbias), 3e-2f) << "dbias";
 }
 
 TEST(CudaProgram, GlobalsAreCopiedOnceAndKept) {
