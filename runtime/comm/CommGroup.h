@@ -64,6 +64,13 @@ int fail(int code, const char *call, const char *fmt, ...)
 /// MGRT_OK, or fail(MGRT_ERR_COMM) with MPI's message for `rc`.
 int checkMpi(int rc, const char *call);
 
+/// The group over the axes bit mask `axes` of the grid g0 x g1 x g2 x g3
+/// (the calls from compiled code), created on first use (MPI initialized
+/// then if needed) and cached. A grid that is not the job's size, or any
+/// failure, ends the job naming `call`.
+mgrt_comm_group *gridGroup(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+                           int64_t axes, const char *call);
+
 /// Bytes per element of `dtype` (0 if the comm runtime does not support
 /// it) and its MPI datatype.
 size_t elementSize(int dtype);

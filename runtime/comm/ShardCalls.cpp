@@ -16,13 +16,11 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace mgrt::comm {
 
-using Key = std::vector<int64_t>;
-
-/// The cached group of (grid, axes); ends the job on failure.
-mgrt_comm_group *groupOf(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
-                         int64_t axes, const char *call) {
+mgrt_comm_group *gridGroup(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+                           int64_t axes, const char *call) {
+  using Key = std::vector<int64_t>;
   static std::map<Key, mgrt_comm_group *> cache;
   Key key = {g0, g1, g2, g3, axes};
   auto it = cache.find(key);
@@ -52,6 +50,12 @@ mgrt_comm_group *groupOf(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
   return g;
 }
 
+} // namespace mgrt::comm
+
+namespace {
+
+using mgrt::comm::gridGroup;
+
 /// Checks the contract of a flattened operand.
 float *dataOf(mgrt_memref_f32_1 *m, const char *call) {
   if (!m || (m->sizes[0] > 1 && m->strides[0] != 1))
@@ -77,7 +81,7 @@ void _mlir_ciface_mgrt_comm_all_reduce_f32(mgrt_memref_f32_1 *buf, int64_t g0,
                                            int64_t g1, int64_t g2, int64_t g3,
                                            int64_t axes, int64_t op) {
   const char *call = "mgrt_comm_all_reduce_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   float *p = dataOf(buf, call);
   fatal([&] {
     mgrt_comm_all_reduce(g, p, p, buf->sizes[0], MGRT_F32,
@@ -90,7 +94,7 @@ void _mlir_ciface_mgrt_comm_all_gather_f32(mgrt_memref_f32_1 *out,
                                            int64_t g1, int64_t g2, int64_t g3,
                                            int64_t axes) {
   const char *call = "mgrt_comm_all_gather_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   if (out->sizes[0] != in->sizes[0] * g->size)
     mgrt_comm_abort("mgrt_comm_all_gather_f32: out must hold size x in", 3);
   fatal([&] {
@@ -105,7 +109,7 @@ void _mlir_ciface_mgrt_comm_reduce_scatter_f32(mgrt_memref_f32_1 *out,
                                                int64_t g2, int64_t g3,
                                                int64_t axes, int64_t op) {
   const char *call = "mgrt_comm_reduce_scatter_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   if (in->sizes[0] != out->sizes[0] * g->size)
     mgrt_comm_abort("mgrt_comm_reduce_scatter_f32: in must hold size x out", 3);
   fatal([&] {
@@ -120,7 +124,7 @@ void _mlir_ciface_mgrt_comm_all_to_all_f32(mgrt_memref_f32_1 *out,
                                            int64_t g1, int64_t g2, int64_t g3,
                                            int64_t axes) {
   const char *call = "mgrt_comm_all_to_all_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   if (in->sizes[0] != out->sizes[0] || in->sizes[0] % g->size)
     mgrt_comm_abort("mgrt_comm_all_to_all_f32: in and out must have the same "
                     "size, a multiple of the group size",
@@ -136,7 +140,7 @@ void _mlir_ciface_mgrt_comm_all_slice_f32(mgrt_memref_f32_1 *out,
                                           int64_t g1, int64_t g2, int64_t g3,
                                           int64_t axes) {
   const char *call = "mgrt_comm_all_slice_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   const int64_t n = out->sizes[0];
   if (in->sizes[0] != n * g->size)
     mgrt_comm_abort("mgrt_comm_all_slice_f32: in must hold size x out", 3);
@@ -144,11 +148,16 @@ void _mlir_ciface_mgrt_comm_all_slice_f32(mgrt_memref_f32_1 *out,
               n * sizeof(float));
 }
 
+int64_t mgrt_comm_group_rank(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+                             int64_t axes) {
+  return gridGroup(g0, g1, g2, g3, axes, "mgrt_comm_group_rank")->rank;
+}
+
 void _mlir_ciface_mgrt_comm_broadcast_f32(mgrt_memref_f32_1 *buf, int64_t g0,
                                           int64_t g1, int64_t g2, int64_t g3,
                                           int64_t axes, int64_t root) {
   const char *call = "mgrt_comm_broadcast_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   fatal([&] {
     mgrt_comm_broadcast(g, dataOf(buf, call), buf->sizes[0], MGRT_F32,
                         static_cast<int>(root));
@@ -159,7 +168,7 @@ void _mlir_ciface_mgrt_comm_send_f32(mgrt_memref_f32_1 *in, int64_t g0,
                                      int64_t g1, int64_t g2, int64_t g3,
                                      int64_t axes, int64_t dest) {
   const char *call = "mgrt_comm_send_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   fatal([&] {
     mgrt_comm_send(g, dataOf(in, call), in->sizes[0], MGRT_F32,
                    static_cast<int>(dest), 0);
@@ -170,7 +179,7 @@ void _mlir_ciface_mgrt_comm_recv_f32(mgrt_memref_f32_1 *out, int64_t g0,
                                      int64_t g1, int64_t g2, int64_t g3,
                                      int64_t axes, int64_t source) {
   const char *call = "mgrt_comm_recv_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   fatal([&] {
     mgrt_comm_recv(g, dataOf(out, call), out->sizes[0], MGRT_F32,
                    static_cast<int>(source), 0);
@@ -183,7 +192,7 @@ void _mlir_ciface_mgrt_comm_shift_f32(mgrt_memref_f32_1 *out,
                                       int64_t axes, int64_t offset,
                                       int64_t rotate) {
   const char *call = "mgrt_comm_shift_f32";
-  mgrt_comm_group *g = groupOf(g0, g1, g2, g3, axes, call);
+  mgrt_comm_group *g = gridGroup(g0, g1, g2, g3, axes, call);
   const int n = g->size, r = g->rank;
   const int64_t count = in->sizes[0];
   float *src = dataOf(in, call), *dst = dataOf(out, call);

@@ -34,7 +34,11 @@ std::string usage(const char *prog) {
          "  --mode MODE          infer (default), train (a model compiled\n"
          "                       with a training step: outputs loss, correct)\n"
          "                       or eval (train's flags: loss and accuracy\n"
-         "                       over --split, no update)\n"
+         "                       over --split, no update), or graph-stats\n"
+         "                       (--data's size, degrees and the METIS\n"
+         "                       halo of gp=P for P in --parts, default\n"
+         "                       2,4,8, as JSON for megagraph-compile\n"
+         "                       --graph-stats; to --log-json or stdout)\n"
          "  --input NAME=FILE    a model input as a .npy file (one per input)\n"
          "  --output-dir DIR     where each output is written as NAME.npy\n"
          "                       (created if missing)\n"
@@ -174,7 +178,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
                arg == "--export-onnx" || arg == "--source-model" ||
                arg == "--checkpoint-dir" || arg == "--resume" ||
                arg == "--checkpoint" || arg == "--split" ||
-               arg == "--on-nonfinite") {
+               arg == "--on-nonfinite" || arg == "--parts") {
       if (!takeValue())
         return false;
       if (value.empty()) {
@@ -192,6 +196,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
        : arg == "--checkpoint"     ? opts.checkpoint
        : arg == "--split"          ? opts.split
        : arg == "--on-nonfinite"   ? opts.onNonfinite
+       : arg == "--parts"          ? opts.parts
                                    : opts.dumpInputs) = value;
       // --checkpoint DIR: the weights of --mode eval and --mode infer.
       if (arg != "--checkpoint")
