@@ -11,9 +11,11 @@
 //       3 x 2 n K M / GEMM rate, n = N (one), N / P (mop, gp)
 //   traffic: mop switches each aggregated value into and out of columns,
 //       forward and backward: 4 all-to-alls of N F' 4 / P bytes per rank,
-//       (P - 1) / P of them sent (2 when its input is a whole argument,
-//       cut locally); gp exchanges each aggregation's halo forward and
-//       backward: 2 halo rows x F x 4 bytes; both all-reduce the gradients.
+//       (P - 1) / P of them sent (one fewer each way when its input is a
+//       whole argument, cut locally; none backward when its input does not
+//       depend on a parameter); gp exchanges each aggregation's halo forward
+//       and backward: 2 halo rows x F x 4 bytes (1 without a backward);
+//       both all-reduce the gradients.
 //   On a CPU the ranks share the node (computeShare).
 //
 //===----------------------------------------------------------------------===//
@@ -147,17 +149,27 @@ llvm::Expected<GcnProfile> megagraph::analyzeGcn(ModuleOp module) {
   }
   if (!x)
     return fail("not a full-graph model: no input x [N, F]");
-  // The node features' descendants.
-  DenseSet<Value> fromX = {x};
+  // The node features' descendants, and the parameters'.
+  DenseSet<Value> fromX = {x}, fromParams;
   main.walk([&](Operation *op) {
-    if (llvm::any_of(op->getOperands(),
-                     [&](Value v) { return fromX.contains(v); }))
+    auto in = [&](const DenseSet<Value> &set) {
+      return llvm::any_of(op->getOperands(),
+                          [&](Value v) { return set.contains(v); });
+    };
+    if (in(fromX))
       fromX.insert(op->result_begin(), op->result_end());
+    auto load = dyn_cast<ml_program::GlobalLoadOp>(op);
+    auto global =
+        load ? SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
+                   op, load.getGlobalAttr())
+             : ml_program::GlobalOp();
+    if (in(fromParams) || (global && global->hasAttr("gt.param")))
+      fromParams.insert(op->result_begin(), op->result_end());
     if (auto spmm = dyn_cast<gt::SpmmOp>(op);
         spmm && fromX.contains(spmm.getInput()))
       g.aggregations.push_back(
           {cast<RankedTensorType>(spmm.getInput().getType()).getDimSize(1),
-           spmm.getInput() == x});
+           spmm.getInput() == x, fromParams.contains(spmm.getInput())});
     if (auto lin = dyn_cast<gt::LinearOp>(op);
         lin && fromX.contains(lin.getInput())) {
       auto w = cast<RankedTensorType>(lin.getWeight().getType());
@@ -193,22 +205,23 @@ GcnPrediction megagraph::predictGcn(const GcnProfile &model,
     const double f = static_cast<double>(a.width);
     const double fp = std::ceil(f / P) * P;
     // Forward and backward (the transposed SpMM).
+    const int runs = a.backward ? 2 : 1;
     if (mop) {
-      spmm += 2 * edges * fp / P * 4 / bw;
+      spmm += runs * edges * fp / P * 4 / bw;
       const double sent = N / P * fp * 4 * (P - 1) / P;
-      const int switches = a.wholeInput ? 2 : 4;
+      const int switches = runs * (a.wholeInput ? 1 : 2);
       commBytes += switches * sent;
       commTotal += switches * sent * P;
       commTime += switches * allToAll(hw, P, sent);
     } else if (gp) {
       const double e = static_cast<double>(part.maxPartEdges) + N / P;
-      spmm += 2 * e * f * 4 / bw;
+      spmm += runs * e * f * 4 / bw;
       const double halo = static_cast<double>(part.maxHaloRows) * f * 4;
-      commBytes += 2 * halo;
-      commTotal += 2 * static_cast<double>(part.haloRows) * f * 4;
-      commTime += 2 * allToAll(hw, P, halo);
+      commBytes += runs * halo;
+      commTotal += runs * static_cast<double>(part.haloRows) * f * 4;
+      commTime += runs * allToAll(hw, P, halo);
     } else {
-      spmm += 2 * edges * f * 4 / bw;
+      spmm += runs * edges * f * 4 / bw;
     }
   }
   for (auto [k, m] : model.transforms) {

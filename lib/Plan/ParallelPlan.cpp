@@ -160,7 +160,10 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
 }
 
 std::string megagraph::toString(const ParallelPlan &plan) {
-  std::string s = "dp=" + std::to_string(plan.dp);
+  // dp always, but for the full-graph splits (which have no dp).
+  std::string s = plan.dp == 1 && (plan.mop > 1 || plan.gp > 1)
+                      ? ""
+                      : "dp=" + std::to_string(plan.dp);
   if (plan.pp != 1)
     s += ",pp=" + std::to_string(plan.pp);
   if (plan.cp != 1)
@@ -174,9 +177,9 @@ std::string megagraph::toString(const ParallelPlan &plan) {
   if (plan.recompute)
     s += ",recompute=1";
   if (plan.mop != 1)
-    s += ",mop=" + std::to_string(plan.mop);
+    s += (s.empty() ? "mop=" : ",mop=") + std::to_string(plan.mop);
   if (plan.gp != 1)
-    s += ",gp=" + std::to_string(plan.gp);
+    s += (s.empty() ? "gp=" : ",gp=") + std::to_string(plan.gp);
   if (plan.moa)
     s += ",moa=1";
   if (plan.chunks != 1)

@@ -8,8 +8,13 @@ examples/gcn/gcn.py's module in PyTorch (the same initial weights, the
 dumped graph, labels and mask), then compiles and trains it under each
 --plan (mop=P: mixture of parallelism; gp=P: partition parallelism) with
 `mpirun -np P`. Every step's loss must agree to a relative --tolerance
-(1e-4) with PyTorch and with the one-process run, and every rank must have
-sent bytes (comm_bytes) in every step.
+(1e-4) with PyTorch and with the one-process run, and the bytes the ranks
+sent (comm_bytes, counted by the communication runtime) must be what the
+plan model predicts (megagraph-compile --emit=plan with --graph-stats from
+the executable's --mode graph-stats): mop's all-to-alls and gradient
+all-reduce on every rank, gp's halo exchanges summed over the ranks (the
+METIS halo of the data set), up to the few scalars the step also sums
+(loss, counts: at most 16 floats a rank).
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
        [--plans mop=2,gp=2] [--data SPEC] [--steps 20] [--lr 0.1]
@@ -61,6 +66,16 @@ def compile_exe(compiler, onnx_path, shapes, lr, plan, exe,
     if plan:
         cmd += ["--plan", plan]
     subprocess.run(cmd, check=True)
+
+
+def predict(compiler, onnx_path, shapes, plan, stats):
+    """The plan model's prediction (megagraph-compile --emit=plan)."""
+    cmd = [compiler, onnx_path, "--train", "--optimizer", "sgd", "--plan",
+           plan, "--graph-stats", stats, "--emit=plan"]
+    for name, dims in shapes.items():
+        cmd += ["--input-shape", name + "=" + "x".join(map(str, dims))]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["prediction"]
 
 
 def train(exe, data, steps, log, ranks=1, extra=()):
@@ -130,6 +145,13 @@ def main():
           d <= args.tolerance,
           f"{len(ours)} steps, max relative difference {d:.2e}")
 
+    # The graph as the plan model sees it.
+    stats = os.path.join(args.work, "stats.json")
+    parts = sorted({p.split("=")[1] for p in args.plans.split(",")})
+    subprocess.run([exe, "--mode", "graph-stats", "--data", args.data,
+                    "--parts", ",".join(parts), "--log-json", stats,
+                    "--quiet"], check=True)
+
     # 2. Each plan under mpirun.
     for plan in args.plans.split(","):
         ranks = int(plan.split("=")[1])
@@ -142,9 +164,21 @@ def main():
         check(f"{plan} vs one process", d <= args.tolerance,
               f"{len(recs)} steps, max relative difference {d:.2e}")
         sent = [r.get("comm_bytes", []) for r in recs]
-        good = all(len(s) == ranks and min(s) > 0 for s in sent)
+        good = all(len(s) == ranks and min(s) > 0 and s == sent[0]
+                   for s in sent)
         check(f"{plan} comm_bytes", good,
-              f"per rank, step 1: {sent[0] if sent else []}")
+              f"per rank, every step: {sent[0] if sent else []}")
+        predicted = predict(args.compiler, onnx_path, shapes, plan, stats)
+        slack = 16 * 4
+        if plan.startswith("mop"):
+            want = predicted["comm_bytes_per_rank"]
+            good = all(0 <= s - want <= slack for s in sent[0])
+            detail = f"each rank {sent[0][0]} bytes, predicted {want:.0f}"
+        else:
+            want = predicted["comm_bytes_total"]
+            good = 0 <= sum(sent[0]) - want <= slack * ranks
+            detail = f"total {sum(sent[0])} bytes, predicted {want:.0f}"
+        check(f"{plan} traffic as modelled", good, detail)
     return 0 if check.ok else 1
 
 

@@ -74,6 +74,9 @@ struct GcnProfile {
     /// Its input is a function argument every rank holds whole: mop cuts
     /// it locally instead of switching it.
     bool wholeInput = false;
+    /// Its input depends on a parameter: the backward runs it again
+    /// (transposed), with its switches or halo.
+    bool backward = true;
   };
   std::vector<Aggregation> aggregations;
   /// Dense transforms: (in, out) features of each [N, in] x [in, out].

@@ -69,7 +69,8 @@ llvm::Error verifyParallelPlan(const ParallelPlan &plan);
 /// which plans megagraph-compile --plan accepts and the search may choose.
 llvm::Error checkPlanImplemented(const ParallelPlan &plan);
 
-/// The `--plan` spelling of a plan; only non-default keys (dp always).
+/// The `--plan` spelling of a plan; only non-default keys (dp always, but
+/// for mop / gp plans: "mop=4,moa=1").
 std::string toString(const ParallelPlan &plan);
 
 /// {"dp":..,"pp":..,"cp":..,"micro_batches":..,"zero":..,"recompute":..,

@@ -20,7 +20,7 @@ namespace {
 GcnProfile gcn(int64_t n, int64_t f, int64_t h, int64_t c) {
   GcnProfile g;
   g.nodes = n;
-  g.aggregations = {{h, false}, {c, false}};
+  g.aggregations = {{h, false, true}, {c, false, true}};
   g.transforms = {{f, h}, {h, c}};
   g.paramBytes = 4 * (f * h + h + h * c + c);
   return g;
