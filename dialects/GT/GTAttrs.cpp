@@ -290,10 +290,9 @@ ContextParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult HaloAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t parts, int64_t nodes) {
   if (parts < 1 || nodes < 1)
-    return emitError() << "parts and nodes must be >= 1, got parts = "
-                       << parts << ", nodes = " << nodes;
+    return emitError() << "parts and nodes must be >= 1, got parts = " << parts
+                       << ", nodes = " << nodes;
   if (nodes % parts != 0)
-    return emitError() << parts << " parts do not divide " << nodes
-                       << " nodes";
+    return emitError() << parts << " parts do not divide " << nodes << " nodes";
   return success();
 }

@@ -337,8 +337,8 @@ struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
     // over the grid [parts, 1, 1, 1].
     StringRef kernel = kSpmmKernel;
     if (auto halo = op->getAttrOfType<gt::HaloAttr>(gt::kHaloAttr)) {
-      for (int64_t g : {halo.getParts(), int64_t(1), int64_t(1), int64_t(1),
-                        int64_t(1)})
+      for (int64_t g :
+           {halo.getParts(), int64_t(1), int64_t(1), int64_t(1), int64_t(1)})
         args.push_back(arith::ConstantIntOp::create(rewriter, loc, g, 64));
       kernel = kHaloSpmmKernel;
     }

@@ -1532,8 +1532,7 @@ struct AllSliceGradient
     Location loc = op->getLoc();
     auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
         op, s.getGridAttr());
-    if (!grid || static_cast<int64_t>(s.getGridAxes().size()) !=
-                     grid.getRank())
+    if (!grid || static_cast<int64_t>(s.getGridAxes().size()) != grid.getRank())
       return op->emitOpError("has no gradient rule for a slice over part of "
                              "its grid");
     auto full = cast<RankedTensorType>(s.getInput().getType());
@@ -1546,7 +1545,8 @@ struct AllSliceGradient
         arith::ConstantIndexOp::create(builder, loc, part.getDimSize(axis)));
     Value zeros = arith::ConstantOp::create(
         builder, loc, full,
-        DenseElementsAttr::get(full, builder.getZeroAttr(full.getElementType())));
+        DenseElementsAttr::get(full,
+                               builder.getZeroAttr(full.getElementType())));
     SmallVector<OpFoldResult> offsets(full.getRank(), builder.getIndexAttr(0)),
         sizes, strides(full.getRank(), builder.getIndexAttr(1));
     offsets[axis] = offset;

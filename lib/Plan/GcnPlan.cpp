@@ -91,14 +91,12 @@ bool megagraph::fromJSON(const llvm::json::Value &value, GraphStats &s,
       !m.mapOptional("degree_max", s.degreeMax) ||
       !m.mapOptional("degree_cv", s.degreeCv))
     return false;
-  const llvm::json::Array *parts =
-      value.getAsObject()->getArray("partitions");
+  const llvm::json::Array *parts = value.getAsObject()->getArray("partitions");
   s.partitions.clear();
   for (size_t i = 0; parts && i < parts->size(); ++i) {
     llvm::json::ObjectMapper pm((*parts)[i], path.field("partitions").index(i));
     GraphStats::Partition p;
-    if (!pm || !pm.map("parts", p.parts) ||
-        !pm.map("halo_rows", p.haloRows) ||
+    if (!pm || !pm.map("parts", p.parts) || !pm.map("halo_rows", p.haloRows) ||
         !pm.mapOptional("max_halo_rows", p.maxHaloRows) ||
         !pm.mapOptional("max_part_edges", p.maxPartEdges))
       return false;
@@ -114,8 +112,7 @@ bool megagraph::fromJSON(const llvm::json::Value &value, GraphStats &s,
 llvm::Expected<GraphStats> megagraph::loadGraphStats(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
-    return fail("--graph-stats '" + path +
-                "': " + buffer.getError().message());
+    return fail("--graph-stats '" + path + "': " + buffer.getError().message());
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json)
@@ -137,8 +134,8 @@ llvm::Expected<GcnProfile> megagraph::analyzeGcn(ModuleOp module) {
   GcnProfile g;
   Value x;
   for (BlockArgument arg : main.getArguments()) {
-    auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "gt.name");
+    auto name =
+        main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
     auto t = dyn_cast<RankedTensorType>(arg.getType());
     if (name && t && t.getRank() == 2 && t.hasStaticShape() &&
         mgrt_role_of_name(name.getValue().str().c_str(), nullptr) ==

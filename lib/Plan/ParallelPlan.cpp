@@ -36,9 +36,9 @@ llvm::Error megagraph::verifyParallelPlan(const ParallelPlan &plan) {
     return fail("dp, pp and cp must be at least 1, got dp=" + Twine(plan.dp) +
                 ", pp=" + Twine(plan.pp) + ", cp=" + Twine(plan.cp));
   if (plan.mop < 1 || plan.gp < 1 || plan.chunks < 1)
-    return fail("mop, gp and chunks must be at least 1, got mop=" +
-                Twine(plan.mop) + ", gp=" + Twine(plan.gp) +
-                ", chunks=" + Twine(plan.chunks));
+    return fail(
+        "mop, gp and chunks must be at least 1, got mop=" + Twine(plan.mop) +
+        ", gp=" + Twine(plan.gp) + ", chunks=" + Twine(plan.chunks));
   if (plan.mop > 1 && plan.gp > 1)
     return fail("mop and gp are two ways of splitting the nodes; give one");
   if (plan.microBatches < 1)
@@ -118,8 +118,7 @@ llvm::Expected<ParallelPlan> megagraph::parseParallelPlan(StringRef spec) {
       if (v > 1)
         return fail("--plan moa must be 0 or 1");
       plan.moa = v == 1;
-    }
-    else if (key == "recompute") {
+    } else if (key == "recompute") {
       if (v > 1)
         return fail("--plan recompute must be 0 or 1");
       plan.recompute = v == 1;

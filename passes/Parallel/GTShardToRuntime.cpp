@@ -343,8 +343,8 @@ LogicalResult lower(Operation *op, int64_t &count) {
     l.call(MGRT_SHARD_ALL_SLICE, {out, in}, {});
     replacement = l.result(out, t);
   } else if (auto pli = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
-    auto grid =
-        SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, pli.getGridAttr());
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        op, pli.getGridAttr());
     if (!grid)
       return fail("no shard.grid named " + pli.getGrid());
     SmallVector<int16_t> all;
@@ -362,8 +362,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
                                 b.getFunctionType(types, {i64}));
       fn.setPrivate();
     }
-    Value rank =
-        func::CallOp::create(b, l.loc(), fn, l.gridArgs).getResult(0);
+    Value rank = func::CallOp::create(b, l.loc(), fn, l.gridArgs).getResult(0);
     replacement =
         arith::IndexCastOp::create(b, l.loc(), b.getIndexType(), rank);
   } else if (auto bc = dyn_cast<shard::BroadcastOp>(op)) {

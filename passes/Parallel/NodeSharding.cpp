@@ -150,8 +150,7 @@ RankedTensorType NodeSharder::localType(RankedTensorType t, int64_t dim,
   return t.clone(shape);
 }
 
-Value NodeSharder::allSlice(OpBuilder &b, Location loc, Value v,
-                            int64_t axis) {
+Value NodeSharder::allSlice(OpBuilder &b, Location loc, Value v, int64_t axis) {
   auto t = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> shape(t.getShape());
   shape[axis] /= P;
@@ -193,10 +192,10 @@ Value NodeSharder::convert(Value v, Place to) {
     // [.., N / P, .., F] -> pad -> [.., N, .., F' / P]
     Value x = padColumns(b, loc, v);
     auto local = localType(nv.full, nv.dim, Place::Columns);
-    out = shard::AllToAllOp::create(b, loc, local, opt.grid,
-                                    ArrayRef<int16_t>{0}, x, APInt(64, last),
-                                    APInt(64, nv.dim))
-              .getResult();
+    out =
+        shard::AllToAllOp::create(b, loc, local, opt.grid, ArrayRef<int16_t>{0},
+                                  x, APInt(64, last), APInt(64, nv.dim))
+            .getResult();
     ++counts.switches;
   } else {
     // [.., N, .., F' / P] -> [.., N / P, .., F'] -> cut the padding
@@ -204,8 +203,8 @@ Value NodeSharder::convert(Value v, Place to) {
     shape[nv.dim] /= P;
     shape.back() = padded(nv.full);
     out = shard::AllToAllOp::create(b, loc, nv.full.clone(shape), opt.grid,
-                                    ArrayRef<int16_t>{0}, v,
-                                    APInt(64, nv.dim), APInt(64, last))
+                                    ArrayRef<int16_t>{0}, v, APInt(64, nv.dim),
+                                    APInt(64, last))
               .getResult();
     ++counts.switches;
     if (shape.back() != nv.full.getShape().back()) {
@@ -240,17 +239,16 @@ Value NodeSharder::conform(Value r, Place to, int64_t dim,
   if (auto it = conformed.find(key); it != conformed.end())
     return it->second;
   OpBuilder b = builderAfter(r);
-  Value out = to == Place::Rows
-                  ? allSlice(b, loc, r, axis)
-                  : allSlice(b, loc, padColumns(b, loc, r), axis);
+  Value out = to == Place::Rows ? allSlice(b, loc, r, axis)
+                                : allSlice(b, loc, padColumns(b, loc, r), axis);
   conformed[key] = out;
   return out;
 }
 
 LogicalResult NodeSharder::findNodes() {
   for (BlockArgument arg : main.getArguments()) {
-    auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "gt.name");
+    auto name =
+        main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
     auto t = dyn_cast<RankedTensorType>(arg.getType());
     if (!name || !t || t.getRank() != 2 || !t.hasStaticShape() ||
         mgrt_role_of_name(name.getValue().str().c_str(), nullptr) !=
@@ -270,9 +268,9 @@ LogicalResult NodeSharder::findNodes() {
            << " needs a full-graph model: an input x [N, F] (named x, "
               "features or node_feat) whose N nodes it splits";
   if (N % P != 0)
-    return main.emitError() << opt.pass << ": " << P
-                            << " ranks do not divide the N = " << N
-                            << " nodes (each rank holds N / P rows)";
+    return main.emitError()
+           << opt.pass << ": " << P << " ranks do not divide the N = " << N
+           << " nodes (each rank holds N / P rows)";
   return success();
 }
 
@@ -342,8 +340,7 @@ FailureOr<Need> NodeSharder::classify(Operation *op,
     dims[0] = d;
     // Columns only when every node operand spans the result's features.
     for (Value v : op->getOperands())
-      if (nodes.contains(v) &&
-          full(v).getShape().back() != t.getShape().back())
+      if (nodes.contains(v) && full(v).getShape().back() != t.getShape().back())
         return Need::Rows;
     return d == t.getRank() - 1 ? Need::Rows : Need::Same;
   }
@@ -420,8 +417,8 @@ LogicalResult NodeSharder::visit(Operation *op) {
   if (*need == Need::Same)
     for (Value v : op->getOperands())
       if (auto it = nodes.find(v); it != nodes.end()) {
-        place = it->second.place == Place::Columns ? Place::Columns
-                                                   : Place::Rows;
+        place =
+            it->second.place == Place::Columns ? Place::Columns : Place::Rows;
         break;
       }
   // Operands: node values into `place`; for the elementwise ops (and
@@ -470,8 +467,9 @@ LogicalResult NodeSharder::run() {
                               << " needs the forward function @main (run it "
                                  "before gt-autodiff)";
   if (module.lookupSymbol(opt.grid))
-    return module.emitError() << opt.pass << ": the module already has a symbol @"
-                              << opt.grid << " (the pass ran twice?)";
+    return module.emitError()
+           << opt.pass << ": the module already has a symbol @" << opt.grid
+           << " (the pass ran twice?)";
   if (main->hasAttr(gt::kContextParallelSeedAttr) ||
       main->hasAttr(gt::kRowShardGridAttr))
     return main.emitError() << opt.pass
@@ -488,8 +486,8 @@ LogicalResult NodeSharder::run() {
     if (op->getNumRegions() && llvm::any_of(op->getOperands(), [&](Value v) {
           return nodes.contains(v);
         }))
-      return op->emitOpError() << opt.pass
-                               << ": ops with regions cannot take node values";
+      return op->emitOpError()
+             << opt.pass << ": ops with regions cannot take node values";
     if (failed(visit(op)))
       return failure();
   }

@@ -494,8 +494,7 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     // gt.row_shard_grid names) seed with their share of the labelled rows.
     if (main->hasAttr(kContextParallelSeedAttr))
       grads[loss] = buildContextParallelLossSeed(b, loc, mask, loss.getType());
-    else if (auto grid =
-                 main->getAttrOfType<StringAttr>(gt::kRowShardGridAttr))
+    else if (auto grid = main->getAttrOfType<StringAttr>(gt::kRowShardGridAttr))
       grads[loss] = buildContextParallelLossSeed(b, loc, mask, loss.getType(),
                                                  grid.getValue(), {0});
     else

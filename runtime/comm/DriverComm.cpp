@@ -31,10 +31,8 @@ bool setupDataParallel(const mgrt_plan *plan, DataParallel &dp,
                       " processes; compile with --plan dp=" +
                       std::to_string(world) + " or run it without mpirun"
                 : "the model was compiled with --plan " +
-                      std::string(plan->text) + " (" +
-                      std::to_string(planned) +
-                      " processes), but the job has " +
-                      std::to_string(world) +
+                      std::string(plan->text) + " (" + std::to_string(planned) +
+                      " processes), but the job has " + std::to_string(world) +
                       " process(es); launch it with "
                       "mpirun -np " +
                       std::to_string(planned) + " (or srun -n " +

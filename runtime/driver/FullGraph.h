@@ -50,8 +50,7 @@ void checkFullGraphInputs(const mgrt_model_info &model, const GraphData &data,
 /// identity for one part. Prints the edge cut unless opts.quiet or not
 /// `lead`.
 bool partitionNodes(const GraphData &data, const Options &opts, int parts,
-                    bool lead, std::vector<int64_t> &order,
-                    std::string &error);
+                    bool lead, std::vector<int64_t> &order, std::string &error);
 
 /// --mode graph-stats: what the plan search needs to know of the graph of
 /// --data (GcnPlan.h's GraphStats): N, directed E, the degree mean, maximum

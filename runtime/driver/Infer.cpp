@@ -220,8 +220,8 @@ int mgrt::runCommandLine(int argc, char **argv, const mgrt_model_info *model,
                       "' (expected infer, train, eval or graph-stats)");
   // --mode eval runs the training driver's batches without updating;
   // --mode graph-stats measures --data for the plan search.
-  const bool training = opts.mode == "train" || opts.mode == "eval" ||
-                        opts.mode == "graph-stats";
+  const bool training =
+      opts.mode == "train" || opts.mode == "eval" || opts.mode == "graph-stats";
   const std::vector<std::string> &wrong =
       training ? opts.inferFlags : opts.trainFlags;
   if (!wrong.empty())

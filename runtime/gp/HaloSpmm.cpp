@@ -29,8 +29,8 @@ struct HaloPlan {
   uint64_t hash = 0;
   const mgrt_comm_group *group = nullptr;
   int64_t N = 0, E = 0;
-  int64_t first = 0, rows = 0; // this rank's block
-  int64_t e0 = 0;              // its first edge
+  int64_t first = 0, rows = 0;      // this rank's block
+  int64_t e0 = 0;                   // its first edge
   std::vector<int64_t> rowPtr, col; // local CSR over [x ; halo]
   int64_t halo = 0;                 // H
   std::vector<int64_t> sendRows;    // local rows, by destination rank
@@ -93,11 +93,10 @@ std::unique_ptr<HaloPlan> buildPlan(const mgrt_comm_group *g, const int64_t *rp,
   p.col.resize(e1 - p.e0);
   for (int64_t e = p.e0; e < e1; ++e) {
     const int64_t c = ci[e * cs];
-    p.col[e - p.e0] =
-        c >= p.first && c < p.first + n
-            ? c - p.first
-            : n + (std::lower_bound(halo.begin(), halo.end(), c) -
-                   halo.begin());
+    p.col[e - p.e0] = c >= p.first && c < p.first + n
+                          ? c - p.first
+                          : n + (std::lower_bound(halo.begin(), halo.end(), c) -
+                                 halo.begin());
   }
   // 3. What each other block's rows reference in this block, sorted.
   p.sendCounts.assign(P, 0);
@@ -142,7 +141,8 @@ const HaloPlan &planOf(const mgrt_comm_group *g, mgrt_memref_i64_1 *rowPtr,
                (long long)i, (long long)next, (long long)E);
     prev = next;
   }
-  auto plan = buildPlan(g, rp, rowPtr->strides[0], ci, colIdx->strides[0], N, E);
+  auto plan =
+      buildPlan(g, rp, rowPtr->strides[0], ci, colIdx->strides[0], N, E);
   plan->hash = h;
   if (plans.size() == kMaxPlans)
     plans.erase(plans.begin());
@@ -162,12 +162,10 @@ struct Buffer {
 
 } // namespace
 
-extern "C" void mgrt_halo_spmm_f32(mgrt_comm_group *group,
-                                   mgrt_memref_f32_2 *out,
-                                   mgrt_memref_i64_1 *rowPtr,
-                                   mgrt_memref_i64_1 *colIdx,
-                                   mgrt_memref_f32_1 *values,
-                                   mgrt_memref_f32_2 *x) {
+extern "C" void
+mgrt_halo_spmm_f32(mgrt_comm_group *group, mgrt_memref_f32_2 *out,
+                   mgrt_memref_i64_1 *rowPtr, mgrt_memref_i64_1 *colIdx,
+                   mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x) {
   MGRT_CHECK(group && out && rowPtr && colIdx && values && x, kName,
              "null operand");
   const int P = group->size;
@@ -224,9 +222,8 @@ extern "C" void mgrt_halo_spmm_f32(mgrt_comm_group *group,
 
 extern "C" void _mlir_ciface_mgrt_halo_spmm_f32(
     mgrt_memref_f32_2 *out, mgrt_memref_i64_1 *rowPtr,
-    mgrt_memref_i64_1 *colIdx, mgrt_memref_f32_1 *values,
-    mgrt_memref_f32_2 *x, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
-    int64_t axes) {
+    mgrt_memref_i64_1 *colIdx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes) {
   mgrt_halo_spmm_f32(mgrt::comm::gridGroup(g0, g1, g2, g3, axes, kName), out,
                      rowPtr, colIdx, values, x);
 }

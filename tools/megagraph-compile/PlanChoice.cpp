@@ -29,17 +29,16 @@ static int planError(const llvm::Twine &message) {
 /// The graph of a full-graph model: --graph-stats, or the model's own
 /// node count and its edge_index input's edge count (the degrees then are
 /// only their mean).
-static llvm::Expected<GraphStats> graphOf(ModuleOp raised,
-                                          const GcnProfile &gcn,
-                                          const PlanRequest &request) {
+static llvm::Expected<GraphStats>
+graphOf(ModuleOp raised, const GcnProfile &gcn, const PlanRequest &request) {
   if (!request.graphStats.empty())
     return loadGraphStats(request.graphStats);
   GraphStats g;
   g.nodes = gcn.nodes;
   if (auto main = raised.lookupSymbol<func::FuncOp>("main"))
     for (BlockArgument arg : main.getArguments()) {
-      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                    "gt.name");
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
       auto t = dyn_cast<RankedTensorType>(arg.getType());
       if (name && name.getValue() == "edge_index" && t && t.getRank() == 2)
         g.edges = t.getDimSize(1);
@@ -52,9 +51,8 @@ static llvm::Expected<GraphStats> graphOf(ModuleOp raised,
 /// The plan step of a full-graph GCN (GcnPlan.h): price the given plan or
 /// choose between mop=P and gp=P for the graph.
 static int chooseGcn(ModuleOp raised, const GcnProfile &gcn,
-                     const PlanRequest &request,
-                     const HardwareProfile &profile, ParallelPlan &plan,
-                     std::string &planJson) {
+                     const PlanRequest &request, const HardwareProfile &profile,
+                     ParallelPlan &plan, std::string &planJson) {
   llvm::Expected<GraphStats> graph = graphOf(raised, gcn, request);
   if (!graph)
     return planError(llvm::toString(graph.takeError()));

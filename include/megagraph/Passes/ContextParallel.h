@@ -29,10 +29,11 @@ using gt::kContextParallelSeedAttr;
 /// is their sum over all ranks of `grid` (a shard.all_reduce over
 /// `gridAxes`): @gt_cp's two axes under context parallelism, the grid of
 /// gt.row_shard_grid when mop or gp split a full graph's nodes.
-mlir::Value buildContextParallelLossSeed(
-    mlir::OpBuilder &b, mlir::Location loc, mlir::Value mask,
-    mlir::Type lossType, llvm::StringRef grid = kContextParallelGrid,
-    llvm::ArrayRef<int16_t> gridAxes = {0, 1});
+mlir::Value
+buildContextParallelLossSeed(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value mask, mlir::Type lossType,
+                             llvm::StringRef grid = kContextParallelGrid,
+                             llvm::ArrayRef<int16_t> gridAxes = {0, 1});
 
 } // namespace megagraph
 

@@ -35,9 +35,9 @@ static_assert(offsetof(mgrt_tensor_info, role) ==
 static_assert(offsetof(mgrt_plan, text) ==
                   5 * sizeof(int64_t) + 2 * sizeof(int32_t),
               "mgrt_plan's layout differs from the emitted table");
-static_assert(offsetof(mgrt_plan, moa) ==
-                  offsetof(mgrt_plan, text) + sizeof(void *) +
-                      2 * sizeof(int64_t),
+static_assert(offsetof(mgrt_plan, moa) == offsetof(mgrt_plan, text) +
+                                              sizeof(void *) +
+                                              2 * sizeof(int64_t),
               "mgrt_plan's layout differs from the emitted table");
 static_assert(offsetof(mgrt_model_info, state) ==
                   10 * sizeof(void *) /* int fields padded to 8 bytes */,

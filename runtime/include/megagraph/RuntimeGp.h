@@ -43,13 +43,10 @@ void mgrt_halo_spmm_f32(mgrt_comm_group *group, mgrt_memref_f32_2 *out,
 
 /** The same, called from compiled code: the group over the axes bit mask
  *  `axes` of the grid g0 x g1 x g2 x g3 (as in Comm.h's shard calls). */
-void _mlir_ciface_mgrt_halo_spmm_f32(mgrt_memref_f32_2 *out,
-                                     mgrt_memref_i64_1 *row_ptr,
-                                     mgrt_memref_i64_1 *col_idx,
-                                     mgrt_memref_f32_1 *values,
-                                     mgrt_memref_f32_2 *x, int64_t g0,
-                                     int64_t g1, int64_t g2, int64_t g3,
-                                     int64_t axes);
+void _mlir_ciface_mgrt_halo_spmm_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_i64_1 *row_ptr,
+    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -53,8 +53,7 @@ TEST(GcnPlanTest, TrafficFollowsTheFormulas) {
   // The halo forward and backward, per aggregation.
   r = predictGcn(m, g, gp, hw);
   EXPECT_DOUBLE_EQ(r.commBytesPerRank, 2 * 900.0 * 4 * (128 + 16) + grads);
-  EXPECT_DOUBLE_EQ(r.commBytesTotal,
-                   2 * 3000.0 * 4 * (128 + 16) + 4 * grads);
+  EXPECT_DOUBLE_EQ(r.commBytesTotal, 2 * 3000.0 * 4 * (128 + 16) + 4 * grads);
   // One process sends nothing.
   r = predictGcn(m, g, ParallelPlan{}, hw);
   EXPECT_EQ(r.commBytesPerRank, 0);
