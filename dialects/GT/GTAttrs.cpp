@@ -149,16 +149,25 @@ verifyStageBoundaries(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-/// A plan is a point of the grid dp x pp x cp with sane knobs; explicit stage
+/// A plan is a point of the grid dp x pp x cp (or a mop / gp split of the
+/// nodes) with sane knobs; explicit stage
 /// boundaries must describe exactly `pp` stages.
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t dp, int64_t pp, int64_t cp,
                                int64_t microBatches, int64_t zero,
                                bool recompute, StringRef cpMode,
-                               ArrayRef<int64_t> stages) {
+                               ArrayRef<int64_t> stages, int64_t mop,
+                               int64_t gp, bool moa, int64_t chunks) {
   if (dp < 1 || pp < 1 || cp < 1)
     return emitError() << "dp, pp and cp must be >= 1, got dp = " << dp
                        << ", pp = " << pp << ", cp = " << cp;
+  if (mop < 1 || gp < 1 || chunks < 1)
+    return emitError() << "mop, gp and chunks must be >= 1, got mop = " << mop
+                       << ", gp = " << gp << ", chunks = " << chunks;
+  if (mop > 1 && gp > 1)
+    return emitError() << "mop and gp are two ways of splitting the nodes; "
+                          "give one, got mop = "
+                       << mop << ", gp = " << gp;
   if (microBatches < 1)
     return emitError() << "micro_batches must be >= 1, got " << microBatches;
   if (zero < 0 || zero > 3)
@@ -274,5 +283,16 @@ ContextParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (group != size)
     return emitError() << "the grid axes of mask " << axes << " hold " << group
                        << " ranks, not size = " << size;
+  return success();
+}
+
+/// The nodes split into `parts` equal row blocks.
+LogicalResult HaloAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t parts, int64_t nodes) {
+  if (parts < 1 || nodes < 1)
+    return emitError() << "parts and nodes must be >= 1, got parts = " << parts
+                       << ", nodes = " << nodes;
+  if (nodes % parts != 0)
+    return emitError() << parts << " parts do not divide " << nodes << " nodes";
   return success();
 }

@@ -56,6 +56,7 @@ constexpr StringLiteral kAttentionBwdKernel = MGRT_KERNEL_ATTENTION_BWD;
 constexpr StringLiteral kAttentionLseKernel = MGRT_KERNEL_ATTENTION_LSE;
 constexpr StringLiteral kAttentionBwdLseKernel = MGRT_KERNEL_ATTENTION_BWD_LSE;
 constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
+constexpr StringLiteral kHaloSpmmKernel = MGRT_KERNEL_HALO_SPMM;
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
@@ -328,10 +329,20 @@ struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
     Value out = memref::AllocOp::create(
         rewriter, loc,
         MemRefType::get(resultType.getShape(), resultType.getElementType()));
-    callKernel(rewriter, op, kSpmmKernel,
-               {toDynamicIdentity(rewriter, loc, out), *rowPtr, *colIdx,
-                toDynamicIdentity(rewriter, loc, *values),
-                toDynamicIdentity(rewriter, loc, *x)});
+    SmallVector<Value> args = {toDynamicIdentity(rewriter, loc, out), *rowPtr,
+                               *colIdx,
+                               toDynamicIdentity(rewriter, loc, *values),
+                               toDynamicIdentity(rewriter, loc, *x)};
+    // Partition parallelism: this rank's row block, with the halo exchange
+    // over the grid [parts, 1, 1, 1].
+    StringRef kernel = kSpmmKernel;
+    if (auto halo = op->getAttrOfType<gt::HaloAttr>(gt::kHaloAttr)) {
+      for (int64_t g :
+           {halo.getParts(), int64_t(1), int64_t(1), int64_t(1), int64_t(1)})
+        args.push_back(arith::ConstantIntOp::create(rewriter, loc, g, 64));
+      kernel = kHaloSpmmKernel;
+    }
+    callKernel(rewriter, op, kernel, args);
     replaceOpWithBufferizedValues(rewriter, op, out);
     return success();
   }

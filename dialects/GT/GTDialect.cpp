@@ -44,5 +44,7 @@ LogicalResult GTDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<DeviceGlobalsAttr>(value), "device_globals");
   if (name == kContextParallelAttr)
     return expect(isa<ContextParallelAttr>(value), "cp");
+  if (name == kHaloAttr)
+    return expect(isa<HaloAttr>(value), "halo");
   return success();
 }

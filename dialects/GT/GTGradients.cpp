@@ -18,11 +18,15 @@
 
 #include "megagraph/Dialect/GT/GTGradients.h"
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Support/TosaBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -1315,10 +1319,18 @@ LogicalResult SpmmOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
   // result[i] = sum_{e in row i} values[e] x[col[e]]: with row(e) the row
   // of edge e, dx = A^T dy, an SpMM over the transposed pattern (the
   // values permuted with it), and dvalues[e] = dy[row(e)] . x[col[e]].
+  //
+  // Under partition parallelism (#gt.halo) x and dy are this rank's row
+  // blocks of the N x N product: dx is the same kind of SpMM over the
+  // transposed CSR (every rank has the whole graph), with the halo of dy;
+  // edge weights have no gradient there (gt-partition-parallel refuses
+  // weights computed from parameters).
   GradBuilder g{builder, getLoc()};
   Value x = getInput(), values = getValues(), dy = resultGrads[0];
   ArrayRef<int64_t> xs = GradBuilder::shape(x);
-  int64_t m = xs[0], d = xs[1], n = GradBuilder::shape(dy)[0];
+  auto halo = (*this)->getAttrOfType<HaloAttr>(kHaloAttr);
+  int64_t m = halo ? halo.getNodes() : xs[0], d = xs[1],
+          n = GradBuilder::shape(dy)[0];
   int64_t edges = GradBuilder::shape(values)[0];
   Type e = GradBuilder::elem(x);
   operandGrads.assign(getOperation()->getNumOperands(), Value());
@@ -1327,8 +1339,13 @@ LogicalResult SpmmOp::buildGradient(OpBuilder &builder, ValueRange resultGrads,
   Value perm = g.reshape(g.toI32(t.getPerm()), {1, edges});
   Value valuesT =
       g.reshape(g.gatherRows(g.reshape(values, {1, edges, 1}), perm), {edges});
-  operandGrads[3] = SpmmOp::create(builder, getLoc(), t.getRowPtrT(),
-                                   t.getColIdxT(), valuesT, dy);
+  auto dx = SpmmOp::create(builder, getLoc(), x.getType(), t.getRowPtrT(),
+                           t.getColIdxT(), valuesT, dy);
+  operandGrads[3] = dx;
+  if (halo) {
+    dx->setAttr(kHaloAttr, halo);
+    return success();
+  }
   Value rows = g.edgeRows(getRowPtr(), n, edges, e);
   Value cols = g.reshape(g.toI32(getColIdx()), {1, edges});
   Value dyRows = g.gatherRows(g.reshape(dy, {1, n, d}), rows);
@@ -1484,6 +1501,64 @@ LogicalResult EdgeBiasOp::buildGradient(OpBuilder &builder,
   return success();
 }
 
+/// shard.all_to_all: the inverse exchange (split and concat axes swapped).
+struct AllToAllGradient
+    : GradientOpInterface::ExternalModel<AllToAllGradient, shard::AllToAllOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto a = cast<shard::AllToAllOp>(op);
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = shard::AllToAllOp::create(
+        builder, op->getLoc(), a.getInput().getType(), a.getGridAttr(),
+        a.getGridAxesAttr(), resultGrads[0], a.getConcatAxisAttr(),
+        a.getSplitAxisAttr());
+    return success();
+  }
+};
+
+/// shard.all_slice (this rank's slice of a value every rank holds whole):
+/// dx is dy at this rank's place in zeros. It is a partial gradient: the
+/// other slices are the other ranks' and the gradient sum over the ranks
+/// (gt-data-parallel) adds them, as it adds every replicated value's
+/// gradient. The slice must be over the whole grid (its linear index is the
+/// rank in the group).
+struct AllSliceGradient
+    : GradientOpInterface::ExternalModel<AllSliceGradient, shard::AllSliceOp> {
+  LogicalResult buildGradient(Operation *op, OpBuilder &builder,
+                              ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) const {
+    auto s = cast<shard::AllSliceOp>(op);
+    Location loc = op->getLoc();
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        op, s.getGridAttr());
+    if (!grid || static_cast<int64_t>(s.getGridAxes().size()) != grid.getRank())
+      return op->emitOpError("has no gradient rule for a slice over part of "
+                             "its grid");
+    auto full = cast<RankedTensorType>(s.getInput().getType());
+    auto part = cast<RankedTensorType>(s.getResult().getType());
+    const int64_t axis = s.getSliceAxis().getSExtValue();
+    Value rank = shard::ProcessLinearIndexOp::create(
+        builder, loc, builder.getIndexType(), s.getGridAttr());
+    Value offset = arith::MulIOp::create(
+        builder, loc, rank,
+        arith::ConstantIndexOp::create(builder, loc, part.getDimSize(axis)));
+    Value zeros = arith::ConstantOp::create(
+        builder, loc, full,
+        DenseElementsAttr::get(full,
+                               builder.getZeroAttr(full.getElementType())));
+    SmallVector<OpFoldResult> offsets(full.getRank(), builder.getIndexAttr(0)),
+        sizes, strides(full.getRank(), builder.getIndexAttr(1));
+    offsets[axis] = offset;
+    for (int64_t d : part.getShape())
+      sizes.push_back(builder.getIndexAttr(d));
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = tensor::InsertSliceOp::create(
+        builder, loc, resultGrads[0], zeros, offsets, sizes, strides);
+    return success();
+  }
+};
+
 /// Attaches NoGradient to each of `OpTys`.
 template <typename... OpTys> static void attachNoGradient(MLIRContext &ctx) {
   (OpTys::template attachInterface<NoGradient<OpTys>>(ctx), ...);
@@ -1538,5 +1613,9 @@ void megagraph::gt::registerGradientExternalModels(DialectRegistry &registry) {
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     attachNoGradient<tensor::EmptyOp>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, shard::ShardDialect *) {
+    shard::AllToAllOp::attachInterface<AllToAllGradient>(*ctx);
+    shard::AllSliceOp::attachInterface<AllSliceGradient>(*ctx);
   });
 }

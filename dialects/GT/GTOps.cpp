@@ -525,9 +525,13 @@ LogicalResult SpmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
   if (rp.getRank() != 1 || x.getRank() != 2)
     return failure();
   int64_t n = rp.getDimSize(0);
-  types.push_back(RankedTensorType::get(
-      {ShapedType::isDynamic(n) ? n : n - 1, x.getDimSize(1)},
-      x.getElementType()));
+  n = ShapedType::isDynamic(n) ? n : n - 1;
+  // Partition parallelism: this rank's block of the rows.
+  if (DictionaryAttr attrs = adaptor.getAttributes())
+    if (auto halo = attrs.getAs<HaloAttr>(kHaloAttr))
+      n = halo.getNodes() / halo.getParts();
+  types.push_back(
+      RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType()));
   return success();
 }
 
@@ -549,10 +553,21 @@ LogicalResult SpmmOp::verify() {
           *this, {{"input", getInput()}, {"values", getValues()}})))
     return failure();
   int64_t n = rp.getDimSize(0);
+  n = ShapedType::isDynamic(n) ? n : n - 1;
+  // Partition parallelism: this rank's block of the rows and of the input.
+  if (auto halo = (*this)->getAttrOfType<HaloAttr>(kHaloAttr)) {
+    const int64_t block = halo.getNodes() / halo.getParts();
+    if (!ShapedType::isDynamic(n) && n != halo.getNodes())
+      return emitOpError() << "has " << n << " CSR rows but #gt.halo splits "
+                           << halo.getNodes() << " nodes";
+    if (!dimsAgree(x.getDimSize(0), block))
+      return emitOpError() << "input has " << x.getDimSize(0)
+                           << " rows but #gt.halo gives each of its "
+                           << halo.getParts() << " parts " << block;
+    n = block;
+  }
   return verifyResultType(
-      *this, RankedTensorType::get(
-                 {ShapedType::isDynamic(n) ? n : n - 1, x.getDimSize(1)},
-                 x.getElementType()));
+      *this, RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType()));
 }
 
 int64_t SpmmOp::getFlops() {

@@ -16,10 +16,15 @@ Inputs: ``x`` f32 [N, F], ``edge_index`` i64 [2, E] (row 0 source, row 1
 target; gcn and sage) or ``adj_norm`` f32 [N, N] (kipf). Output ``logits``
 f32 [N, C].
 
-Export: ``python3 gcn.py OUTDIR [--dynamo]`` writes OUTDIR/<model>.onnx for
-the three models (torch 1.13's ``torch.onnx.export``; ``--dynamo`` uses
-torch 2.x's ``torch.onnx.export(..., dynamo=True)``), with N, F, E, C fixed by
-the flags below.
+Export: ``python3 gcn.py OUTDIR [--dynamo] [--dynamic]`` writes
+OUTDIR/<model>.onnx for the three models (torch 1.13's
+``torch.onnx.export``; ``--dynamo`` uses torch 2.x's
+``torch.onnx.export(..., dynamo=True)``), with N, F, E, C fixed by the flags
+below. ``--dynamic`` leaves the node count N and the edge count E symbolic
+(full-graph training compiles the model for its data set:
+``megagraph-compile gcn.onnx --input-shape x=NxF --input-shape
+edge_index=2xE``); the TorchScript exporter of torch 1.13 cannot export
+``scatter_add`` with a symbolic row count, so use it with ``--dynamo``.
 """
 
 import argparse
@@ -79,24 +84,33 @@ class SAGEConv(nn.Module):
         return self.lin_l(mean) + self.lin_r(x)
 
 
-class GCN(nn.Module):
-    def __init__(self, fin, hidden, classes):
+class Stack(nn.Module):
+    """`layers` convolutions conv1 .. convL (fin -> hidden -> ... -> classes)
+    with ReLU between them."""
+
+    def __init__(self, conv, fin, hidden, classes, layers=2):
         super().__init__()
-        self.conv1 = GCNConv(fin, hidden)
-        self.conv2 = GCNConv(hidden, classes)
+        self.layers = layers
+        dims = [fin] + [hidden] * (layers - 1) + [classes]
+        for i in range(layers):
+            setattr(self, f"conv{i + 1}", conv(dims[i], dims[i + 1]))
 
     def forward(self, x, edge_index):
-        return self.conv2(torch.relu(self.conv1(x, edge_index)), edge_index)
+        for i in range(self.layers):
+            x = getattr(self, f"conv{i + 1}")(x, edge_index)
+            if i + 1 < self.layers:
+                x = torch.relu(x)
+        return x
 
 
-class SAGE(nn.Module):
-    def __init__(self, fin, hidden, classes):
-        super().__init__()
-        self.conv1 = SAGEConv(fin, hidden)
-        self.conv2 = SAGEConv(hidden, classes)
+class GCN(Stack):
+    def __init__(self, fin, hidden, classes, layers=2):
+        super().__init__(GCNConv, fin, hidden, classes, layers)
 
-    def forward(self, x, edge_index):
-        return self.conv2(torch.relu(self.conv1(x, edge_index)), edge_index)
+
+class SAGE(Stack):
+    def __init__(self, fin, hidden, classes, layers=2):
+        super().__init__(SAGEConv, fin, hidden, classes, layers)
 
 
 class KipfGCN(nn.Module):
@@ -115,9 +129,10 @@ class KipfGCN(nn.Module):
 MODELS = {"gcn": GCN, "sage": SAGE, "kipf": KipfGCN}
 
 
-def build(name, fin, hidden, classes, seed=0):
+def build(name, fin, hidden, classes, seed=0, layers=2):
     torch.manual_seed(seed)
-    model = MODELS[name](fin, hidden, classes)
+    model = (MODELS[name](fin, hidden, classes, layers) if name != "kipf"
+             else MODELS[name](fin, hidden, classes))
     # Non-zero biases so that every parameter is exercised.
     with torch.no_grad():
         for p in model.parameters():
@@ -134,17 +149,30 @@ def example_inputs(name, nodes, feats, edges):
     return x, torch.randint(0, nodes, (2, edges), generator=g)
 
 
-def export(name, path, nodes, feats, hidden, classes, edges, dynamo=False):
-    model = build(name, feats, hidden, classes).eval()
+def export(name, path, nodes, feats, hidden, classes, edges, dynamo=False,
+           dynamic=False, layers=2):
+    model = build(name, feats, hidden, classes, layers=layers).eval()
     args = example_inputs(name, nodes, feats, edges)
     second = "adj_norm" if name == "kipf" else "edge_index"
     if dynamo:
+        shapes = None
+        if dynamic:
+            n = torch.export.Dim("N", min=2)
+            shapes = {"x": {0: n},
+                      second: ({0: n, 1: n} if name == "kipf"
+                               else {1: torch.export.Dim("E", min=2)})}
         torch.onnx.export(model, args, path, dynamo=True,
+                          dynamic_shapes=shapes,
                           input_names=["x", second], output_names=["logits"])
     else:
+        axes = None
+        if dynamic:
+            axes = {"x": {0: "N"}, "logits": {0: "N"},
+                    second: ({0: "N", 1: "N"} if name == "kipf"
+                             else {1: "E"})}
         torch.onnx.export(model, args, path, opset_version=17,
                           input_names=["x", second], output_names=["logits"],
-                          do_constant_folding=True)
+                          dynamic_axes=axes, do_constant_folding=True)
 
 
 def main():
@@ -157,11 +185,16 @@ def main():
     ap.add_argument("--classes", type=int, default=4)
     ap.add_argument("--edges", type=int, default=256)
     ap.add_argument("--dynamo", action="store_true")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="symbolic node and edge counts")
+    ap.add_argument("--layers", type=int, default=2,
+                    help="convolutions of gcn and sage")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     for name in a.models.split(","):
         export(name, os.path.join(a.outdir, name + ".onnx"), a.nodes,
-               a.features, a.hidden, a.classes, a.edges, a.dynamo)
+               a.features, a.hidden, a.classes, a.edges, a.dynamo,
+               a.dynamic, a.layers)
 
 
 if __name__ == "__main__":

@@ -135,14 +135,26 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     contextParallel.mode = plan.cpMode;
     pm.addPass(createGTContextParallel(contextParallel));
   }
+  // A full graph's N nodes over mop / gp ranks.
+  if (plan.mop > 1) {
+    GTMixtureParallelOptions mixture;
+    mixture.ranks = plan.mop;
+    pm.addPass(createGTMixtureParallel(mixture));
+  }
+  if (plan.gp > 1) {
+    GTPartitionParallelOptions partition;
+    partition.ranks = plan.gp;
+    pm.addPass(createGTPartitionParallel(partition));
+  }
+  const int64_t nodeRanks = plan.mop * plan.gp;
   GTAutodiffOptions autodiff;
   autodiff.loss = options.loss;
   autodiff.outputName = options.lossOutput;
   pm.addPass(createGTAutodiff(autodiff));
-  if (plan.dp * plan.cp > 1) { // gradients summed over dp x cp
+  if (plan.dp * plan.cp * nodeRanks > 1) { // gradients summed over all ranks
     GTDataParallelOptions dataParallel;
-    dataParallel.dp = plan.dp * plan.cp;
-    dataParallel.presummed = plan.cp > 1;
+    dataParallel.dp = plan.dp * plan.cp * nodeRanks;
+    dataParallel.presummed = plan.cp > 1 || nodeRanks > 1;
     dataParallel.zero = plan.zero;
     pm.addPass(createGTDataParallel(dataParallel));
   }

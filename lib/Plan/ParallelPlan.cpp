@@ -27,13 +27,20 @@ bool ParallelPlan::operator==(const ParallelPlan &other) const {
   return dp == other.dp && pp == other.pp && cp == other.cp &&
          microBatches == other.microBatches && zero == other.zero &&
          recompute == other.recompute && cpMode == other.cpMode &&
-         stages == other.stages;
+         stages == other.stages && mop == other.mop && gp == other.gp &&
+         moa == other.moa && chunks == other.chunks;
 }
 
 llvm::Error megagraph::verifyParallelPlan(const ParallelPlan &plan) {
   if (plan.dp < 1 || plan.pp < 1 || plan.cp < 1)
     return fail("dp, pp and cp must be at least 1, got dp=" + Twine(plan.dp) +
                 ", pp=" + Twine(plan.pp) + ", cp=" + Twine(plan.cp));
+  if (plan.mop < 1 || plan.gp < 1 || plan.chunks < 1)
+    return fail(
+        "mop, gp and chunks must be at least 1, got mop=" + Twine(plan.mop) +
+        ", gp=" + Twine(plan.gp) + ", chunks=" + Twine(plan.chunks));
+  if (plan.mop > 1 && plan.gp > 1)
+    return fail("mop and gp are two ways of splitting the nodes; give one");
   if (plan.microBatches < 1)
     return fail("mb (micro-batches) must be at least 1, got " +
                 Twine(plan.microBatches));
@@ -101,14 +108,25 @@ llvm::Expected<ParallelPlan> megagraph::parseParallelPlan(StringRef spec) {
       plan.microBatches = v;
     else if (key == "zero")
       plan.zero = v;
-    else if (key == "recompute") {
+    else if (key == "mop")
+      plan.mop = v;
+    else if (key == "gp")
+      plan.gp = v;
+    else if (key == "chunks")
+      plan.chunks = v;
+    else if (key == "moa") {
+      if (v > 1)
+        return fail("--plan moa must be 0 or 1");
+      plan.moa = v == 1;
+    } else if (key == "recompute") {
       if (v > 1)
         return fail("--plan recompute must be 0 or 1");
       plan.recompute = v == 1;
     } else
       return fail(
           "--plan: unknown key '" + key +
-          "' (known: dp, pp, cp, cp_mode, mb, zero, recompute, stages)");
+          "' (known: dp, pp, cp, cp_mode, mb, zero, recompute, stages, mop, "
+          "gp, moa, chunks)");
   }
   if (llvm::Error error = verifyParallelPlan(plan))
     return fail("--plan: " + llvm::toString(std::move(error)));
@@ -127,11 +145,24 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
   if (plan.pp > 1 && plan.cp != 1)
     return notYet("pipeline parallelism combines with dp and zero only "
                   "(no cp) yet");
+  if ((plan.mop > 1 || plan.gp > 1) &&
+      (plan.dp != 1 || plan.pp != 1 || plan.cp != 1 || plan.zero != 0))
+    return notYet(std::string(plan.mop > 1 ? "mop" : "gp") +
+                  " splits the one graph's nodes over all ranks; it does not "
+                  "combine with dp, pp, cp or zero yet");
+  if (!plan.moa && plan.chunks != 1)
+    return notYet("chunks is the pipeline depth of moa=1");
+  if (plan.moa)
+    return notYet("the mixture of accelerators (moa=1) is not implemented "
+                  "yet");
   return llvm::Error::success();
 }
 
 std::string megagraph::toString(const ParallelPlan &plan) {
-  std::string s = "dp=" + std::to_string(plan.dp);
+  // dp always, but for the full-graph splits (which have no dp).
+  std::string s = plan.dp == 1 && (plan.mop > 1 || plan.gp > 1)
+                      ? ""
+                      : "dp=" + std::to_string(plan.dp);
   if (plan.pp != 1)
     s += ",pp=" + std::to_string(plan.pp);
   if (plan.cp != 1)
@@ -144,6 +175,14 @@ std::string megagraph::toString(const ParallelPlan &plan) {
     s += ",zero=" + std::to_string(plan.zero);
   if (plan.recompute)
     s += ",recompute=1";
+  if (plan.mop != 1)
+    s += (s.empty() ? "mop=" : ",mop=") + std::to_string(plan.mop);
+  if (plan.gp != 1)
+    s += (s.empty() ? "gp=" : ",gp=") + std::to_string(plan.gp);
+  if (plan.moa)
+    s += ",moa=1";
+  if (plan.chunks != 1)
+    s += ",chunks=" + std::to_string(plan.chunks);
   if (!plan.stages.empty()) {
     s += ",stages=";
     s +=
@@ -163,6 +202,10 @@ llvm::json::Value megagraph::toJSON(const ParallelPlan &plan) {
                             {"recompute", plan.recompute},
                             {"cp_mode", plan.cpMode},
                             {"stages", llvm::json::Array(plan.stages)},
+                            {"mop", plan.mop},
+                            {"gp", plan.gp},
+                            {"moa", plan.moa},
+                            {"chunks", plan.chunks},
                             {"devices", plan.devices()}};
 }
 
@@ -176,13 +219,18 @@ bool megagraph::fromJSON(const llvm::json::Value &value, ParallelPlan &plan,
          mapper.mapOptional("zero", plan.zero) &&
          mapper.mapOptional("recompute", plan.recompute) &&
          mapper.mapOptional("cp_mode", plan.cpMode) &&
-         mapper.mapOptional("stages", plan.stages);
+         mapper.mapOptional("stages", plan.stages) &&
+         mapper.mapOptional("mop", plan.mop) &&
+         mapper.mapOptional("gp", plan.gp) &&
+         mapper.mapOptional("moa", plan.moa) &&
+         mapper.mapOptional("chunks", plan.chunks);
 }
 
 gt::PlanAttr megagraph::toAttr(MLIRContext *context, const ParallelPlan &plan) {
   return gt::PlanAttr::get(context, plan.dp, plan.pp, plan.cp,
                            plan.microBatches, plan.zero, plan.recompute,
-                           plan.cpMode, plan.stages);
+                           plan.cpMode, plan.stages, plan.mop, plan.gp,
+                           plan.moa, plan.chunks);
 }
 
 ParallelPlan megagraph::fromAttr(gt::PlanAttr attr) {
@@ -195,5 +243,9 @@ ParallelPlan megagraph::fromAttr(gt::PlanAttr attr) {
   plan.recompute = attr.getRecompute();
   plan.cpMode = attr.getCpMode().str();
   plan.stages.assign(attr.getStages().begin(), attr.getStages().end());
+  plan.mop = attr.getMop();
+  plan.gp = attr.getGp();
+  plan.moa = attr.getMoa();
+  plan.chunks = attr.getChunks();
   return plan;
 }

@@ -454,7 +454,9 @@ struct GTContextParallelPass
 } // namespace
 
 Value megagraph::buildContextParallelLossSeed(OpBuilder &b, Location loc,
-                                              Value mask, Type lossType) {
+                                              Value mask, Type lossType,
+                                              StringRef grid,
+                                              ArrayRef<int16_t> gridAxes) {
   ImplicitLocOpBuilder ib(loc, b);
   auto f32 = [&](ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, b.getF32Type());
@@ -466,9 +468,8 @@ Value megagraph::buildContextParallelLossSeed(OpBuilder &b, Location loc,
                               tosa::getTosaConstShape(ib, {n}));
   Value local =
       tosa::ReduceSumOp::create(b, loc, f32({1}), m, b.getI32IntegerAttr(0));
-  Value total = shard::AllReduceOp::create(
-      b, loc, f32({1}), kContextParallelGrid, ArrayRef<int16_t>{0, 1}, local,
-      shard::ReductionKind::Sum);
+  Value total = shard::AllReduceOp::create(b, loc, f32({1}), grid, gridAxes,
+                                           local, shard::ReductionKind::Sum);
   Value one = tosa::ConstOp::create(b, loc, f32({1}),
                                     DenseElementsAttr::get(f32({1}), 1.0f));
   total = tosa::MaximumOp::create(b, loc, f32({1}), total, one);

@@ -157,7 +157,8 @@ struct GTDataParallelPass
                       gt::PlanAttr::get(mb.getContext(), dp, /*pp=*/1,
                                         /*cp=*/1, /*microBatches=*/1, zero,
                                         /*recompute=*/false, "allgather",
-                                        /*stages=*/{}));
+                                        /*stages=*/{}, /*mop=*/1, /*gp=*/1,
+                                        /*moa=*/false, /*chunks=*/1));
 
     // 2. The local count n of labelled items (1 without a label_mask). With
     //    zero>=2 the gradient buckets are reduce-scattered inside the

@@ -14,6 +14,9 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
@@ -164,6 +167,52 @@ struct Lowering {
       n *= s;
     return n;
   }
+
+  /// `v` [d0, .., da, ..] as [P, d0, .., da / P, ..]: piece p of axis `a`
+  /// first, so the P pieces are contiguous (a reshape and a transpose).
+  Value piecesFirst(Value v, int64_t a) {
+    auto t = cast<RankedTensorType>(v.getType());
+    const int64_t P = groupSize();
+    SmallVector<int64_t> split(t.getShape());
+    split[a] /= P;
+    split.insert(split.begin() + a, P);
+    ImplicitLocOpBuilder ib(loc(), b);
+    Value r = tosa::ReshapeOp::create(b, loc(), t.clone(split), v,
+                                      tosa::getTosaConstShape(ib, split));
+    if (a == 0)
+      return r;
+    SmallVector<int32_t> perm = {static_cast<int32_t>(a)};
+    SmallVector<int64_t> shape = {P};
+    for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i)
+      if (i != a) {
+        perm.push_back(static_cast<int32_t>(i));
+        shape.push_back(split[i]);
+      }
+    return tosa::TransposeOp::create(b, loc(), t.clone(shape), r, perm);
+  }
+
+  /// The inverse for a result: `v` [P, e0, .., ec, ..] as the type `to`
+  /// [e0, .., P ec, ..], piece p at offset p ec of axis `c`.
+  Value piecesAt(Value v, int64_t c, RankedTensorType to) {
+    auto t = cast<RankedTensorType>(v.getType());
+    const int64_t rank = t.getRank();
+    if (c != 0) {
+      SmallVector<int32_t> perm;
+      SmallVector<int64_t> shape;
+      for (int64_t i = 1; i < rank; ++i) {
+        if (i - 1 == c) {
+          perm.push_back(0);
+          shape.push_back(t.getDimSize(0));
+        }
+        perm.push_back(static_cast<int32_t>(i));
+        shape.push_back(t.getDimSize(i));
+      }
+      v = tosa::TransposeOp::create(b, loc(), t.clone(shape), v, perm);
+    }
+    ImplicitLocOpBuilder ib(loc(), b);
+    return tosa::ReshapeOp::create(b, loc(), to, v,
+                                   tosa::getTosaConstShape(ib, to.getShape()));
+  }
 };
 
 /// The tensor dimension `axis` is preceded only by unit dimensions, so the
@@ -258,26 +307,64 @@ LogicalResult lower(Operation *op, int64_t &count) {
     if (failed(prepare(op, aa.getGridAttr(), aa.getGridAxes(), l)))
       return failure();
     int64_t split = aa.getSplitAxis().getSExtValue();
-    if (split != aa.getConcatAxis().getSExtValue())
-      return fail("split_axis and concat_axis must be equal");
-    if (!leading(typeOf(aa.getInput()), split))
-      return fail("split_axis must be preceded by unit dimensions only");
+    int64_t concat = aa.getConcatAxis().getSExtValue();
     auto t = typeOf(aa.getResult());
-    Value in = l.buffer(t.getNumElements(), aa.getInput());
-    Value out = l.buffer(t.getNumElements());
-    l.call(MGRT_SHARD_ALL_TO_ALL, {out, in}, {});
-    replacement = l.result(out, t);
+    if (split == concat && leading(typeOf(aa.getInput()), split)) {
+      Value in = l.buffer(t.getNumElements(), aa.getInput());
+      Value out = l.buffer(t.getNumElements());
+      l.call(MGRT_SHARD_ALL_TO_ALL, {out, in}, {});
+      replacement = l.result(out, t);
+    } else {
+      // The P pieces of the split axis made contiguous, exchanged, and
+      // laid along the concat axis (rank p's piece at offset p).
+      if (typeOf(aa.getInput()).getDimSize(split) % l.groupSize())
+        return fail("the group size must divide the split axis");
+      Value packed = l.piecesFirst(aa.getInput(), split);
+      auto pieces = typeOf(packed);
+      Value in = l.buffer(t.getNumElements(), packed);
+      Value out = l.buffer(t.getNumElements());
+      l.call(MGRT_SHARD_ALL_TO_ALL, {out, in}, {});
+      replacement = l.piecesAt(l.result(out, pieces), concat, t);
+    }
   } else if (auto sl = dyn_cast<shard::AllSliceOp>(op)) {
     if (failed(prepare(op, sl.getGridAttr(), sl.getGridAxes(), l)))
       return failure();
     int64_t axis = sl.getSliceAxis().getSExtValue();
-    if (!leading(typeOf(sl.getInput()), axis))
-      return fail("slice_axis must be preceded by unit dimensions only");
     auto t = typeOf(sl.getResult());
-    Value in = l.buffer(typeOf(sl.getInput()).getNumElements(), sl.getInput());
+    // Off the leading dimensions, the pieces are made contiguous first.
+    Value input = sl.getInput();
+    if (!leading(typeOf(input), axis)) {
+      if (typeOf(input).getDimSize(axis) % l.groupSize())
+        return fail("the group size must divide the slice axis");
+      input = l.piecesFirst(input, axis);
+    }
+    Value in = l.buffer(typeOf(input).getNumElements(), input);
     Value out = l.buffer(t.getNumElements());
     l.call(MGRT_SHARD_ALL_SLICE, {out, in}, {});
     replacement = l.result(out, t);
+  } else if (auto pli = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        op, pli.getGridAttr());
+    if (!grid)
+      return fail("no shard.grid named " + pli.getGrid());
+    SmallVector<int16_t> all;
+    for (int64_t i = 0; i < grid.getRank(); ++i)
+      all.push_back(static_cast<int16_t>(i));
+    if (failed(prepare(op, pli.getGridAttr(), all, l)))
+      return failure();
+    auto module = op->getParentOfType<ModuleOp>();
+    auto i64 = b.getI64Type();
+    SmallVector<Type> types(l.gridArgs.size(), i64);
+    auto fn = module.lookupSymbol<func::FuncOp>(MGRT_SHARD_GROUP_RANK);
+    if (!fn) {
+      OpBuilder mb(module.getBodyRegion());
+      fn = func::FuncOp::create(mb, module.getLoc(), MGRT_SHARD_GROUP_RANK,
+                                b.getFunctionType(types, {i64}));
+      fn.setPrivate();
+    }
+    Value rank = func::CallOp::create(b, l.loc(), fn, l.gridArgs).getResult(0);
+    replacement =
+        arith::IndexCastOp::create(b, l.loc(), b.getIndexType(), rank);
   } else if (auto bc = dyn_cast<shard::BroadcastOp>(op)) {
     if (failed(prepare(op, bc.getGridAttr(), bc.getGridAxes(), l)))
       return failure();
@@ -347,7 +434,8 @@ struct GTShardToRuntimePass
     getOperation().walk([&](Operation *op) {
       if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
               shard::AllToAllOp, shard::AllSliceOp, shard::BroadcastOp,
-              shard::SendOp, shard::RecvOp, shard::ShiftOp>(op))
+              shard::SendOp, shard::RecvOp, shard::ShiftOp,
+              shard::ProcessLinearIndexOp>(op))
         ops.push_back(op);
     });
     // 2. Lower each one in place.

@@ -490,10 +490,15 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
 
     // 3. Reverse sweep from the loss.
     DenseMap<Value, Value> grads;
-    grads[loss] =
-        main->hasAttr(kContextParallelSeedAttr)
-            ? buildContextParallelLossSeed(b, loc, mask, loss.getType())
-            : splat(b, loc, loss.getType(), 1.0);
+    // Ranks that hold disjoint rows (cp; mop and gp, whose grid
+    // gt.row_shard_grid names) seed with their share of the labelled rows.
+    if (main->hasAttr(kContextParallelSeedAttr))
+      grads[loss] = buildContextParallelLossSeed(b, loc, mask, loss.getType());
+    else if (auto grid = main->getAttrOfType<StringAttr>(gt::kRowShardGridAttr))
+      grads[loss] = buildContextParallelLossSeed(b, loc, mask, loss.getType(),
+                                                 grid.getValue(), {0});
+    else
+      grads[loss] = splat(b, loc, loss.getType(), 1.0);
     if (failed(reverseSweep(b, loc, body, ret, dependsOnParam, grads)))
       return signalPassFailure();
 

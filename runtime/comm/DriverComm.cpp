@@ -10,8 +10,9 @@ namespace mgrt {
 
 bool setupDataParallel(const mgrt_plan *plan, DataParallel &dp,
                        std::string &error) {
-  // gt-data-parallel sums the gradients over all dp x cp ranks.
-  const int64_t planned = plan ? plan->dp * plan->cp : 1;
+  // gt-data-parallel sums the gradients over all dp x cp (or mop, gp)
+  // ranks.
+  const int64_t planned = mgrt_plan_processes(plan) / (plan ? plan->pp : 1);
   if (planned <= 1 && !mgrt_comm_launched())
     return true; // one process, MPI untouched
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
@@ -29,9 +30,9 @@ bool setupDataParallel(const mgrt_plan *plan, DataParallel &dp,
                       std::to_string(world) +
                       " processes; compile with --plan dp=" +
                       std::to_string(world) + " or run it without mpirun"
-                : "the model was compiled with --plan dp=" +
-                      std::to_string(planned) + ", but the job has " +
-                      std::to_string(world) +
+                : "the model was compiled with --plan " +
+                      std::string(plan->text) + " (" + std::to_string(planned) +
+                      " processes), but the job has " + std::to_string(world) +
                       " process(es); launch it with "
                       "mpirun -np " +
                       std::to_string(planned) + " (or srun -n " +

@@ -227,6 +227,11 @@ void _mlir_ciface_mgrt_comm_all_slice_f32(mgrt_memref_f32_1 *out,
   shardAllSlice(shardGroup({{g0, g1, g2, g3}, axes}, call), out, in, call);
 }
 
+int64_t mgrt_comm_group_rank(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+                             int64_t axes) {
+  return shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_comm_group_rank")->rank;
+}
+
 void _mlir_ciface_mgrt_comm_broadcast_f32(mgrt_memref_f32_1 *buf, int64_t g0,
                                           int64_t g1, int64_t g2, int64_t g3,
                                           int64_t axes, int64_t root) {

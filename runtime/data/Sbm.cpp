@@ -17,14 +17,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "data/GraphUtil.h"
+#include "data/Synthetic.h"
 
 #include "support/ThreadPool.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,8 +31,7 @@ using namespace mgrt;
 
 namespace {
 
-constexpr int64_t kRows = 4096;        // triangle rows per task
-constexpr int64_t kFeatureRows = 4096; // feature rows per task
+constexpr int64_t kRows = 4096; // triangle rows per task
 constexpr int64_t kMaxNodes = (1LL << 31) - 1;
 constexpr double kMaxDirectedEdges = 4e9; // 32 GB of col_idx
 
@@ -46,77 +43,13 @@ struct SbmSpec {
   uint64_t seed = 1;
 };
 
-bool parseInt(const std::string &v, int64_t &out) {
-  if (v.empty() || !(std::isdigit((unsigned char)v[0]) || v[0] == '-'))
-    return false;
-  errno = 0;
-  char *end = nullptr;
-  long long x = std::strtoll(v.c_str(), &end, 10);
-  if (errno || *end)
-    return false;
-  out = x;
-  return true;
-}
-
-bool parseUnsigned(const std::string &v, uint64_t &out) {
-  if (v.empty() || !std::isdigit((unsigned char)v[0]))
-    return false;
-  errno = 0;
-  char *end = nullptr;
-  unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-  if (errno || *end)
-    return false;
-  out = x;
-  return true;
-}
-
-bool parseReal(const std::string &v, double &out) {
-  if (v.empty() || std::isspace((unsigned char)v[0]))
-    return false;
-  errno = 0;
-  char *end = nullptr;
-  double x = std::strtod(v.c_str(), &end);
-  if (errno || *end || !std::isfinite(x))
-    return false;
-  out = x;
-  return true;
-}
-
 int parseSpec(const char *text, SbmSpec &s, char *err, size_t errlen) {
   const char *W = "mgrt_sbm_generate: ";
-  if (!text)
-    return dataFail(err, errlen, MGRT_ERR_ARGUMENT, "%sspec is NULL", W);
-  std::string spec(text);
-  const std::string prefix = "synthetic:";
-  if (spec.compare(0, prefix.size(), prefix) == 0)
-    spec.erase(0, prefix.size());
-  std::vector<std::string> items;
-  for (size_t at = 0;;) {
-    size_t comma = spec.find(',', at);
-    items.push_back(spec.substr(at, comma - at));
-    if (comma == std::string::npos)
-      break;
-    at = comma + 1;
-  }
-  if (items[0] != "sbm")
-    return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
-                    "mgrt_sbm_generate: unknown generator '%s' in spec "
-                    "(expected 'synthetic:sbm,nodes=N,...')",
-                    items[0].c_str());
-  std::vector<std::string> seen;
-  for (size_t i = 1; i < items.size(); ++i) {
-    const std::string &item = items[i];
-    size_t eq = item.find('=');
-    if (item.empty() || eq == std::string::npos || eq == 0)
-      return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
-                      "mgrt_sbm_generate: malformed item '%s' in spec "
-                      "(expected KEY=VALUE)",
-                      item.c_str());
-    std::string key = item.substr(0, eq), val = item.substr(eq + 1);
-    if (std::find(seen.begin(), seen.end(), key) != seen.end())
-      return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
-                      "mgrt_sbm_generate: key '%s' given twice", key.c_str());
-    seen.push_back(key);
+  SpecItems spec;
+  if (int rc = splitSpec(text, "mgrt_sbm_generate", "sbm",
+                         "synthetic:sbm,nodes=N,...", spec, err, errlen))
+    return rc;
+  for (const auto &[key, val] : spec.items) {
     bool ok;
     const char *expect;
     if (key == "nodes") {
@@ -370,40 +303,12 @@ int mgrt_sbm_generate(const char *spec, mgrt_graph *graph,
                       "%lld]",
                       (long long)n, (long long)F);
     }
-    float *x = static_cast<float *>(features->data);
-    const double signal = s.signal;
-    const bool oneHot = F >= C;
-    const uint64_t seed = s.seed;
-    auto mean = [&](int64_t c, int64_t f) -> double {
-      if (oneHot)
-        return f % C == c ? signal : 0.0;
-      // Binary code of c: distinct means for C <= 2^F.
-      return f < 63 && ((c >> f) & 1) ? signal : -signal;
-    };
-    parallelFor((n + kFeatureRows - 1) / kFeatureRows, [&](int64_t t, int) {
-      Rng rng(mixSeed(seed, kFeatureStream, static_cast<uint64_t>(t)));
-      bool haveSpare = false;
-      double spare = 0;
-      const int64_t end = std::min(n, (t + 1) * kFeatureRows);
-      for (int64_t i = t * kFeatureRows; i < end; ++i) {
-        const int64_t c = i % C;
-        for (int64_t f = 0; f < F; ++f) {
-          double z;
-          if (haveSpare) {
-            z = spare;
-            haveSpare = false;
-          } else { // Box-Muller: two standard normals per two uniforms
-            const double r = std::sqrt(-2 * std::log(rng.uniformOpenClosed()));
-            const double th = 6.283185307179586 *
-                              static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
-            z = r * std::cos(th);
-            spare = r * std::sin(th);
-            haveSpare = true;
-          }
-          x[i * F + f] = static_cast<float>(mean(c, f) + z);
-        }
-      }
-    });
+    // Block i % C is the class: the labels are those above.
+    std::vector<int64_t> classOf(n);
+    for (int64_t i = 0; i < n; ++i)
+      classOf[i] = i % C;
+    classFeatures(static_cast<float *>(features->data), classOf.data(), n, F, C,
+                  s.signal, s.seed, kFeatureStream);
   }
   return MGRT_OK;
 }

@@ -214,11 +214,14 @@ int mgrt::runCommandLine(int argc, char **argv, const mgrt_model_info *model,
                 modelSummary(*model).c_str());
     return 0;
   }
-  if (opts.mode != "infer" && opts.mode != "train" && opts.mode != "eval")
+  if (opts.mode != "infer" && opts.mode != "train" && opts.mode != "eval" &&
+      opts.mode != "graph-stats")
     return usageError("unknown mode '" + opts.mode +
-                      "' (expected infer, train or eval)");
-  // --mode eval runs the training driver's batches without updating.
-  const bool training = opts.mode == "train" || opts.mode == "eval";
+                      "' (expected infer, train, eval or graph-stats)");
+  // --mode eval runs the training driver's batches without updating;
+  // --mode graph-stats measures --data for the plan search.
+  const bool training =
+      opts.mode == "train" || opts.mode == "eval" || opts.mode == "graph-stats";
   const std::vector<std::string> &wrong =
       training ? opts.inferFlags : opts.trainFlags;
   if (!wrong.empty())

@@ -34,14 +34,20 @@ std::string usage(const char *prog) {
          "  --mode MODE          infer (default), train (a model compiled\n"
          "                       with a training step: outputs loss, correct)\n"
          "                       or eval (train's flags: loss and accuracy\n"
-         "                       over --split, no update)\n"
+         "                       over --split, no update), or graph-stats\n"
+         "                       (--data's size, degrees and the METIS\n"
+         "                       halo of gp=P for P in --parts, default\n"
+         "                       2,4,8, as JSON for megagraph-compile\n"
+         "                       --graph-stats; to --log-json or stdout)\n"
          "  --input NAME=FILE    a model input as a .npy file (one per input)\n"
          "  --output-dir DIR     where each output is written as NAME.npy\n"
          "                       (created if missing)\n"
          "  --repeat N           run the model N times, report the mean time\n"
          "  --quiet              print only the summary line\n"
          "train:\n"
-         "  --data SPEC          synthetic:sbm,nodes=N,classes=C,... or\n"
+         "  --data SPEC          synthetic:sbm,nodes=N,classes=C,...,\n"
+         "                       synthetic:rmat,nodes=N,edges=E,... (power\n"
+         "                       law) or\n"
          "                       ogb:DIR[,split=NAME] (or just DIR): the OGB\n"
          "                       node-property-prediction raw layout\n"
          "                       or npy:DIR, the user's tensors: DIR/<input>"
@@ -172,7 +178,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
                arg == "--export-onnx" || arg == "--source-model" ||
                arg == "--checkpoint-dir" || arg == "--resume" ||
                arg == "--checkpoint" || arg == "--split" ||
-               arg == "--on-nonfinite") {
+               arg == "--on-nonfinite" || arg == "--parts") {
       if (!takeValue())
         return false;
       if (value.empty()) {
@@ -190,6 +196,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
        : arg == "--checkpoint"     ? opts.checkpoint
        : arg == "--split"          ? opts.split
        : arg == "--on-nonfinite"   ? opts.onNonfinite
+       : arg == "--parts"          ? opts.parts
                                    : opts.dumpInputs) = value;
       // --checkpoint DIR: the weights of --mode eval and --mode infer.
       if (arg != "--checkpoint")

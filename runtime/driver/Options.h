@@ -33,6 +33,7 @@ struct Options {
   long categories = 16;            // --categories V of integer features
   double trainFraction = 0.8;      // --train-fraction F
   std::string partition = "metis"; // --partition metis|greedy
+  std::string parts = "2,4,8";     // --parts LIST (--mode graph-stats)
   std::string dumpInputs;          // --dump-inputs DIR
   std::string exportNpy;           // --export-npy DIR (driver/Export.h)
   std::string exportOnnx;          // --export-onnx FILE

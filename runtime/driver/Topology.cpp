@@ -88,12 +88,12 @@ bool loadGraphData(const Options &opts, GraphData &data, std::string &error) {
       std::fprintf(stderr, "note: --train-fraction is ignored: the "
                            "dataset's split is used\n");
   } else {
-    if (mgrt_sbm_generate(opts.data.c_str(), &data.graph, &data.features,
-                          &data.labels, err, sizeof err) != MGRT_OK) {
+    if (mgrt_synthetic_generate(opts.data.c_str(), &data.graph, &data.features,
+                                &data.labels, err, sizeof err) != MGRT_OK) {
       error = "--data '" + opts.data + "': " + err;
       return false;
     }
-    // Every block of the SBM holds nodes: the classes are 0 .. max.
+    // Every class of a generator holds nodes: the classes are 0 .. max.
     const int64_t *lab = static_cast<const int64_t *>(data.labels.data);
     for (int64_t i = 0; i < data.graph.num_nodes; ++i)
       data.classes = std::max(data.classes, lab[i] + 1);

@@ -14,6 +14,7 @@
 #include "driver/Checkpoint.h"
 #include "driver/ContextParallel.h"
 #include "driver/Export.h"
+#include "driver/FullGraph.h"
 #include "driver/GraphBatches.h"
 #include "driver/Inputs.h"
 #include "driver/MetricsLog.h"
@@ -546,9 +547,87 @@ int trainOnNpy(const mgrt_model_info &model, const Options &opts) {
   return runSteps(model, opts, batches, *runner, t, log, config);
 }
 
+/// --data synthetic:...|ogb:DIR for a full-graph model (FullGraph.h): every
+/// step is the whole graph; under --plan mop=P / gp=P each rank fills its
+/// rows. Returns the exit code.
+int trainFullGraph(const mgrt_model_info &model, const Options &opts,
+                   StepRunner &runner) {
+  std::vector<std::string> errors;
+  if (opts.data.empty())
+    errors.push_back("--data SPEC is required for --mode train");
+  if (opts.steps < 1 && opts.mode == "train")
+    errors.push_back("--steps K is required for --mode train");
+  if (opts.batch > 1 || opts.seqLen)
+    errors.push_back("--batch and --seq-len do not apply to a full-graph "
+                     "model (B = 1, S = the data set's nodes)");
+  const mgrt_plan *plan = model.plan;
+  if (plan && (plan->dp > 1 || plan->pp > 1 || plan->cp > 1))
+    errors.push_back(std::string("--plan ") + plan->text +
+                     ": dp, pp and cp split batches and sequences; a "
+                     "full-graph model splits its nodes with --plan mop=P "
+                     "or gp=P");
+  if (!errors.empty())
+    return reportAll(errors);
+  const int rank = runner.dataParallel().rank,
+            ranks = runner.dataParallel().size;
+  const bool lead = runner.lead();
+  std::string error;
+  GraphData data;
+  if (!loadGraphData(opts, data, error))
+    return reportError(error);
+  checkFullGraphInputs(model, data, ranks, errors);
+  for (int i = 0; i < model.num_inputs; ++i)
+    if (roleOf(model.inputs[i]) == MGRT_ROLE_LABELS &&
+        !checkLabelRange(data, opts, numClassesOf(model.inputs[i]),
+                         model.inputs[i].name, error))
+      errors.push_back(error);
+  if (!errors.empty())
+    return reportAll(errors);
+  const int parts = plan && plan->gp > 1 ? static_cast<int>(plan->gp) : 1;
+  std::vector<int64_t> order;
+  if (!partitionNodes(data, opts, parts, lead, order, error))
+    return reportError(error);
+  std::vector<uint8_t> isTrain, isEval;
+  drawSplit(data, opts, isTrain, isEval);
+  const int64_t numTrain = std::count(isTrain.begin(), isTrain.end(), 1);
+  const int64_t numEval = std::count(isEval.begin(), isEval.end(), 1);
+  auto owner = std::make_shared<const FullGraphBatches *>(nullptr);
+  FullGraphBatches evalBatches(data, order,
+                               opts.split == "test" ? isEval : isTrain, isEval,
+                               model, rank, ranks, owner);
+  FullGraphBatches batches(data, order, std::move(isTrain), std::move(isEval),
+                           model, rank, ranks, owner);
+  StepTensors t;
+  if (!t.allocate(model, error))
+    return reportError(error);
+  MetricsLog log;
+  if (!opts.logJson.empty() && lead && !log.open(opts.logJson, error))
+    return reportError(error);
+  if (const char *hint = blasCoreHint(); hint && !opts.quiet && lead)
+    std::fprintf(stderr, "note: %s\n", hint);
+  if (!opts.quiet && lead)
+    std::fprintf(stderr,
+                 "train: the full graph (B = 1, S = %lld nodes, %lld edges) "
+                 "every step%s%s, %lld training nodes, %lld test nodes\n",
+                 (long long)data.numNodes(), (long long)data.graph.num_edges,
+                 ranks > 1 ? ", plan " : "", ranks > 1 ? plan->text : "",
+                 (long long)numTrain, (long long)numEval);
+  if (opts.mode == "eval")
+    return runEval(model, opts, evalBatches, 1, runner, t, log);
+  LoopConfig config;
+  config.evalSource = &evalBatches;
+  config.evalBatches = 1;
+  config.graphMetrics = true;
+  config.tokensPerStep = data.numNodes();
+  config.stepsPerEpoch = 1;
+  return runSteps(model, opts, batches, runner, t, log, config);
+}
+
 } // namespace
 
 int train(const mgrt_model_info &model, const Options &opts) {
+  if (opts.mode == "graph-stats")
+    return writeGraphStats(opts);
   const StepOutputs outs(model);
   // The user's tensors: any input names, no graph data set.
   if (opts.data.compare(0, 4, "npy:") == 0) {
@@ -595,6 +674,8 @@ int train(const mgrt_model_info &model, const Options &opts) {
 
   if (int rc = checkRunFlags(model, opts))
     return rc;
+  if (isFullGraphModel(model))
+    return trainFullGraph(model, opts, *runner);
   // Options.
   std::vector<std::string> errors;
   if (opts.data.empty())

@@ -11,7 +11,8 @@
 //
 // Batches (../shared/DESIGN.md "Data model"): B sequences of S nodes, both
 // read from the model's static [B, S, ...] input shapes (--batch / --seq-len
-// must equal them). Data: --data synthetic:sbm,... (mgrt_sbm_generate), or
+// must equal them). Data: --data synthetic:sbm,... or synthetic:rmat,...
+// (mgrt_synthetic_generate), or
 // ogb:DIR[,split=NAME] / a directory (mgrt_ogb_load, OGB raw layout). The
 // nodes are cut into floor(N / S) sequences by --partition metis (default;
 // mgrt_partition_metis seeded with --seed) or greedy

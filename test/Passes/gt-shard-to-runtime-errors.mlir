@@ -46,15 +46,6 @@ func.func @inner_scatter(%x: tensor<2x4xf32>) -> tensor<2x2xf32> {
 // -----
 
 shard.grid @g(shape = 2x2)
-func.func @transposing_all_to_all(%x: tensor<2x2xf32>) -> tensor<1x4xf32> {
-  // expected-error@+1 {{split_axis and concat_axis must be equal}}
-  %0 = shard.all_to_all %x on @g grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<2x2xf32> -> tensor<1x4xf32>
-  return %0 : tensor<1x4xf32>
-}
-
-// -----
-
-shard.grid @g(shape = 2x2)
 func.func @shift_two_axes(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error@+1 {{the runtime shifts over the shift axis only}}
   %0 = shard.shift %x on @g grid_axes = [0, 1] shift_axis = 1 offset = 1 rotate : tensor<2xf32> -> tensor<2xf32>

@@ -129,6 +129,57 @@ func.func @all_slice(%x: tensor<4xf32>) -> tensor<2xf32> {
   return %0 : tensor<2xf32>
 }
 
+// An all-to-all from rows to columns ([4/2, 6] -> [4, 6/2], MixGCN's
+// switch): the two column pieces are made contiguous first ([2, 3] pieces
+// first: reshape [2, 2, 3] and transpose to [2, 2, 3]), exchanged, and the
+// received row pieces are already in order ([2 pieces, 2 rows, 3] ->
+// [4, 3]).
+// CHECK-LABEL: func.func @rows_to_columns
+// CHECK: %[[S:.*]] = tosa.reshape %{{.*}} : (tensor<2x6xf32>, !tosa.shape<3>) -> tensor<2x2x3xf32>
+// CHECK: %[[T:.*]] = tosa.transpose %[[S]] {perms = array<i32: 1, 0, 2>} : (tensor<2x2x3xf32>) -> tensor<2x2x3xf32>
+// CHECK: tensor.collapse_shape %[[T]]
+// CHECK: call @mgrt_comm_all_to_all_f32
+// CHECK: %[[R:.*]] = tensor.expand_shape {{.*}} into tensor<2x2x3xf32>
+// CHECK: tosa.reshape %[[R]], %{{.*}} : (tensor<2x2x3xf32>, !tosa.shape<2>) -> tensor<4x3xf32>
+func.func @rows_to_columns(%x: tensor<2x6xf32>) -> tensor<4x3xf32> {
+  %0 = shard.all_to_all %x on @g grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<2x6xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// And back: the row pieces are contiguous already; the received column
+// pieces are moved next to the columns ([2, 2, 3] -> [2 rows, 2 pieces, 3]).
+// CHECK-LABEL: func.func @columns_to_rows
+// CHECK: %[[S:.*]] = tosa.reshape %{{.*}} : (tensor<4x3xf32>, !tosa.shape<3>) -> tensor<2x2x3xf32>
+// CHECK-NOT: tosa.transpose
+// CHECK: call @mgrt_comm_all_to_all_f32
+// CHECK: %[[R:.*]] = tensor.expand_shape {{.*}} into tensor<2x2x3xf32>
+// CHECK: %[[T:.*]] = tosa.transpose %[[R]] {perms = array<i32: 1, 0, 2>} : (tensor<2x2x3xf32>) -> tensor<2x2x3xf32>
+// CHECK: tosa.reshape %[[T]], %{{.*}} : (tensor<2x2x3xf32>, !tosa.shape<2>) -> tensor<2x6xf32>
+func.func @columns_to_rows(%x: tensor<4x3xf32>) -> tensor<2x6xf32> {
+  %0 = shard.all_to_all %x on @g grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<4x3xf32> -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// A slice of the columns: the pieces first, then this rank's one.
+// CHECK-LABEL: func.func @column_slice
+// CHECK: tosa.transpose {{.*}} : (tensor<3x2x2xf32>) -> tensor<2x3x2xf32>
+// CHECK: call @mgrt_comm_all_slice_f32
+// CHECK: tensor.expand_shape {{.*}} into tensor<3x2xf32>
+func.func @column_slice(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %0 = shard.all_slice %x on @g grid_axes = [1] slice_axis = 1 : tensor<3x4xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// The rank: a call returning i64 over the whole grid (mask 3).
+// CHECK-LABEL: func.func @rank
+// CHECK: %[[M:.*]] = arith.constant 3 : i64
+// CHECK: %[[R:.*]] = call @mgrt_comm_group_rank(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[M]]) : (i64, i64, i64, i64, i64) -> i64
+// CHECK: arith.index_cast %[[R]] : i64 to index
+func.func @rank() -> index {
+  %0 = shard.process_linear_index on @g : index
+  return %0 : index
+}
+
 // Other ops are left alone (and keep the grid alive).
 // CHECK-LABEL: func.func @untouched
 // CHECK: shard.reduce

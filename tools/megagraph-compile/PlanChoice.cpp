@@ -4,12 +4,15 @@
 
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Plan/CostModel.h"
+#include "megagraph/Plan/GcnPlan.h"
 #include "megagraph/Plan/Profile.h"
 #include "megagraph/Plan/Search.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -21,6 +24,114 @@ using namespace megagraph;
 static int planError(const llvm::Twine &message) {
   llvm::errs() << "megagraph-compile: error: " << message << "\n";
   return 1;
+}
+
+/// The graph of a full-graph model: --graph-stats, or the model's own
+/// node count and its edge_index input's edge count (the degrees then are
+/// only their mean).
+static llvm::Expected<GraphStats>
+graphOf(ModuleOp raised, const GcnProfile &gcn, const PlanRequest &request) {
+  if (!request.graphStats.empty())
+    return loadGraphStats(request.graphStats);
+  GraphStats g;
+  g.nodes = gcn.nodes;
+  if (auto main = raised.lookupSymbol<func::FuncOp>("main"))
+    for (BlockArgument arg : main.getArguments()) {
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      auto t = dyn_cast<RankedTensorType>(arg.getType());
+      if (name && name.getValue() == "edge_index" && t && t.getRank() == 2)
+        g.edges = t.getDimSize(1);
+    }
+  g.degreeMean = g.nodes ? static_cast<double>(g.edges) / g.nodes : 0;
+  g.degreeMax = g.degreeMean;
+  return g;
+}
+
+/// The plan step of a full-graph GCN (GcnPlan.h): price the given plan or
+/// choose between mop=P and gp=P for the graph.
+static int chooseGcn(ModuleOp raised, const GcnProfile &gcn,
+                     const PlanRequest &request, const HardwareProfile &profile,
+                     ParallelPlan &plan, std::string &planJson) {
+  llvm::Expected<GraphStats> graph = graphOf(raised, gcn, request);
+  if (!graph)
+    return planError(llvm::toString(graph.takeError()));
+  auto describe = [&](const ParallelPlan &p, const GcnPrediction &r) {
+    return llvm::formatv("{0}: predicted step {1:f6} s ({2:f6} compute, "
+                         "{3:f6} communication), {4} sent per rank per step",
+                         toString(p), r.stepTime, r.computeTime,
+                         r.communicationTime, formatBytes(r.commBytesPerRank))
+        .str();
+  };
+  auto json = [&](const ParallelPlan &p, const GcnPrediction &r) {
+    return llvm::json::Object{{"plan", toJSON(p)},
+                              {"plan_string", toString(p)},
+                              {"step_time", r.stepTime},
+                              {"compute_time", r.computeTime},
+                              {"communication_time", r.communicationTime},
+                              {"comm_bytes_per_rank", r.commBytesPerRank},
+                              {"comm_bytes_total", r.commBytesTotal}};
+  };
+  llvm::json::Object out{{"profile", profile.name},
+                         {"graph", toJSON(*graph)},
+                         {"searched", request.search}};
+  if (!request.search) {
+    if (request.devices && request.devices != plan.devices())
+      return planError("--devices " + llvm::Twine(request.devices) +
+                       " differs from the plan's " +
+                       llvm::Twine(plan.devices()) + " devices (" +
+                       toString(plan) + ")");
+    GcnPrediction r = predictGcn(gcn, *graph, plan, profile);
+    if (request.explain)
+      llvm::errs() << "plan " << describe(plan, r) << "\n";
+    out["prediction"] = json(plan, r);
+  } else {
+    const int64_t devices = request.devices ? request.devices : 1;
+    GcnChoice choice =
+        chooseGcnPlan(gcn, *graph, devices, profile, request.moa);
+    if (choice.ranked.empty())
+      return planError("no plan splits the " + llvm::Twine(gcn.nodes) +
+                       " nodes over " + llvm::Twine(devices) +
+                       " devices (mop and gp need P to divide N)");
+    // The fastest plan the compiler builds.
+    auto why = [&](const ParallelPlan &p) {
+      return request.implemented ? request.implemented(p) : std::string();
+    };
+    auto best = llvm::find_if(choice.ranked,
+                              [&](auto &c) { return why(c.first).empty(); });
+    if (request.explain)
+      for (auto &[p, r] : choice.ranked) {
+        std::string no = why(p);
+        llvm::errs() << "  " << describe(p, r)
+                     << (no.empty() ? "" : " [" + no + "]") << "\n";
+      }
+    if (best == choice.ranked.end())
+      return planError("no implemented plan for " + llvm::Twine(devices) +
+                       " devices: " + why(choice.ranked.front().first));
+    choice.plan = best->first;
+    choice.prediction = best->second;
+    plan = choice.plan;
+    llvm::errs() << "megagraph-compile: chosen plan " << toString(plan)
+                 << " for " << devices << " device(s) (full-graph GCN, "
+                 << graph->nodes << " nodes, " << graph->edges
+                 << " edges): predicted step "
+                 << llvm::format("%.6f", choice.prediction.stepTime) << " s, "
+                 << formatBytes(choice.prediction.commBytesPerRank)
+                 << " sent per rank per step\n";
+    llvm::json::Array ranked;
+    for (auto &[p, r] : choice.ranked)
+      ranked.push_back(json(p, r));
+    out["ranked"] = std::move(ranked);
+    out["prediction"] = json(plan, choice.prediction);
+    out["devices"] = devices;
+  }
+  out["plan"] = toJSON(plan);
+  out["plan_string"] = toString(plan);
+  if (request.emitPlan || request.report) {
+    llvm::raw_string_ostream os(planJson);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+  }
+  return request.emitPlan ? 0 : -1;
 }
 
 int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
@@ -56,6 +167,11 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
     if (failed(pm.run(*raised)))
       return 1;
   }
+  // A full-graph GCN: the choice is how to split its nodes.
+  if (llvm::Expected<GcnProfile> gcn = analyzeGcn(*raised))
+    return chooseGcn(*raised, *gcn, request, profile, plan, planJson);
+  else
+    llvm::consumeError(gcn.takeError());
   AnalyzeOptions analyze;
   analyze.optimizer = request.optimizer;
   llvm::Expected<ModelProfile> analyzed = analyzeModule(*raised, analyze);

@@ -34,6 +34,12 @@ struct PlanRequest {
   std::string deviceMemory;
   std::string profile = "cpu-here";
   std::string optimizer = "adamw";
+  /// --graph-stats FILE (EXE --mode graph-stats): the graph a full-graph
+  /// GCN trains on, for the choice between mop and gp; "" uses the
+  /// model's own N and E.
+  std::string graphStats;
+  /// --moa: search the accelerator pipeline's chunk count too.
+  bool moa = false;
   /// "" when the compiler can build the plan (the driver's own --plan
   /// checks), else why not.
   std::function<std::string(const ParallelPlan &)> implemented;

@@ -259,6 +259,17 @@ cl::opt<std::string> profileName(
              "stage split's unit costs: cpu-here, a100, h100, h200, or a "
              "JSON file from megagraph-profile"),
     cl::value_desc("NAME|FILE"), cl::init("cpu-here"), cl::cat(category));
+cl::opt<std::string> graphStats(
+    "graph-stats",
+    cl::desc("The graph a full-graph GCN trains on (JSON of EXE --mode "
+             "graph-stats): the plan search chooses between mop=P and gp=P "
+             "from its size, degrees and METIS halo"),
+    cl::value_desc("FILE"), cl::cat(category));
+cl::opt<bool> searchMoa(
+    "moa",
+    cl::desc("Full-graph GCN plan search: also consider the mixture of "
+             "accelerators pipeline (moa=1) and choose its chunk count"),
+    cl::cat(category));
 cl::opt<std::string> planReport(
     "plan-report",
     cl::desc("With --train: write the plan (device grid, memory per device, "
@@ -673,6 +684,8 @@ int run(MLIRContext &context) {
     request.deviceMemory = deviceMemory;
     request.profile = profileName;
     request.optimizer = optimizerName;
+    request.graphStats = graphStats;
+    request.moa = searchMoa;
     request.implemented = [](const megagraph::ParallelPlan &p) {
       megagraph::ParallelPlan q = p;
       q.stages.clear(); // the compiler's gt-pipeline-split picks its own

@@ -26,9 +26,14 @@ using gt::kContextParallelSeedAttr;
 
 /// The loss-gradient seed of this rank, n_r / max(1, N) of type `lossType`
 /// (a 0-d float tensor), where n_r counts the true entries of `mask` and N
-/// is their sum over all ranks of the grid @gt_cp (a shard.all_reduce).
-mlir::Value buildContextParallelLossSeed(mlir::OpBuilder &b, mlir::Location loc,
-                                         mlir::Value mask, mlir::Type lossType);
+/// is their sum over all ranks of `grid` (a shard.all_reduce over
+/// `gridAxes`): @gt_cp's two axes under context parallelism, the grid of
+/// gt.row_shard_grid when mop or gp split a full graph's nodes.
+mlir::Value
+buildContextParallelLossSeed(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value mask, mlir::Type lossType,
+                             llvm::StringRef grid = kContextParallelGrid,
+                             llvm::ArrayRef<int16_t> gridAxes = {0, 1});
 
 } // namespace megagraph
 

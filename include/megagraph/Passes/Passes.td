@@ -716,6 +716,102 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTMixtureParallel : Pass<"gt-mixture-parallel", "::mlir::ModuleOp"> {
+  let summary = "Split a full graph's nodes over P ranks: aggregations "
+                "feature-parallel, transforms node-parallel (MixGCN's MoP)";
+  let description = [{
+    Mixture of parallelism (MixGCN) on the forward `@main` of a full-graph
+    model (an input `x [N, F]`; after gt-raise, before gt-autodiff). The
+    dense transforms (gt.linear, tosa.matmul), reductions over features and
+    the results run node-parallel: N / P rows, all columns. The sparse
+    aggregations (gt.spmm over node values) run feature-parallel: every rank
+    has the whole CSR (the graph part of the model is not split) and all N
+    rows of F' / P columns (F' = F rounded up to a multiple of P; zero
+    columns pad it), so they need no communication. Elementwise ops take
+    their operands' layout. Where a value meets an op of the other layout,
+    one `shard.all_to_all` over the grid `@gt_mop` (shape P) switches it:
+    rows -> columns splits the feature axis and concatenates the node axis,
+    columns -> rows the reverse, each moving (P - 1) / P of the value. Its
+    gradient is the inverse all-to-all, so the backward switches at the
+    same places. Values every rank holds whole (the input x, the biases)
+    are cut locally with `shard.all_slice`; its gradient puts the slice
+    into zeros (a partial gradient, summed by gt-data-parallel).
+
+    The function results are row blocks, the loss is the mean over the
+    rank's rows, seeded with its share of the global labelled count
+    (`gt.row_shard_grid = "gt_mop"` on `@main`); run gt-data-parallel with
+    `dp=P presummed` after gt-autodiff.
+
+    Example (PyG's GCNConv, P = 2, N = 64, F = 16):
+
+    ```mlir
+    // before
+    %h = gt.linear %x, %w : (tensor<64x8xf32>, tensor<8x16xf32>) -> tensor<64x16xf32>
+    %a = gt.spmm %rp, %ci, %v, %h : (...) -> tensor<64x16xf32>
+    // after
+    %xr = shard.all_slice %x on @gt_mop grid_axes = [0] slice_axis = 0
+    %h = gt.linear %xr, %w : (tensor<32x8xf32>, ...) -> tensor<32x16xf32>
+    %hc = shard.all_to_all %h on @gt_mop grid_axes = [0] split_axis = 1
+          concat_axis = 0 : tensor<32x16xf32> -> tensor<64x8xf32>
+    %a = gt.spmm %rp, %ci, %v, %hc : (...) -> tensor<64x8xf32>
+    ```
+
+    Errors: no input `x [N, F]`, P not dividing N, and an op that touches a
+    node value without a rule (a reduction over the nodes, a gather by
+    node, a reshape that merges the nodes with another dimension).
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Number of ranks P (must divide N)">,
+  ];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::tosa::TosaDialect"];
+  let statistics = [
+    Statistic<"numSharded", "sharded-values", "values split over the ranks">,
+    Statistic<"numSwitches", "all-to-all", "layout switches (all-to-all)">,
+    Statistic<"numSlices", "all-slice", "replicated values cut locally">,
+  ];
+}
+
+def GTPartitionParallel : Pass<"gt-partition-parallel", "::mlir::ModuleOp"> {
+  let summary = "Split a full graph's nodes over P ranks by partition: row "
+                "blocks everywhere, halo exchange in the aggregations";
+  let description = [{
+    Partition parallelism (DistGNN, BNS-GCN style; the baseline of MixGCN)
+    on the forward `@main` of a full-graph model (an input `x [N, F]`; after
+    gt-raise, before gt-autodiff). Every value that carries the nodes holds
+    this rank's N / P rows (a METIS part: the driver numbers the nodes part
+    by part). The sparse aggregations over node values get
+    `gt.halo = #gt.halo<parts = P, nodes = N>`: their kernel computes the
+    rank's rows of the N x N product and exchanges the boundary rows each
+    part needs from the others (and gt-autodiff's transposed SpMM does the
+    same for the gradient). The graph part of the model (CSR, degrees,
+    normalization) is computed whole on every rank. Values every rank holds
+    whole (the input x) are cut locally with `shard.all_slice`.
+
+    The results, the loss seed and the gradient sum are those of
+    gt-mixture-parallel (grid `@gt_gp`).
+
+    Errors: those of gt-mixture-parallel, and edge weights computed from
+    parameters (their gradient would need the halo too).
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Number of ranks P (must divide N)">,
+  ];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::tosa::TosaDialect"];
+  let statistics = [
+    Statistic<"numSharded", "sharded-values", "values split over the ranks">,
+    Statistic<"numHalo", "halo-spmm", "aggregations with a halo exchange">,
+    Statistic<"numSlices", "all-slice", "replicated values cut locally">,
+  ];
+}
+
 def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
   let summary = "ZeRO-1/2: update parameter shards, all-gather the "
                 "parameters; ZeRO-3: shard-sized parameter storage";
@@ -899,11 +995,17 @@ def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {
     axes; missing ones are 1) and the group's axes as a bit mask; the result
     is the output buffer (`bufferization.to_tensor restrict`) reshaped back.
     Grids no longer referred to are erased.
+    An all_to_all whose split and concat axes differ (or are not leading),
+    and an all_slice off the leading dimensions, first make the P pieces
+    of their split axis contiguous (a tosa.reshape and tosa.transpose that
+    put the piece index first); the all_to_all lays the received pieces
+    along its concat axis the same way. `shard.process_linear_index`
+    becomes a call of `mgrt_comm_group_rank` (i64).
     Conditions (errors otherwise): static shapes; f32; the grid's shape
-    static; `grid_axes` ascending; gather / scatter / split / concat axes
-    preceded only by unit dimensions (so pieces are contiguous);
-    all_to_all with split_axis = concat_axis; shift over its shift axis
-    only; reductions sum, average, max, min.
+    static; `grid_axes` ascending; gather / scatter axes preceded only by
+    unit dimensions (so pieces are contiguous); the group size dividing a
+    split or slice axis; shift over its shift axis only; reductions sum,
+    average, max, min.
 
     Example:
 
@@ -918,6 +1020,7 @@ def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::tosa::TosaDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::func::FuncDialect",

@@ -38,13 +38,23 @@ struct ParallelPlan {
   /// First unit of each pipeline stage (the units gt-pipeline-split finds,
   /// in program order); empty: chosen by the stage-splitting DP.
   std::vector<int64_t> stages;
+  /// Full-graph GCN training: mixture of parallelism over `mop` ranks
+  /// (aggregations feature-parallel, transforms node-parallel) or
+  /// partition parallelism over `gp` ranks (METIS parts, halo exchange);
+  /// each alone on the grid.
+  int64_t mop = 1, gp = 1;
+  /// Mixture of accelerators: aggregation and transform on separate thread
+  /// groups, pipelined over `chunks` node chunks.
+  bool moa = false;
+  int64_t chunks = 1;
 
-  int64_t devices() const { return dp * pp * cp; }
+  int64_t devices() const { return dp * pp * cp * mop * gp; }
   bool operator==(const ParallelPlan &other) const;
   bool operator!=(const ParallelPlan &other) const { return !(*this == other); }
 };
 
-/// Parses `dp=2,cp=2,cp_mode=ring,pp=2,mb=4,zero=1,recompute=1,stages=0:3`.
+/// Parses `dp=2,cp=2,cp_mode=ring,pp=2,mb=4,zero=1,recompute=1,stages=0:3`
+/// (or `mop=4,moa=1,chunks=8`, `gp=4`).
 /// Keys may come in any order; left-out keys keep their defaults. The error
 /// names the bad item.
 llvm::Expected<ParallelPlan> parseParallelPlan(llvm::StringRef spec);
@@ -59,11 +69,13 @@ llvm::Error verifyParallelPlan(const ParallelPlan &plan);
 /// which plans megagraph-compile --plan accepts and the search may choose.
 llvm::Error checkPlanImplemented(const ParallelPlan &plan);
 
-/// The `--plan` spelling of a plan; only non-default keys (dp always).
+/// The `--plan` spelling of a plan; only non-default keys (dp always, but
+/// for mop / gp plans: "mop=4,moa=1").
 std::string toString(const ParallelPlan &plan);
 
 /// {"dp":..,"pp":..,"cp":..,"micro_batches":..,"zero":..,"recompute":..,
-///  "cp_mode":..,"stages":[..],"devices":..}
+///  "cp_mode":..,"stages":[..],"mop":..,"gp":..,"moa":..,"chunks":..,
+///  "devices":..}
 llvm::json::Value toJSON(const ParallelPlan &plan);
 bool fromJSON(const llvm::json::Value &value, ParallelPlan &plan,
               llvm::json::Path path);

@@ -227,6 +227,9 @@ void _mlir_ciface_mgrt_comm_send_f32(mgrt_memref_f32_1 *in, int64_t g0,
 void _mlir_ciface_mgrt_comm_recv_f32(mgrt_memref_f32_1 *out, int64_t g0,
                                      int64_t g1, int64_t g2, int64_t g3,
                                      int64_t axes, int64_t source);
+/** This process's rank in the group (shard.process_linear_index). */
+int64_t mgrt_comm_group_rank(int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+                             int64_t axes);
 /** out = in of the group rank `offset` below (modulo the size with
  *  `rotate`; without it ranks with no source keep `in`). */
 void _mlir_ciface_mgrt_comm_shift_f32(mgrt_memref_f32_1 *out,

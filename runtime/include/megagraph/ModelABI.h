@@ -52,7 +52,9 @@ typedef enum mgrt_tensor_role {
   MGRT_ROLE_GRADIENT = 13,        /**< grad:<parameter> */
   MGRT_ROLE_ACTIVATION = 14,      /**< act<index>: a stage boundary value */
   MGRT_ROLE_ACTIVATION_GRAD = 15, /**< dact<index>: its cotangent */
-  MGRT_ROLE_SAVED = 16            /**< saved<index>: kept for the backward */
+  MGRT_ROLE_SAVED = 16,           /**< saved<index>: kept for the backward */
+  /* A full-graph graph input the training driver fills. */
+  MGRT_ROLE_EDGE_INDEX = 17 /**< edge_index [2, E]: sources, targets */
 } mgrt_tensor_role;
 
 /* The names behind the roles. */
@@ -73,7 +75,7 @@ typedef enum mgrt_tensor_role {
 /** The graph input names the training driver knows, for messages. */
 #define MGRT_NODE_INPUT_NAMES                                                  \
   "x, features, node_feat, in_degree, out_degree, degree, spd, adj_norm, "     \
-  "labels, label_mask, eval_mask"
+  "edge_index, labels, label_mask, eval_mask"
 
 /** j of "<prefix><j>" (decimal digits only), or -1. */
 static inline int mgrt_index_after(const char *name, const char *prefix) {
@@ -103,6 +105,7 @@ static inline mgrt_tensor_role mgrt_role_of_name(const char *name, int *index) {
                 {"degree", MGRT_ROLE_OUT_DEGREE},
                 {"spd", MGRT_ROLE_SPD},
                 {"adj_norm", MGRT_ROLE_ADJ_NORM},
+                {"edge_index", MGRT_ROLE_EDGE_INDEX},
                 {MGRT_NAME_LABELS, MGRT_ROLE_LABELS},
                 {MGRT_NAME_LABEL_MASK, MGRT_ROLE_LABEL_MASK},
                 {MGRT_NAME_EVAL_MASK, MGRT_ROLE_EVAL_MASK},
@@ -164,7 +167,8 @@ typedef enum mgrt_cp_mode {
 } mgrt_cp_mode;
 
 /** The parallel plan a program was compiled for (#gt.plan); the process
- *  grid is dp x pp x cp, dp outermost. */
+ *  grid is dp x pp x cp, dp outermost, or mop or gp ranks of full-graph
+ *  GCN training (each alone). */
 typedef struct mgrt_plan {
   int64_t dp, pp, cp;
   int64_t micro_batches; /**< per dp replica and step (pp > 1) */
@@ -173,7 +177,20 @@ typedef struct mgrt_plan {
   int32_t cp_mode;       /**< an mgrt_cp_mode */
   /** The --plan spelling ("dp=2,pp=2,mb=4"), for messages. */
   const char *text;
+  /** Full-graph GCN training: mixture of parallelism / partition
+   *  parallelism over this many ranks (0 or 1: not used). */
+  int64_t mop, gp;
+  /** Mixture of accelerators and its pipeline depth. */
+  int32_t moa, chunks;
 } mgrt_plan;
+
+/** The number of processes of `plan` (NULL: one). */
+static inline int64_t mgrt_plan_processes(const mgrt_plan *plan) {
+  if (!plan)
+    return 1;
+  return plan->dp * plan->pp * plan->cp * (plan->mop > 1 ? plan->mop : 1) *
+         (plan->gp > 1 ? plan->gp : 1);
+}
 
 /*===-- The model's tables
  * -------------------------------------------------===*/
@@ -317,6 +334,9 @@ typedef struct mgrt_state_info {
  * attention kernels, then grid g0..g3, axes and an mgrt_cp_mode. */
 #define MGRT_KERNEL_CP_ATTENTION "mgrt_cp_attention_f32"
 #define MGRT_KERNEL_CP_ATTENTION_BWD "mgrt_cp_attention_bwd_f32"
+/* Partition-parallel SpMM (megagraph/RuntimeGp.h): the operands of
+ * mgrt_spmm_f32, then grid g0..g3 and axes. */
+#define MGRT_KERNEL_HALO_SPMM "mgrt_halo_spmm_f32"
 /* Their CUDA versions (megagraph/RuntimeCuda.h), same operands. */
 #define MGRT_CUDA_KERNEL_MATMUL "mgrt_cuda_matmul_f32"
 #define MGRT_CUDA_KERNEL_ATTENTION "mgrt_cuda_attention_f32"
@@ -354,6 +374,9 @@ typedef struct mgrt_state_info {
 #define MGRT_DEVICE_SHARD_SEND "mgrt_comm_device_send_f32"
 #define MGRT_DEVICE_SHARD_RECV "mgrt_comm_device_recv_f32"
 #define MGRT_DEVICE_SHARD_SHIFT "mgrt_comm_device_shift_f32"
+/** shard.process_linear_index: an i64 returned, no memref (no _mlir_ciface_
+ *  wrapper). */
+#define MGRT_SHARD_GROUP_RANK "mgrt_comm_group_rank"
 
 /** Reductions. AVG divides the sum by the group size (integer division
  *  for integer types). */

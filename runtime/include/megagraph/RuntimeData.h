@@ -9,8 +9,10 @@
  *
  *   graph      mgrt_graph, a CSR graph of directed edges whose arrays are
  *              tracked allocations (mgrt_alloc); mgrt_graph_free releases it.
- *   generator  mgrt_sbm_generate, from a spec string
- *              "synthetic:sbm,nodes=N,...".
+ *   generators mgrt_sbm_generate and mgrt_rmat_generate, from a spec
+ *              string "synthetic:sbm,nodes=N,..." or
+ *              "synthetic:rmat,nodes=N,edges=E,..."
+ *              (mgrt_synthetic_generate takes either).
  *   queries    degrees, SPD row blocks, sequence partition (greedy or
  *              METIS) and its edge cut.
  *   loaders    mgrt_ogb_load, the OGB node-property-prediction raw layout.
@@ -98,6 +100,53 @@ int mgrt_graph_check(const mgrt_graph *g, char *err, size_t errlen);
 int mgrt_sbm_generate(const char *spec, mgrt_graph *graph,
                       mgrt_tensor *features, mgrt_tensor *labels, char *err,
                       size_t errlen);
+
+/*===-- Synthetic power-law graph (R-MAT) ---------------------------------===*/
+
+/** Generates an R-MAT graph (Chakrabarti, Zhan and Faloutsos 2004: skewed,
+ *  power-law degrees like web and social graphs) with label-correlated
+ *  node features from `spec`, a comma-separated list
+ *      synthetic:rmat,nodes=65536,edges=524288,classes=8,features=16,
+ *                     a=0.57,b=0.19,c=0.19,signal=1,seed=1
+ *  (the "synthetic:" prefix is optional; keys in any order, each at most
+ *  once, no spaces). Keys and defaults:
+ *    nodes     N >= 1, required.
+ *    edges     E >= 0, the number of undirected edges, default 8 N (mean
+ *              degree 16); at most N (N - 1) / 4 (half of all pairs).
+ *    classes   C in [1, N], default min(8, N).
+ *    features  F >= 0, default 16.
+ *    a, b, c   the probabilities of the quadrants (0,0), (0,1), (1,0) of
+ *              each recursion level; d = 1 - a - b - c >= 0. Defaults
+ *              0.57, 0.19, 0.19 (Graph500's).
+ *    signal    class signal strength of the features, >= 0, default 1.
+ *    seed      unsigned 64-bit, default 1.
+ *  Graph: an edge draw descends ceil(log2 N) levels of the adjacency
+ *  matrix, picking a quadrant per level; draws outside [0, N)^2 or on the
+ *  diagonal are redrawn. Draws repeat, in rounds, until E distinct
+ *  unordered pairs exist: exactly E undirected edges, both directions
+ *  stored (num_edges = 2 E), no self loops, no duplicates, rows sorted.
+ *  Classes: the R-MAT id range is cut into C equal runs, class = run of the
+ *  id (ids that share their high bits share a class: since a + d > b + c
+ *  pairs in the same quadrant are likelier, the classes are homophilous,
+ *  and class 0 holds the hubs). Node ids are then shuffled (a seeded
+ *  permutation), so ids carry neither degree nor class.
+ *  Features: float32 [N, F], the class mean plus i.i.d. standard normal
+ *  noise, as mgrt_sbm_generate's (one-hot means of size `signal` when
+ *  F >= C, else a +-signal binary code of the class).
+ *  Labels: int64 [N].
+ *  Determinism: same spec, same output, whatever the thread count.
+ *  Outputs as mgrt_sbm_generate's; MGRT_ERR_ARGUMENT names a bad key or
+ *  value, MGRT_ERR_NOMEM when the graph does not fit. */
+int mgrt_rmat_generate(const char *spec, mgrt_graph *graph,
+                       mgrt_tensor *features, mgrt_tensor *labels, char *err,
+                       size_t errlen);
+
+/** mgrt_sbm_generate or mgrt_rmat_generate, by the generator the spec
+ *  names ("synthetic:sbm,..." / "synthetic:rmat,..."); an unknown name is
+ *  MGRT_ERR_ARGUMENT listing both. */
+int mgrt_synthetic_generate(const char *spec, mgrt_graph *graph,
+                            mgrt_tensor *features, mgrt_tensor *labels,
+                            char *err, size_t errlen);
 
 /*===-- Queries -----------------------------------------------------------===*/
 

@@ -1,7 +1,8 @@
 // RUN: megagraph-opt %s -split-input-file -verify-diagnostics
 
 // One case per diagnostic of the verifiers of #gt.pipeline, #gt.zero_shard,
-// #gt.device_globals and #gt.cp (GTAttrs.cpp), of the mode keyword, and of
+// #gt.device_globals, #gt.cp and #gt.halo (GTAttrs.cpp), of the mode
+// keyword, of gt.spmm under #gt.halo, and of
 // the check that the names of GTNames.h hold their attribute
 // (GTDialect::verifyOperationAttribute).
 
@@ -149,4 +150,38 @@ func.func @f(%q: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %o = gt.attention %q, %q, %q heads = 2 {gt.cp = {size = 2 : i64}}
       : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
   return %o : tensor<1x4x8xf32>
+}
+
+// -----
+
+// expected-error@+1 {{parts and nodes must be >= 1, got parts = 0, nodes = 8}}
+func.func @f() attributes {a = #gt.halo<parts = 0, nodes = 8>}
+
+// -----
+
+// expected-error@+1 {{3 parts do not divide 8 nodes}}
+func.func @f() attributes {a = #gt.halo<parts = 3, nodes = 8>}
+
+// -----
+
+func.func @f(%rp: tensor<9xi64>, %ci: tensor<20xi64>, %w: tensor<20xf32>, %x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{'gt.halo' must be a #gt.halo attribute, got 2 : i64}}
+  %0 = gt.spmm %rp, %ci, %w, %x {gt.halo = 2} : (tensor<9xi64>, tensor<20xi64>, tensor<20xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @f(%rp: tensor<9xi64>, %ci: tensor<20xi64>, %w: tensor<20xf32>, %x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{has 8 CSR rows but #gt.halo splits 16 nodes}}
+  %0 = gt.spmm %rp, %ci, %w, %x {gt.halo = #gt.halo<parts = 4, nodes = 16>} : (tensor<9xi64>, tensor<20xi64>, tensor<20xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @f(%rp: tensor<9xi64>, %ci: tensor<20xi64>, %w: tensor<20xf32>, %x: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{input has 8 rows but #gt.halo gives each of its 2 parts 4}}
+  %0 = gt.spmm %rp, %ci, %w, %x {gt.halo = #gt.halo<parts = 2, nodes = 8>} : (tensor<9xi64>, tensor<20xi64>, tensor<20xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
 }

@@ -3,9 +3,11 @@
 
 // Round trip of the attributes passes hand each other: #gt.pipeline
 // (gt-pipeline-split -> gt-pipeline-train), #gt.zero_shard (gt-data-parallel
-// -> gt-zero-gather; as gt.zero_moment gt-zero-gather -> the state table), #gt.device_globals (gt-gpu-offload ->
-// gt-gpu-device-memory) and #gt.cp (gt-context-parallel -> gt.attention's
-// verifier and bufferization). Parameters print in declaration order.
+// -> gt-zero-gather; as gt.zero_moment gt-zero-gather -> the state table),
+// #gt.device_globals (gt-gpu-offload -> gt-gpu-device-memory), #gt.cp
+// (gt-context-parallel -> gt.attention's verifier and bufferization) and
+// #gt.halo (gt-partition-parallel -> gt.spmm's verifier, gradient and
+// bufferization). Parameters print in declaration order.
 
 // CHECK-LABEL: module @pipeline attributes {gt.pipeline = #gt.pipeline<pp = 2, micro_batches = 4, stages = [0, 2], units = ["gt.linear", "gt.attention", "gt.linear"], unit_time = [1.000000e+00, 2.500000e+00, 5.000000e-01], stage_time = [3.500000e+00, 5.000000e-01], stage_memory = [4096, 512]>}
 module @pipeline attributes {gt.pipeline = #gt.pipeline<micro_batches = 4,
@@ -62,4 +64,13 @@ func.func @cp_modes() attributes {
     a = #gt.cp<size = 4, mode = allgather, grid = [2, 4, 1, 1], axes = 2>,
     b = #gt.cp<size = 8, mode = ulysses, grid = [2, 4, 1, 1], axes = 3>} {
   return
+}
+
+// A partition-parallel SpMM: 100 nodes in 2 blocks of 50 rows, the whole
+// CSR.
+// CHECK-LABEL: func.func @halo
+// CHECK: gt.spmm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {gt.halo = #gt.halo<parts = 2, nodes = 100>} : (tensor<101xi64>, tensor<800xi64>, tensor<800xf32>, tensor<50x64xf32>) -> tensor<50x64xf32>
+func.func @halo(%rp: tensor<101xi64>, %ci: tensor<800xi64>, %w: tensor<800xf32>, %x: tensor<50x64xf32>) -> tensor<50x64xf32> {
+  %0 = gt.spmm %rp, %ci, %w, %x {gt.halo = #gt.halo<nodes = 100, parts = 2>} : (tensor<101xi64>, tensor<800xi64>, tensor<800xf32>, tensor<50x64xf32>) -> tensor<50x64xf32>
+  return %0 : tensor<50x64xf32>
 }

@@ -88,3 +88,13 @@ module attributes {gt.plan = #gt.plan<dp = 2, dp = 4>} {}
 
 // expected-error@+1 {{duplicate or unknown struct parameter name: tp}}
 module attributes {gt.plan = #gt.plan<tp = 2>} {}
+
+// -----
+
+// expected-error@+1 {{mop, gp and chunks must be >= 1, got mop = 0, gp = 1, chunks = 1}}
+module attributes {gt.plan = #gt.plan<mop = 0>} {}
+
+// -----
+
+// expected-error@+1 {{mop and gp are two ways of splitting the nodes; give one, got mop = 2, gp = 4}}
+module attributes {gt.plan = #gt.plan<mop = 2, gp = 4>} {}

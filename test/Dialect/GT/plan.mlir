@@ -59,3 +59,10 @@ func.func @plan_on_func() attributes {plan = #gt.plan<cp = 2, cp_mode = "ring">}
 
 // CHECK-LABEL: module @stages_first attributes {gt.plan = #gt.plan<pp = 2, stages = [0, 3]>}
 module @stages_first attributes {gt.plan = #gt.plan<stages = [0, 3], pp = 2>} {}
+
+// Full-graph GCN plans: mixture of parallelism with its accelerator
+// pipeline, and partition parallelism.
+// CHECK-LABEL: module @mixgcn attributes {gt.plan = #gt.plan<mop = 4, moa = true, chunks = 8>}
+module @mixgcn attributes {gt.plan = #gt.plan<chunks = 8, mop = 4, moa = true>} {}
+// CHECK-LABEL: module @partition attributes {gt.plan = #gt.plan<gp = 8>}
+module @partition attributes {gt.plan = #gt.plan<gp = 8>} {}

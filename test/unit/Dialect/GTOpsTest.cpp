@@ -138,8 +138,13 @@ TEST_F(GTOpsTest, PlanAttrVerifiesAndCountsDevices) {
   int64_t dp = 2, pp = 2, cp = 4, mb = 8, zero = 1;
   SmallVector<int64_t> stages = {0, 3};
   auto plan = gt::PlanAttr::get(&ctx, dp, pp, cp, mb, zero, true,
-                                StringRef("ring"), ArrayRef<int64_t>(stages));
+                                StringRef("ring"), ArrayRef<int64_t>(stages),
+                                /*mop=*/1, /*gp=*/1, false, /*chunks=*/1);
   EXPECT_EQ(plan.getNumDevices(), 16);
+  auto mop = gt::PlanAttr::get(&ctx, 1, 1, 1, 1, 0, false,
+                               StringRef("allgather"), {}, /*mop=*/4,
+                               /*gp=*/1, true, /*chunks=*/8);
+  EXPECT_EQ(mop.getNumDevices(), 4);
   EXPECT_EQ(plan.getStages().size(), 2u);
 
   // Three stage boundaries for pp = 2 is rejected with a precise message.
@@ -152,9 +157,17 @@ TEST_F(GTOpsTest, PlanAttrVerifiesAndCountsDevices) {
   int64_t one = 1;
   auto bad = gt::PlanAttr::getChecked(
       [&]() { return emitError(UnknownLoc::get(&ctx)); }, &ctx, one, pp, one,
-      one, zero, false, StringRef("allgather"), ArrayRef<int64_t>(badStages));
+      one, zero, false, StringRef("allgather"), ArrayRef<int64_t>(badStages),
+      one, one, false, one);
   EXPECT_FALSE(bad);
   EXPECT_EQ(message, "stages lists 3 stage boundaries but pp = 2");
+  auto both = gt::PlanAttr::getChecked(
+      [&]() { return emitError(UnknownLoc::get(&ctx)); }, &ctx, one, one, one,
+      one, 0, false, StringRef("allgather"), {}, /*mop=*/2, /*gp=*/2, false,
+      one);
+  EXPECT_FALSE(both);
+  EXPECT_EQ(message, "mop and gp are two ways of splitting the nodes; give "
+                     "one, got mop = 2, gp = 2");
 }
 
 } // namespace

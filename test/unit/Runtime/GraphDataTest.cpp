@@ -1,11 +1,11 @@
 //===- GraphDataTest.cpp - The graph data layer (RuntimeData.h) -----------===//
 //
-// mgrt_sbm_generate (determinism, CSR validity, symmetry, no self loops,
-// edge densities within statistical bounds of p_in / p_out, label / feature
-// correlation, spec errors, a 1M-node graph), mgrt_graph_degrees,
-// mgrt_spd_block against Floyd-Warshall on small random graphs (full
-// matrix and row blocks, truncation, unreachable pairs, directed edges,
-// bad arguments) and mgrt_partition_sequences (a permutation; sequences
+// mgrt_sbm_generate and mgrt_rmat_generate (determinism, CSR validity,
+// symmetry, no self loops, edge densities within statistical bounds of p_in /
+// p_out, label / feature correlation, spec errors, a 1M-node graph),
+// mgrt_graph_degrees, mgrt_spd_block against Floyd-Warshall on small random
+// graphs (full matrix and row blocks, truncation, unreachable pairs, directed
+// edges, bad arguments) and mgrt_partition_sequences (a permutation; sequences
 // follow the blocks of an SBM).
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +34,8 @@ struct Sbm {
     rc = mgrt_sbm_generate(spec.c_str(), &graph, &features, &labels, err,
                            sizeof err);
   }
+  /// Nothing generated yet (a derived generator fills it).
+  explicit Sbm(std::nullptr_t) {}
   ~Sbm() {
     mgrt_graph_free(&graph);
     mgrt_tensor_free(&features);
@@ -375,6 +377,186 @@ TEST(SbmTest, OneMillionNodes) {
   // Expected 2e7 directed edges (degree 20); sd of the count ~ 6e3.
   EXPECT_NEAR(static_cast<double>(s.graph.num_edges), 2e7, 1e5);
   EXPECT_EQ(s.graph.row_ptr[1000000], s.graph.num_edges);
+}
+
+//===-- R-MAT -------------------------------------------------------------===//
+
+/// Owns what mgrt_rmat_generate (or mgrt_synthetic_generate) returns.
+struct Rmat : Sbm {
+  explicit Rmat(const std::string &spec, bool dispatch = false) : Sbm(nullptr) {
+    rc = dispatch ? mgrt_synthetic_generate(spec.c_str(), &graph, &features,
+                                            &labels, err, sizeof err)
+                  : mgrt_rmat_generate(spec.c_str(), &graph, &features, &labels,
+                                       err, sizeof err);
+  }
+};
+
+/// Checks the CSR contract plus: rows sorted, no duplicates, no self
+/// loops, every edge with its reverse.
+void expectSimpleSymmetric(const mgrt_graph &g) {
+  char err[256] = "";
+  ASSERT_EQ(mgrt_graph_check(&g, err, sizeof err), MGRT_OK) << err;
+  for (int64_t i = 0; i < g.num_nodes; ++i) {
+    const int64_t *b = g.col_idx + g.row_ptr[i],
+                  *e = g.col_idx + g.row_ptr[i + 1];
+    ASSERT_TRUE(std::is_sorted(b, e)) << "row " << i;
+    ASSERT_EQ(std::adjacent_find(b, e), e) << "duplicate edge in row " << i;
+    for (const int64_t *p = b; p < e; ++p) {
+      ASSERT_NE(*p, i) << "self loop";
+      const int64_t *rb = g.col_idx + g.row_ptr[*p],
+                    *re = g.col_idx + g.row_ptr[*p + 1];
+      ASSERT_TRUE(std::binary_search(rb, re, i))
+          << "edge " << i << "->" << *p << " without its reverse";
+    }
+  }
+}
+
+TEST(RmatTest, ExactlyEEdgesSimpleSymmetricAndDeterministic) {
+  // N not a power of two: draws past N are redrawn.
+  const std::string spec =
+      "synthetic:rmat,nodes=3000,edges=20000,classes=5,features=7,seed=42";
+  Rmat a(spec), b(spec), c(spec + "3"), d(spec, /*dispatch=*/true);
+  ASSERT_EQ(a.rc, MGRT_OK) << a.err;
+  ASSERT_EQ(b.rc, MGRT_OK) << b.err;
+  ASSERT_EQ(c.rc, MGRT_OK) << c.err;
+  ASSERT_EQ(d.rc, MGRT_OK) << d.err;
+  EXPECT_EQ(a.graph.num_nodes, 3000);
+  EXPECT_EQ(a.graph.num_edges, 40000);
+  expectSimpleSymmetric(a.graph);
+  for (const Rmat *o : {&b, &d}) {
+    ASSERT_EQ(a.graph.num_edges, o->graph.num_edges);
+    EXPECT_TRUE(
+        std::equal(a.graph.row_ptr, a.graph.row_ptr + 3001, o->graph.row_ptr));
+    EXPECT_TRUE(std::equal(a.graph.col_idx, a.graph.col_idx + a.graph.num_edges,
+                           o->graph.col_idx));
+    EXPECT_EQ(0, std::memcmp(a.features.data, o->features.data,
+                             sizeof(float) * 3000 * 7));
+    EXPECT_EQ(
+        0, std::memcmp(a.labels.data, o->labels.data, sizeof(int64_t) * 3000));
+  }
+  EXPECT_FALSE(
+      std::equal(a.graph.row_ptr, a.graph.row_ptr + 3001, c.graph.row_ptr));
+  // Default edges: 8 N.
+  Rmat e("rmat,nodes=1000");
+  ASSERT_EQ(e.rc, MGRT_OK) << e.err;
+  EXPECT_EQ(e.graph.num_edges, 16000);
+  EXPECT_EQ(e.features.shape[1], 16);
+}
+
+TEST(RmatTest, SkewedDegreesAndHomophilousClasses) {
+  const int64_t n = 1 << 14, C = 4;
+  Rmat r("synthetic:rmat,nodes=16384,edges=131072,classes=4,features=0,"
+         "seed=5");
+  ASSERT_EQ(r.rc, MGRT_OK) << r.err;
+  const mgrt_graph &g = r.graph;
+  std::vector<int64_t> deg(n);
+  for (int64_t i = 0; i < n; ++i)
+    deg[i] = g.row_ptr[i + 1] - g.row_ptr[i];
+  std::vector<int64_t> sorted = deg;
+  std::sort(sorted.begin(), sorted.end());
+  const double mean = 2.0 * 131072 / n; // 16
+  // A power law: hubs far above the mean, a median below it, many nodes
+  // of degree <= 2 (an SBM / Erdos-Renyi graph of this mean has max ~35,
+  // median ~16 and almost no such nodes).
+  EXPECT_GT(sorted.back(), 40 * mean);
+  EXPECT_LT(sorted[n / 2], mean / 2);
+  EXPECT_GT(
+      std::count_if(deg.begin(), deg.end(), [](int64_t d) { return d <= 2; }),
+      n / 5);
+  // Class sizes: equal runs of the R-MAT ids.
+  std::vector<int64_t> size(C, 0);
+  for (int64_t i = 0; i < n; ++i)
+    ++size[r.label()[i]];
+  for (int64_t c = 0; c < C; ++c)
+    EXPECT_EQ(size[c], n / C);
+  // Homophily: more edges inside a class than the 1/C of random ends; with
+  // C = 4 (two levels of ids) about (a + d)^2 = 0.38 of them.
+  int64_t same = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k)
+      same += r.label()[i] == r.label()[g.col_idx[k]];
+  EXPECT_GT(static_cast<double>(same) / g.num_edges, 0.33);
+  // Ids are shuffled: the hubs (class 0) are not the low ids.
+  const int64_t hub = std::max_element(deg.begin(), deg.end()) - deg.begin();
+  EXPECT_EQ(r.label()[hub], 0);
+  int64_t lowIdsInClass0 = 0;
+  for (int64_t i = 0; i < n / C; ++i)
+    lowIdsInClass0 += r.label()[i] == 0;
+  EXPECT_LT(lowIdsInClass0, n / C / 2);
+}
+
+TEST(RmatTest, FeaturesCorrelateWithLabels) {
+  Rmat r("synthetic:rmat,nodes=6000,edges=30000,classes=4,features=10,"
+         "signal=1,seed=9");
+  ASSERT_EQ(r.rc, MGRT_OK) << r.err;
+  const int64_t n = 6000, F = 10, C = 4;
+  std::vector<double> mean(C * F, 0), count(C, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    count[r.label()[i]] += 1;
+    for (int64_t f = 0; f < F; ++f)
+      mean[r.label()[i] * F + f] += r.feature()[i * F + f];
+  }
+  // One-hot class means of size `signal`, unit noise.
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t f = 0; f < F; ++f)
+      EXPECT_NEAR(mean[c * F + f] / count[c], f % C == c ? 1.0 : 0.0, 0.1)
+          << "class " << c << " feature " << f;
+  double r2 = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t f = 0; f < F; ++f) {
+      const double z =
+          r.feature()[i * F + f] - (f % C == r.label()[i] ? 1.0 : 0.0);
+      r2 += z * z;
+    }
+  EXPECT_NEAR(r2 / (n * F), 1.0, 0.05);
+}
+
+TEST(RmatTest, SpecErrorsNameTheKeyOrValue) {
+  struct Case {
+    const char *spec, *expect;
+  } cases[] = {
+      {"synthetic:rmat", "missing required key 'nodes'"},
+      {"synthetic:sbm,nodes=10", "unknown generator 'sbm'"},
+      {"synthetic:rmat,nodes=10,colors=3", "unknown key 'colors'"},
+      {"synthetic:rmat,nodes=0", "bad value '0' for key 'nodes'"},
+      {"synthetic:rmat,nodes=10,edges=-1", "bad value '-1' for key 'edges'"},
+      {"synthetic:rmat,nodes=10,a=1.5", "bad value '1.5' for key 'a'"},
+      {"synthetic:rmat,nodes=10,a=0.5,b=0.3,c=0.3", "a + b + c = 1.1"},
+      {"synthetic:rmat,nodes=10,edges=30", "more than half of the 45"},
+      {"synthetic:rmat,nodes=10,classes=11", "key 'classes'"},
+      {"synthetic:rmat,nodes=10,seed=1,seed=2", "key 'seed' given twice"},
+      {"synthetic:rmat,nodes=10,edges", "malformed item 'edges'"},
+      {"synthetic:rmat,nodes=2000000000,edges=3000000000", "supported"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.spec);
+    Rmat r(c.spec);
+    EXPECT_NE(r.rc, MGRT_OK);
+    EXPECT_TRUE(contains(r.err, c.expect)) << r.err;
+    EXPECT_EQ(r.graph.row_ptr, nullptr);
+    EXPECT_EQ(r.features.data, nullptr);
+    EXPECT_EQ(r.labels.data, nullptr);
+  }
+  Rmat unknown("synthetic:ba,nodes=10", /*dispatch=*/true);
+  EXPECT_EQ(unknown.rc, MGRT_ERR_ARGUMENT);
+  EXPECT_TRUE(contains(unknown.err, "unknown generator 'ba'")) << unknown.err;
+}
+
+TEST(RmatTest, EdgeCasesAndTrackedMemory) {
+  const size_t before = mgrt_current_bytes();
+  {
+    Rmat single("synthetic:rmat,nodes=1,edges=0");
+    ASSERT_EQ(single.rc, MGRT_OK) << single.err;
+    EXPECT_EQ(single.graph.num_edges, 0);
+    EXPECT_EQ(single.label()[0], 0);
+    // Half of all pairs of a small graph, even with skew.
+    Rmat dense("synthetic:rmat,nodes=64,edges=1008,features=0");
+    ASSERT_EQ(dense.rc, MGRT_OK) << dense.err;
+    EXPECT_EQ(dense.graph.num_edges, 2016);
+    expectSimpleSymmetric(dense.graph);
+    EXPECT_GT(mgrt_current_bytes(), before);
+  }
+  EXPECT_EQ(mgrt_current_bytes(), before);
 }
 
 //===-- Degrees -----------------------------------------------------------===//

@@ -547,7 +547,8 @@ TEST_F(TrainDriver, Errors) {
   EXPECT_THAT(r.err, HasSubstr("model input 'pos_enc' has no training data "
                                "convention (supported: x, features, "
                                "node_feat, in_degree, out_degree, degree, "
-                               "spd, adj_norm, labels, label_mask, "
+                               "spd, adj_norm, edge_index, labels, "
+                               "label_mask, "
                                "eval_mask)"));
 
   // Inconsistent B, S between inputs.

@@ -63,8 +63,21 @@ def GT_PlanAttr : GT_Attr<"Plan", "plan"> {
       means "let the cost model choose". When given, it has `pp` strictly
       increasing entries starting at 0.
 
+    Full-graph GCN training (MixGCN) has two more ways to split the N
+    nodes of the one graph, each alone on the grid (dp = pp = cp = 1):
+
+    * `mop`: mixture of parallelism over `mop` ranks: the sparse
+      aggregations feature-parallel (every rank the whole graph, F / mop
+      columns), the dense transforms node-parallel (N / mop rows), an
+      all-to-all at each switch.
+    * `gp`: partition parallelism over `gp` ranks: N / gp rows (METIS
+      parts) everywhere, the aggregations exchanging boundary rows.
+    * `moa`, `chunks`: mixture of accelerators: the aggregation and the
+      transform of a layer on separate thread groups, pipelined over
+      `chunks` node chunks.
+
     Parameters left out take their defaults (1, 1, 1, 1, 0, false,
-    "allgather", []).
+    "allgather", [], 1, 1, false, 1).
 
     Example:
 
@@ -81,13 +94,19 @@ def GT_PlanAttr : GT_Attr<"Plan", "plan"> {
     DefaultValuedParameter<"int64_t", "0">:$zero,
     DefaultValuedParameter<"bool", "false">:$recompute,
     StringRefParameter<"how K/V move under cp", "\"allgather\"">:$cp_mode,
-    GT_I64ListParameter:$stages
+    GT_I64ListParameter:$stages,
+    DefaultValuedParameter<"int64_t", "1">:$mop,
+    DefaultValuedParameter<"int64_t", "1">:$gp,
+    DefaultValuedParameter<"bool", "false">:$moa,
+    DefaultValuedParameter<"int64_t", "1">:$chunks
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Total number of devices of the grid (dp * pp * cp).
-    int64_t getNumDevices() const { return getDp() * getPp() * getCp(); }
+    /// Total number of devices (dp * pp * cp * mop * gp).
+    int64_t getNumDevices() const {
+      return getDp() * getPp() * getCp() * getMop() * getGp();
+    }
   }];
 }
 
@@ -208,6 +227,33 @@ def GT_ContextParallelAttr : GT_Attr<"ContextParallel", "cp"> {
     GT_I64ListParameter:$grid,
     "int64_t":$axes
   );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def GT_HaloAttr : GT_Attr<"Halo", "halo"> {
+  let summary = "How a gt.spmm runs under partition parallelism";
+  let description = [{
+    Put by `gt-partition-parallel` on every `gt.spmm` that aggregates node
+    values (as `gt.halo`; the gradient rule copies it to the transposed
+    SpMM), read by the op verifier and the bufferization. The `nodes`
+    nodes are split into `parts` equal row blocks, block r on rank r of the
+    grid `[parts, 1, 1, 1]`: the CSR holds all `nodes` rows (every rank
+    has the whole graph structure), the dense operand and the result only
+    this rank's `nodes / parts` rows. The kernel (`mgrt_halo_spmm_f32`)
+    computes this rank's rows and receives the other blocks' rows that
+    they reference (the halo) from their owners, sending its own rows that
+    the other blocks reference.
+
+    Example:
+
+    ```mlir
+    %y = gt.spmm %rp, %ci, %w, %x {gt.halo = #gt.halo<parts = 2,
+        nodes = 100>} : (tensor<101xi64>, tensor<800xi64>, tensor<800xf32>,
+        tensor<50x64xf32>) -> tensor<50x64xf32>
+    ```
+  }];
+  let parameters = (ins "int64_t":$parts, "int64_t":$nodes);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -23,6 +23,16 @@ constexpr llvm::StringLiteral kContextParallelGrid = "gt_cp";
 /// seeds the loss gradient with the rank's share of the labelled rows.
 constexpr llvm::StringLiteral kContextParallelSeedAttr = "gt.cp_seed";
 
+/// The grids of gt-mixture-parallel and gt-partition-parallel: shape [P].
+constexpr llvm::StringLiteral kMixtureParallelGrid = "gt_mop";
+constexpr llvm::StringLiteral kPartitionParallelGrid = "gt_gp";
+/// String attribute that the node-splitting passes (mop, gp) put on @main:
+/// the name of the grid whose ranks hold disjoint rows of the loss;
+/// gt-autodiff then seeds the loss gradient with the rank's share of the
+/// labelled rows. (A name, not a symbol use: the grid goes once its
+/// collectives are lowered.)
+constexpr llvm::StringLiteral kRowShardGridAttr = "gt.row_shard_grid";
+
 /// String attribute naming a pipeline stage entry (`"s0.fwd"`) on its
 /// function: gt-pipeline-train -> gt-zero-gather, the entry table.
 constexpr llvm::StringLiteral kPipelineEntryAttr = "gt.pipeline_entry";
@@ -44,6 +54,9 @@ constexpr llvm::StringLiteral kDeviceGlobalsAttr = "gt.device_globals";
 /// `#gt.cp` on gt.attention / gt.attention_grad: gt-context-parallel -> the
 /// op verifiers and the bufferization.
 constexpr llvm::StringLiteral kContextParallelAttr = "gt.cp";
+/// `#gt.halo` on gt.spmm: gt-partition-parallel -> the spmm verifier, its
+/// gradient and its bufferization.
+constexpr llvm::StringLiteral kHaloAttr = "gt.halo";
 
 } // namespace megagraph::gt
 

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Full-graph GCN training split over P ranks reproduces one process.
+
+Compiles examples/gcn/dynamic/<model>.onnx (symbolic node and edge counts)
+for the nodes and edges of a synthetic data set (--input-shape), trains it
+STEPS SGD steps on one process with --dump-inputs, replays the same steps on
+examples/gcn/gcn.py's module in PyTorch (the same initial weights, the
+dumped graph, labels and mask), then compiles and trains it under each
+--plan (mop=P: mixture of parallelism; gp=P: partition parallelism) with
+`mpirun -np P`. Every step's loss must agree to a relative --tolerance
+(1e-4) with PyTorch and with the one-process run, and the bytes the ranks
+sent (comm_bytes, counted by the communication runtime) must be what the
+plan model predicts (megagraph-compile --emit=plan with --graph-stats from
+the executable's --mode graph-stats): mop's all-to-alls and gradient
+all-reduce on every rank, gp's halo exchanges summed over the ranks (the
+METIS halo of the data set), up to the few scalars the step also sums
+(loss, counts: at most 16 floats a rank).
+
+usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
+       [--plans mop=2,gp=2] [--data SPEC] [--steps 20] [--lr 0.1]
+       [--tolerance 1e-4]
+Prints one `check: NAME: DETAIL OK|FAIL` line per check; exits 1 on FAIL.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GCN = os.path.join(HERE, "..", "..", "examples", "gcn")
+sys.path.insert(0, GCN)
+sys.path.insert(0, HERE)
+import gcn  # noqa: E402
+from train_dp_check import Checks, mpirun  # noqa: E402
+
+
+def data_shapes(spec):
+    """N, directed E and F of a synthetic:rmat spec (edges are undirected
+    pairs, both directions stored)."""
+    items = dict(kv.split("=") for kv in spec.split(",")[1:])
+    n = int(items["nodes"])
+    return n, 2 * int(items.get("edges", 8 * n)), int(items.get("features",
+                                                               16))
+
+
+def model_dims(path):
+    """(features, hidden, classes) of an examples/gcn export."""
+    g = onnx.load(path, load_external_data=False).graph
+    feats = g.input[0].type.tensor_type.shape.dim[1].dim_value
+    classes = g.output[0].type.tensor_type.shape.dim[1].dim_value
+    return feats, classes
+
+
+def compile_exe(compiler, onnx_path, shapes, lr, plan, exe,
+                optimizer=("--optimizer", "sgd")):
+    cmd = [compiler, onnx_path, "--train", *optimizer, "--lr", str(lr),
+           "--loss", "cross_entropy", "--emit=exe", "-o", exe]
+    for name, dims in shapes.items():
+        cmd += ["--input-shape", name + "=" + "x".join(map(str, dims))]
+    if plan:
+        cmd += ["--plan", plan]
+    subprocess.run(cmd, check=True)
+
+
+def predict(compiler, onnx_path, shapes, plan, stats):
+    """The plan model's prediction (megagraph-compile --emit=plan)."""
+    cmd = [compiler, onnx_path, "--train", "--optimizer", "sgd", "--plan",
+           plan, "--graph-stats", stats, "--emit=plan"]
+    for name, dims in shapes.items():
+        cmd += ["--input-shape", name + "=" + "x".join(map(str, dims))]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["prediction"]
+
+
+def train(exe, data, steps, log, ranks=1, extra=()):
+    if os.path.exists(log):
+        os.remove(log)
+    cmd = [exe, "--mode", "train", "--data", data, "--steps", str(steps),
+           "--log-json", log, "--quiet", *extra]
+    if ranks > 1:
+        cmd = mpirun() + ["-np", str(ranks)] + cmd
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return [json.loads(line) for line in open(log)]
+
+
+def worst(a, b):
+    if len(a) != len(b) or not a:
+        return float("inf")
+    return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("compiler")
+    ap.add_argument("work")
+    ap.add_argument("--model", choices=["gcn", "sage"], required=True)
+    ap.add_argument("--plans", default="mop=2,gp=2")
+    ap.add_argument("--data",
+                    default="synthetic:rmat,nodes=256,edges=1024,classes=8,"
+                            "features=16,seed=3")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--tolerance", type=float, default=1e-4)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    torch.set_num_threads(1)
+    check = Checks()
+    onnx_path = os.path.join(GCN, "dynamic", args.model + ".onnx")
+    feats, classes = model_dims(onnx_path)
+    n, e, f = data_shapes(args.data)
+    shapes = {"x": [n, f], "edge_index": [2, e]}
+
+    # 1. One process, its inputs dumped, and PyTorch on them.
+    exe = os.path.join(args.work, "train1")
+    compile_exe(args.compiler, onnx_path, shapes, args.lr, "", exe)
+    dump = os.path.join(args.work, "dump")
+    one = train(exe, args.data, args.steps, os.path.join(args.work, "one.jsonl"),
+                extra=["--dump-inputs", dump])
+    ours = [r["loss"] for r in one]
+    step1 = os.path.join(dump, "step1")
+    x = torch.from_numpy(np.load(os.path.join(step1, "x.npy"))).double()
+    ei = torch.from_numpy(np.load(os.path.join(step1, "edge_index.npy")))
+    labels = torch.from_numpy(np.load(os.path.join(step1, "labels.npy")))
+    mask = torch.from_numpy(np.load(os.path.join(step1, "label_mask.npy")))
+    model = gcn.build(args.model, feats, 32, classes).double()
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+    w = mask.double()
+    ref = []
+    for _ in range(args.steps):
+        ce = nn.functional.cross_entropy(model(x, ei), labels,
+                                         reduction="none")
+        loss = (ce * w).sum() / w.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        ref.append(loss.item())
+    d = worst(ours, ref)
+    check(f"one process vs PyTorch ({args.model}, N={n}, E={e})",
+          d <= args.tolerance,
+          f"{len(ours)} steps, max relative difference {d:.2e}")
+
+    # The graph as the plan model sees it.
+    stats = os.path.join(args.work, "stats.json")
+    parts = sorted({p.split("=")[1] for p in args.plans.split(",")})
+    subprocess.run([exe, "--mode", "graph-stats", "--data", args.data,
+                    "--parts", ",".join(parts), "--log-json", stats,
+                    "--quiet"], check=True)
+
+    # 2. Each plan under mpirun.
+    for plan in args.plans.split(","):
+        ranks = int(plan.split("=")[1])
+        exe = os.path.join(args.work, "train-" + plan.replace("=", ""))
+        compile_exe(args.compiler, onnx_path, shapes, args.lr, plan, exe)
+        recs = train(exe, args.data, args.steps,
+                     os.path.join(args.work, plan.replace("=", "") + ".jsonl"),
+                     ranks=ranks)
+        d = worst([r["loss"] for r in recs], ours)
+        check(f"{plan} vs one process", d <= args.tolerance,
+              f"{len(recs)} steps, max relative difference {d:.2e}")
+        sent = [r.get("comm_bytes", []) for r in recs]
+        good = all(len(s) == ranks and min(s) > 0 and s == sent[0]
+                   for s in sent)
+        check(f"{plan} comm_bytes", good,
+              f"per rank, every step: {sent[0] if sent else []}")
+        predicted = predict(args.compiler, onnx_path, shapes, plan, stats)
+        slack = 16 * 4
+        if plan.startswith("mop"):
+            want = predicted["comm_bytes_per_rank"]
+            good = all(0 <= s - want <= slack for s in sent[0])
+            detail = f"each rank {sent[0][0]} bytes, predicted {want:.0f}"
+        else:
+            want = predicted["comm_bytes_total"]
+            good = 0 <= sum(sent[0]) - want <= slack * ranks
+            detail = f"total {sum(sent[0])} bytes, predicted {want:.0f}"
+        check(f"{plan} traffic as modelled", good, detail)
+    return 0 if check.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
