@@ -104,31 +104,33 @@ def run_plan(args, exe, data, ranks, log, extra=()):
         os.remove(log)
     cmd = [exe, "--mode", "train", "--data", data, "--steps",
            str(args.steps), "--log-json", log, "--quiet", *extra]
+    # Every rank under /usr/bin/time: its peak resident memory.
+    cmd = ["/usr/bin/time", "-f", "maxrss_kib %M"] + cmd
     if ranks > 1:
         cmd = mpirun(ranks) + cmd
-    else:  # one process: its peak resident memory too
-        cmd = [sys.executable, "-c", RSS] + cmd
     t = time.time()
-    out = sh(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-    rss = int(out.strip().splitlines()[-1]) if ranks == 1 else 0
+    r = sh(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode:
+        sys.exit(r.stderr + f"failed with exit status {r.returncode}")
+    err = r.stderr
+    rss = sorted(int(k) * 1024 for k in re.findall(r"maxrss_kib (\d+)", err))
     recs = [json.loads(line) for line in open(log)]
     timed = recs[1:] or recs
     comm = recs[-1].get("comm_bytes", [0])
+    peaks = [max(r["peak_bytes"][i] for r in recs)
+             for i in range(len(recs[0]["peak_bytes"]))]
     return {
+        "comm_ranks": comm,
+        "peak_ranks": peaks,
         "step_s": sum(r["step_time_s"] for r in timed) / len(timed),
         "comm_total": sum(comm),
         "comm_max": max(comm),
-        "peak_max": max(max(r["peak_bytes"]) for r in recs),
+        "peak_max": max(peaks),
         "loss": [r["loss"] for r in recs],
         "wall_s": time.time() - t,
-        "maxrss": rss,
+        "maxrss": max(rss),
+        "rss_ranks": rss,
     }
-
-
-# Runs argv[1:] and prints its peak resident bytes.
-RSS = ("import resource, subprocess, sys; "
-       "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-       "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)")
 
 
 TORCH_STEP = r"""
@@ -170,6 +172,15 @@ def mib(b):
     return f"{b / 2**20:,.1f}"
 
 
+def per_rank(values):
+    return " / ".join(f"{v / 2**20:.1f}" for v in values)
+
+
+def uptime():
+    return subprocess.run(["uptime"], capture_output=True,
+                          text=True).stdout.strip()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -193,6 +204,7 @@ def main():
     os.environ["MEGAGRAPH_NUM_THREADS"] = str(args.threads)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     load_before = os.getloadavg()
+    uptime_before = uptime()
     started = time.time()
     model = os.path.join(work, f"L{args.layers}_h{args.hidden}", "gcn.onnx")
     export(args, model)
@@ -226,6 +238,7 @@ def main():
                   for a, b in zip(base["loss"], t["loss"]))
         torch_rows.append((graph, e, base, t, dev))
     load_after = os.getloadavg()
+    uptime_after = uptime()
 
     cmd = " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT)]
                    + sys.argv[1:])
@@ -238,6 +251,9 @@ def main():
         f"MEGAGRAPH_NUM_THREADS={args.threads} per rank; P ranks run "
         "oversubscribed on the 2 cores, so step times above P = 1 mostly "
         "measure the sharing, not the plans.",
+        "",
+        f"`uptime` before: `{uptime_before}`; after: `{uptime_after}`.",
+        "",
         f"Model: examples/gcn/gcn.py PyG-style GCN, {args.layers} layers, "
         f"{args.features} input features, hidden {args.hidden}, "
         f"{args.classes} classes, SGD; N = {args.nodes:,} nodes; "
@@ -246,17 +262,20 @@ def main():
         "comm_bytes is what each rank sent in one step, counted by the "
         "communication runtime at every call (megagraph/Comm.h): the "
         "all-to-alls of mop, the halo exchanges of gp, and the gradient "
-        "all-reduce of both. peak is the largest rank's peak tracked memory.",
+        "all-reduce of both. peak is each rank's peak tracked memory "
+        "(the runtime-tracked allocations, mgrt_peak_bytes), RSS each "
+        "rank's peak resident memory (/usr/bin/time), smallest first.",
         "",
         "| graph | directed edges | plan | P | comm total MiB/step | "
-        "comm max rank MiB/step | step s | peak MiB (max rank) | "
-        "max rel. loss diff vs one process |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        "comm per rank MiB/step | step s | peak per rank MiB | "
+        "RSS per rank MiB | max rel. loss diff vs one process |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for graph, e, plan, p, r, dev in rows:
         lines.append(f"| {graph} | {e:,} | {plan} | {p} | "
-                     f"{mib(r['comm_total'])} | {mib(r['comm_max'])} | "
-                     f"{r['step_s']:.3f} | {mib(r['peak_max'])} | {dev:.1e} |")
+                     f"{mib(r['comm_total'])} | {per_rank(r['comm_ranks'])} | "
+                     f"{r['step_s']:.3f} | {per_rank(r['peak_ranks'])} | "
+                     f"{per_rank(r['rss_ranks'])} | {dev:.1e} |")
     lines += ["", "One process against PyTorch "
               f"{subprocess.run([TORCH_PY, '-c', 'import torch; print(torch.__version__)'], capture_output=True, text=True).stdout.strip()} "
               "(eager, the same module and inputs, "
