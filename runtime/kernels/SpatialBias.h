@@ -9,11 +9,12 @@
 // holds the operand view and the two inner loops, inlined into the
 // per-target bodies of Attention(Block|Backward).cpp:
 //   addSpatialRow     s[j] += table_h[clamp(d[j])] for one row of scores;
-//                     a table of up to 32 rows lives in two registers and
-//                     16 lookups are one two-source permute;
+//                     a table of up to 16 (32) rows lives in one (two)
+//                     registers and 16 lookups are one permute;
 //   spatialHistogram  hist[clamp(d[i][j])] += ds[i][j] over a tile; with up
-//                     to 32 table rows one compare and one masked add per
-//                     16 scores and row of the table, no scatter (whose
+//                     to 24 table rows one accumulator register per row of
+//                     the table, and per 16 scores one compare and one
+//                     masked add per row of the table, no scatter (whose
 //                     repeated indices would serialize on memory).
 //
 //===----------------------------------------------------------------------===//
@@ -71,15 +72,48 @@ MGRT_INLINE void addSpatialRow(float *s, const int16_t *d, int64_t n,
                                const float *tab, int64_t V) {
   const int32_t hi = static_cast<int32_t>(V - 1);
   int64_t j = 0;
-  if (V <= 2 * kLanes) {
+  if (V <= kLanes) { // one register, a one-source permute
+    const VFloat t = load(tab);
+    for (; j + kLanes <= n; j += kLanes)
+      store(s + j, load(s + j) + __builtin_shuffle(t, loadIndices(d + j, hi)));
+  } else if (V <= 2 * kLanes) {
     const VFloat lo = load(tab), up = load(tab + kLanes);
-    for (; j + kLanes <= n; j += kLanes) {
-      const VInt idx = loadIndices(d + j, hi);
-      store(s + j, load(s + j) + __builtin_shuffle(lo, up, idx));
-    }
+    for (; j + kLanes <= n; j += kLanes)
+      store(s + j,
+            load(s + j) + __builtin_shuffle(lo, up, loadIndices(d + j, hi)));
   }
   for (; j < n; ++j)
     s[j] += tab[clampIndex(d[j], hi)];
+}
+
+/// spatialHistogram for tables of at most NB rows: one accumulator
+/// register per row for the whole block, bins unrolled.
+template <int NB>
+MGRT_INLINE void histogramBins(const float *ds, int64_t ldS, const int16_t *d,
+                               int64_t ldD, int64_t rows, int64_t n, int32_t hi,
+                               float *hist) {
+  VFloat acc[NB];
+#pragma GCC unroll 32
+  for (int v = 0; v < NB; ++v)
+    acc[v] = splat(0.f);
+  const int64_t whole = n / kLanes * kLanes;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *dsr = ds + r * ldS;
+    const int16_t *dr = d + r * ldD;
+    for (int64_t c = 0; c < whole; c += kLanes) {
+      const VInt idx = loadIndices(dr + c, hi);
+      const VFloat x = load(dsr + c);
+#pragma GCC unroll 32
+      for (int v = 0; v < NB; ++v)
+        acc[v] = idx == v ? acc[v] + x : acc[v];
+    }
+    for (int64_t c = whole; c < n; ++c)
+      hist[clampIndex(dr[c], hi)] += dsr[c];
+  }
+#pragma GCC unroll 32
+  for (int v = 0; v < NB; ++v)
+    if (v <= hi)
+      hist[v] += reduceSum(acc[v]);
 }
 
 /// hist[v] += sum of ds[r * ldS + c] over r < rows, c < n with
@@ -88,31 +122,17 @@ MGRT_INLINE void spatialHistogram(const float *ds, int64_t ldS,
                                   const int16_t *d, int64_t ldD, int64_t rows,
                                   int64_t n, int64_t V, float *hist) {
   const int32_t hi = static_cast<int32_t>(V - 1);
-  if (V > 2 * kLanes) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < n; ++c)
-        hist[clampIndex(d[r * ldD + c], hi)] += ds[r * ldS + c];
-    return;
-  }
-  VFloat acc[2 * kLanes];
-  for (int64_t v = 0; v < V; ++v)
-    acc[v] = splat(0.f);
-  const VFloat zero = splat(0.f);
-  const int64_t whole = n / kLanes * kLanes;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *dsr = ds + r * ldS;
-    const int16_t *dr = d + r * ldD;
-    for (int64_t c = 0; c < whole; c += kLanes) {
-      const VInt idx = loadIndices(dr + c, hi);
-      const VFloat x = load(dsr + c);
-      for (int32_t v = 0; v <= hi; ++v)
-        acc[v] += idx == v ? x : zero;
-    }
-    for (int64_t c = whole; c < n; ++c)
-      hist[clampIndex(dr[c], hi)] += dsr[c];
-  }
-  for (int64_t v = 0; v < V; ++v)
-    hist[v] += reduceSum(acc[v]);
+  if (V <= 8)
+    return histogramBins<8>(ds, ldS, d, ldD, rows, n, hi, hist);
+  if (V <= 12)
+    return histogramBins<12>(ds, ldS, d, ldD, rows, n, hi, hist);
+  if (V <= 16)
+    return histogramBins<16>(ds, ldS, d, ldD, rows, n, hi, hist);
+  if (V <= 24)
+    return histogramBins<24>(ds, ldS, d, ldD, rows, n, hi, hist);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      hist[clampIndex(d[r * ldD + c], hi)] += ds[r * ldS + c];
 }
 
 } // namespace mgrt
