@@ -447,7 +447,9 @@ MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
       p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
              s.dp, kBlk);
       biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
-      bool any = false;
+      // P >= 0: the tile's sum is 0 only if every P is (then P = dS = 0 and
+      // the tile adds nothing); a NaN sum is not 0, so NaN still propagates.
+      VFloat vany = splat(0.f);
       for (int64_t r = 0; r < kBlk; ++r) {
         float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
         if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
@@ -456,15 +458,14 @@ MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
           continue;
         }
         const VFloat vl = splat(lse[r]), vd = splat(dvec[r]);
-        VFloat vany = splat(0.f);
         for (int64_t c = 0; c < kBlk; c += kLanes) {
           const VFloat pr = vexp(load(row + c) - vl);
           store(row + c, pr);
           store(dpr + c, pr * (load(dpr + c) - vd));
           vany += pr;
         }
-        any = any || reduceSum(vany) > 0.f;
       }
+      const bool any = !(reduceSum(vany) == 0.f);
       if (p.wantDBias)
         for (int64_t r = 0; r < mq; ++r) {
           const float *row = s.dp + r * kBlk;

@@ -305,6 +305,10 @@ void checkCase(const Case &c) {
 const Case kCases[] = {
     // V <= 16: one permute register; batch-broadcast distances.
     {"v9_b2_shared", 2, 97, 130, 2, 8, 16, 9, false, Dense::None, false},
+    // The histogram's bin count is the table's: the first and the last
+    // count of the one-register range.
+    {"v2_two_bins", 1, 40, 70, 1, 8, 8, 2, true, Dense::None, true},
+    {"v16_all_bins", 2, 70, 90, 2, 8, 8, 16, true, Dense::None, false},
     // V <= 32: two registers; with a full dense bias and a mask.
     {"v24_dense_mask", 2, 130, 100, 3, 16, 8, 24, true, Dense::Full, true},
     // V > 32: scalar lookups and histogram; a head-broadcast dense bias
