@@ -15,6 +15,13 @@
 //                        bit 2); absent bias/mask are placeholders as above.
 //                        With out and lse, mgrt_attention_bwd_lse_f32, which
 //                        skips the statistics pass.
+//   ... spatial(d, t)    the three attention ops with a spatial bias call
+//                        mgrt_attention_spatial_f32 (lse: a placeholder and
+//                        flag bit 8 clear for gt.attention) and
+//                        mgrt_attention_spatial_bwd_f32 (dtable [V,H] added
+//                        after dbias; out and lse placeholders unless given,
+//                        flag bit 8); the distance must be i16 (gt-decompose
+//                        narrows it) and is passed as [Db, Sq, Sk].
 //   gt.spmm              mgrt_spmm_f32
 //   gt.csr_transpose     mgrt_csr_transpose
 //   gt.sparse_attention  mgrt_sparse_attention_f32: online softmax over each
@@ -55,6 +62,9 @@ constexpr StringLiteral kAttentionKernel = MGRT_KERNEL_ATTENTION;
 constexpr StringLiteral kAttentionBwdKernel = MGRT_KERNEL_ATTENTION_BWD;
 constexpr StringLiteral kAttentionLseKernel = MGRT_KERNEL_ATTENTION_LSE;
 constexpr StringLiteral kAttentionBwdLseKernel = MGRT_KERNEL_ATTENTION_BWD_LSE;
+constexpr StringLiteral kAttentionSpatialKernel = MGRT_KERNEL_ATTENTION_SPATIAL;
+constexpr StringLiteral kAttentionSpatialBwdKernel =
+    MGRT_KERNEL_ATTENTION_SPATIAL_BWD;
 constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
 constexpr StringLiteral kHaloSpmmKernel = MGRT_KERNEL_HALO_SPMM;
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
@@ -103,15 +113,15 @@ Value toDynamicIdentity(RewriterBase &rewriter, Location loc, Value buffer) {
       rewriter, loc, MemRefType::get(dyn, type.getElementType()), buffer);
 }
 
-/// Gives `buffer` rank 4 by prepending unit dimensions (after making its
-/// layout the identity, so the expanded type is the identity too).
-Value toRank4(RewriterBase &rewriter, Location loc, Value buffer) {
+/// Gives `buffer` rank `rank` by prepending unit dimensions (after making
+/// its layout the identity, so the expanded type is the identity too).
+Value toRank(RewriterBase &rewriter, Location loc, Value buffer, int64_t rank) {
   auto type = cast<MemRefType>(buffer.getType());
-  if (type.getRank() < 4) {
+  if (type.getRank() < rank) {
     buffer = toIdentity(rewriter, loc, buffer);
     type = cast<MemRefType>(buffer.getType());
   }
-  int64_t missing = 4 - type.getRank();
+  int64_t missing = rank - type.getRank();
   if (missing <= 0)
     return buffer;
   SmallVector<int64_t> shape(missing, 1);
@@ -132,6 +142,39 @@ Value toRank4(RewriterBase &rewriter, Location loc, Value buffer) {
   return memref::ExpandShapeOp::create(
       rewriter, loc, MemRefType::get(shape, type.getElementType()), buffer,
       reassoc);
+}
+
+Value toRank4(RewriterBase &rewriter, Location loc, Value buffer) {
+  return toRank(rewriter, loc, buffer, 4);
+}
+
+/// The distance and table buffers of a spatial attention op, as the spatial
+/// kernels take them: i16 [Db, Sq, Sk] and f32 [V, H].
+FailureOr<std::pair<Value, Value>>
+spatialOperands(RewriterBase &rewriter, Operation *op, Value distance,
+                Value table, const BufferizationOptions &options,
+                BufferizationState &state) {
+  if (!cast<RankedTensorType>(distance.getType())
+           .getElementType()
+           .isInteger(16))
+    return op->emitOpError("the CPU spatial attention kernels take i16 "
+                           "distances (gt-decompose narrows them)");
+  FailureOr<Value> d = getBuffer(rewriter, distance, options, state);
+  FailureOr<Value> t = getBuffer(rewriter, table, options, state);
+  if (failed(d) || failed(t))
+    return failure();
+  Location loc = op->getLoc();
+  return std::make_pair(
+      toDynamicIdentity(rewriter, loc, toRank(rewriter, loc, *d, 3)),
+      toDynamicIdentity(rewriter, loc, *t));
+}
+
+/// A [1, 1, 1] f32 placeholder for an absent rank-3 operand.
+Value placeholder3(RewriterBase &rewriter, Location loc) {
+  return toDynamicIdentity(
+      rewriter, loc,
+      memref::AllocaOp::create(
+          rewriter, loc, MemRefType::get({1, 1, 1}, rewriter.getF32Type())));
 }
 
 /// Declares the kernel `name` in the module once.
@@ -209,7 +252,7 @@ struct AttentionOpInterface
       if (failed(buf))
         return failure();
       bias = toRank4(rewriter, loc, *buf);
-      flags |= 1;
+      flags |= MGRT_ATTENTION_BIAS;
     } else {
       bias = memref::AllocaOp::create(rewriter, loc,
                                       MemRefType::get({1, 1, 1, 1}, f32));
@@ -219,7 +262,7 @@ struct AttentionOpInterface
       if (failed(buf))
         return failure();
       mask = toRank4(rewriter, loc, *buf);
-      flags |= 2;
+      flags |= MGRT_ATTENTION_MASK;
     } else {
       mask = memref::AllocaOp::create(rewriter, loc,
                                       MemRefType::get({1, 1, 1, 1}, i1));
@@ -235,8 +278,21 @@ struct AttentionOpInterface
     SmallVector<Value> args;
     for (Value r : results)
       args.push_back(toDynamicIdentity(rewriter, loc, r));
+    const bool spatial = static_cast<bool>(attn.getSpatialTable());
+    if (spatial && !withLse) // mgrt_attention_spatial_f32 takes lse too
+      args.push_back(placeholder3(rewriter, loc));
     for (Value operand : {*q, *k, *v, bias, mask})
       args.push_back(toDynamicIdentity(rewriter, loc, operand));
+    if (spatial) {
+      FailureOr<std::pair<Value, Value>> dt =
+          spatialOperands(rewriter, op, attn.getSpatialDistance(),
+                          attn.getSpatialTable(), options, state);
+      if (failed(dt))
+        return failure();
+      args.append({dt->first, dt->second});
+      if (withLse)
+        flags |= MGRT_ATTENTION_LSE;
+    }
     args.append(
         {arith::ConstantIntOp::create(
              rewriter, loc, static_cast<int64_t>(attn.getNumHeads()), 64),
@@ -245,8 +301,9 @@ struct AttentionOpInterface
              APFloat(static_cast<float>(attn.getScaleOrDefault()))),
          arith::ConstantIntOp::create(rewriter, loc, flags, 64)});
     StringRef kernel =
-        withLse ? StringRef(kAttentionLseKernel)
-                : contextParallel(rewriter, op, kAttentionKernel, args);
+        spatial   ? StringRef(kAttentionSpatialKernel)
+        : withLse ? StringRef(kAttentionLseKernel)
+                  : contextParallel(rewriter, op, kAttentionKernel, args);
     callKernel(rewriter, op, kernel, args);
     replaceOpWithBufferizedValues(rewriter, op, results);
     return success();
@@ -496,7 +553,7 @@ struct AttentionGradOpInterface
           rewriter, loc,
           MemRefType::get(cast<RankedTensorType>(b.getType()).getShape(), f32));
       dbias4 = toRank4(rewriter, loc, dbias);
-      flags |= 1 | 4;
+      flags |= MGRT_ATTENTION_BIAS | MGRT_ATTENTION_DBIAS;
     } else {
       bias = memref::AllocaOp::create(rewriter, loc,
                                       MemRefType::get({1, 1, 1, 1}, f32));
@@ -508,7 +565,7 @@ struct AttentionGradOpInterface
       if (failed(buf))
         return failure();
       mask = toRank4(rewriter, loc, *buf);
-      flags |= 2;
+      flags |= MGRT_ATTENTION_MASK;
     } else {
       mask = memref::AllocaOp::create(rewriter, loc,
                                       MemRefType::get({1, 1, 1, 1}, i1));
@@ -524,9 +581,20 @@ struct AttentionGradOpInterface
     auto dyn = [&](Value buffer) {
       return toDynamicIdentity(rewriter, loc, buffer);
     };
-    SmallVector<Value> args = {dyn(dq),    dyn(dk),  dyn(dv), dyn(dbias4),
-                               dyn(*dout), dyn(*q),  dyn(*k), dyn(*v),
-                               dyn(bias),  dyn(mask)};
+    const bool spatial = static_cast<bool>(grad.getSpatialTable());
+    Value dtable = spatial ? alloc(grad.getSpatialTable()) : Value();
+    SmallVector<Value> args = {dyn(dq), dyn(dk), dyn(dv), dyn(dbias4)};
+    if (spatial)
+      args.push_back(dyn(dtable));
+    args.append({dyn(*dout), dyn(*q), dyn(*k), dyn(*v), dyn(bias), dyn(mask)});
+    if (spatial) {
+      FailureOr<std::pair<Value, Value>> dt =
+          spatialOperands(rewriter, op, grad.getSpatialDistance(),
+                          grad.getSpatialTable(), options, state);
+      if (failed(dt))
+        return failure();
+      args.append({dt->first, dt->second});
+    }
     // The forward's out and lse, when given, replace the statistics pass.
     if (grad.getOut()) {
       FailureOr<Value> out = bufferOf(grad.getOut()),
@@ -534,6 +602,10 @@ struct AttentionGradOpInterface
       if (failed(out) || failed(lse))
         return failure();
       args.append({dyn(*out), dyn(*lse)});
+      if (spatial)
+        flags |= MGRT_ATTENTION_LSE;
+    } else if (spatial) {
+      args.append({placeholder3(rewriter, loc), placeholder3(rewriter, loc)});
     }
     args.append(
         {arith::ConstantIntOp::create(
@@ -543,13 +615,16 @@ struct AttentionGradOpInterface
              APFloat(static_cast<float>(grad.getScaleOrDefault()))),
          arith::ConstantIntOp::create(rewriter, loc, flags, 64)});
     StringRef kernel =
-        grad.getOut()
+        spatial ? StringRef(kAttentionSpatialBwdKernel)
+        : grad.getOut()
             ? StringRef(kAttentionBwdLseKernel)
             : contextParallel(rewriter, op, kAttentionBwdKernel, args);
     callKernel(rewriter, op, kernel, args);
     SmallVector<Value> results = {dq, dk, dv};
     if (dbias)
       results.push_back(dbias);
+    if (dtable)
+      results.push_back(dtable);
     replaceOpWithBufferizedValues(rewriter, op, results);
     return success();
   }

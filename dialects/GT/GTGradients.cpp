@@ -1213,16 +1213,19 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &builder,
                                          SmallVectorImpl<Value> &operandGrads) {
   // One fused backward op; it recomputes the probabilities (the forward
   // keeps nothing until gt-attention-keep-lse gives it the row log-sum-exp),
-  // and its dbias already has the bias's own shape (summed over the
-  // broadcast batch/head dimensions).
+  // its dbias already has the bias's own shape (summed over the broadcast
+  // batch/head dimensions), and a spatial table's gradient is its dtable
+  // (the integer distances have none).
   SmallVector<Type> types = {getQuery().getType(), getKey().getType(),
                              getValue().getType()};
   if (Value bias = getBias())
     types.push_back(bias.getType());
+  if (Value table = getSpatialTable())
+    types.push_back(table.getType());
   auto grad = AttentionGradOp::create(
       builder, getLoc(), types, resultGrads[0], getQuery(), getKey(),
-      getValue(), getBias(), getMask(), /*out=*/Value(), /*lse=*/Value(),
-      getNumHeadsAttr(), getScaleAttr());
+      getValue(), getBias(), getMask(), getSpatialDistance(), getSpatialTable(),
+      /*out=*/Value(), /*lse=*/Value(), getNumHeadsAttr(), getScaleAttr());
   if (Attribute cp = (*this)->getAttr("gt.cp")) // context parallel
     grad->setAttr("gt.cp", cp);
   operandGrads.assign(getOperation()->getNumOperands(), Value());
@@ -1230,7 +1233,10 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &builder,
   operandGrads[1] = grad.getDk();
   operandGrads[2] = grad.getDv();
   if (getBias())
-    operandGrads[3] = grad.getDbias();
+    operandGrads[getBiasMutable()[0].getOperandNumber()] = grad.getDbias();
+  if (getSpatialTable())
+    operandGrads[getSpatialTableMutable()[0].getOperandNumber()] =
+        grad.getDtable();
   return success();
 }
 

@@ -168,9 +168,11 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
 
 namespace {
 
-/// The operand checks shared by gt.attention and gt.attention_grad.
+/// The operand checks shared by gt.attention, gt.attention_lse and
+/// gt.attention_grad.
 LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
                                       Value value, Value biasV, Value maskV,
+                                      Value distanceV, Value tableV,
                                       int64_t heads) {
   auto emitOpError = [&]() { return op->emitOpError(); };
   RankedTensorType q = tensorOf(query), k = tensorOf(key), v = tensorOf(value);
@@ -183,6 +185,8 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
       {"query", query}, {"key", key}, {"value", value}};
   if (biasV)
     typed.push_back({"bias", biasV});
+  if (tableV)
+    typed.push_back({"spatial table", tableV});
   if (failed(verifySameElementType(op, typed)))
     return failure();
   if (!dimsAgree(q.getDimSize(0), k.getDimSize(0)) ||
@@ -233,6 +237,26 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
                            << " does not broadcast to [B, H, Sq, Sk] = "
                            << shapeStr(full);
   }
+  if (static_cast<bool>(distanceV) != static_cast<bool>(tableV))
+    return emitOpError() << "takes the spatial distance and table together";
+  if (distanceV) {
+    if (op->hasAttr(kContextParallelAttr))
+      return emitOpError() << "has no context-parallel form with a spatial "
+                              "bias";
+    ArrayRef<int64_t> d = tensorOf(distanceV).getShape();
+    bool ok = (d.size() == 2 && dimsAgree(d[0], sq) && dimsAgree(d[1], sk)) ||
+              (d.size() == 3 && dimBroadcasts(d[0], batch) &&
+               dimsAgree(d[1], sq) && dimsAgree(d[2], sk));
+    if (!ok)
+      return emitOpError() << "spatial distance must be [Sq, Sk] or "
+                              "[B|1, Sq, Sk] with [B, Sq, Sk] = "
+                           << shapeStr({batch, sq, sk}) << ", got "
+                           << shapeStr(d);
+    ArrayRef<int64_t> t = tensorOf(tableV).getShape();
+    if (t.size() != 2 || !dimsAgree(t[1], heads) || t[0] == 0)
+      return emitOpError() << "spatial table must be [V, H] with V > 0 and "
+                           << "H = " << heads << ", got " << shapeStr(t);
+  }
   return success();
 }
 
@@ -255,7 +279,8 @@ int64_t attentionFlops(Value query, Value key, Value value, int64_t heads) {
 
 LogicalResult AttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getBias(), getMask(),
+                                     getBias(), getMask(), getSpatialDistance(),
+                                     getSpatialTable(),
                                      static_cast<int64_t>(getNumHeads()))))
     return failure();
   return verifyResultType(*this, attentionResultType(getQuery(), getValue()));
@@ -329,7 +354,8 @@ LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,
 LogicalResult AttentionLseOp::verify() {
   const auto heads = static_cast<int64_t>(getNumHeads());
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getBias(), getMask(), heads)))
+                                     getBias(), getMask(), getSpatialDistance(),
+                                     getSpatialTable(), heads)))
     return failure();
   if ((*this)->hasAttr(kContextParallelAttr))
     return emitOpError() << "has no context-parallel form";
@@ -372,12 +398,15 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
   types.push_back(adaptor.getValue().getType());
   if (Value bias = adaptor.getBias())
     types.push_back(bias.getType());
+  if (Value table = adaptor.getSpatialTable())
+    types.push_back(table.getType());
   return success();
 }
 
 LogicalResult AttentionGradOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getBias(), getMask(),
+                                     getBias(), getMask(), getSpatialDistance(),
+                                     getSpatialTable(),
                                      static_cast<int64_t>(getNumHeads()))))
     return failure();
   RankedTensorType q = tensorOf(getQuery()), v = tensorOf(getValue()),
@@ -392,8 +421,12 @@ LogicalResult AttentionGradOp::verify() {
     return emitOpError() << "dout must have the attention result shape "
                          << shapeStr(outShape) << ", got "
                          << shapeStr(d.getShape());
-  if (static_cast<bool>(getDbias()) != static_cast<bool>(getBias()))
-    return emitOpError() << "has a dbias result if and only if it has a bias";
+  const size_t biasGrads = (getBias() ? 1 : 0) + (getSpatialTable() ? 1 : 0);
+  if (getBiasGrads().size() != biasGrads)
+    return emitOpError() << "has " << 3 + biasGrads
+                         << " results (dq, dk, dv, then dbias with a bias and "
+                            "dtable with a spatial table), got "
+                         << 3 + getBiasGrads().size();
   if (static_cast<bool>(getOut()) != static_cast<bool>(getLse()))
     return emitOpError() << "takes out and lse together or neither";
   if (Value out = getOut()) {
@@ -413,6 +446,8 @@ LogicalResult AttentionGradOp::verify() {
       {"dq", getQuery()}, {"dk", getKey()}, {"dv", getValue()}};
   if (getBias())
     pairs.push_back({"dbias", getBias()});
+  if (getSpatialTable())
+    pairs.push_back({"dtable", getSpatialTable()});
   for (auto [i, pair] : llvm::enumerate(pairs)) {
     Type actual = getOperation()->getResult(i).getType();
     if (actual != pair.second.getType())

@@ -89,6 +89,9 @@ void megagraph::buildImportToGtPassPipeline(OpPassManager &pm) {
 void megagraph::buildTrainPassPipeline(OpPassManager &pm,
                                        const TrainPipelineOptions &options) {
   if (options.gradients) {
+    // The spatial bias read inside attention: its gradient rule gives the
+    // table's gradient without a [B, H, Sq, Sk] tensor either way.
+    pm.addPass(createGTFuseSpatialBias());
     GTAutodiffOptions autodiff;
     autodiff.replaceMain = true;
     autodiff.loss = options.loss;
@@ -147,6 +150,8 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     pm.addPass(createGTPartitionParallel(partition));
   }
   const int64_t nodeRanks = plan.mop * plan.gp;
+  if (plan.cp == 1) // cp attentions (gt.cp) keep their dense bias rows
+    pm.addPass(createGTFuseSpatialBias());
   GTAutodiffOptions autodiff;
   autodiff.loss = options.loss;
   autodiff.outputName = options.lossOutput;
@@ -174,6 +179,10 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
   pm.addPass(createGTShardToRuntime());
   GTDecomposeOptions decompose;
   decompose.keepAttention = !options.referenceAttention;
+  // Spatial biases stay inside attention for the CPU kernels only.
+  decompose.keepSpatialBias = !cuda && !options.emulateGpu;
+  if (decompose.keepAttention && decompose.keepSpatialBias)
+    pm.addPass(createGTFuseSpatialBias()); // inference modules
   pm.addPass(createGTDecompose(decompose));
   // The CPU kernels hand the forward's row statistics to the backward.
   if (decompose.keepAttention && !cuda && !options.emulateGpu)

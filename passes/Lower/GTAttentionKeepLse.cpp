@@ -38,6 +38,8 @@ template <typename FwdOp>
 bool sameAttention(FwdOp fwd, gt::AttentionGradOp grad) {
   return fwd.getKey() == grad.getKey() && fwd.getValue() == grad.getValue() &&
          fwd.getBias() == grad.getBias() && fwd.getMask() == grad.getMask() &&
+         fwd.getSpatialDistance() == grad.getSpatialDistance() &&
+         fwd.getSpatialTable() == grad.getSpatialTable() &&
          fwd.getNumHeads() == grad.getNumHeads() &&
          fwd.getScaleAttr() == grad.getScaleAttr() &&
          !fwd->hasAttr(gt::kContextParallelAttr);
@@ -64,7 +66,8 @@ gt::AttentionLseOp keepLse(OpBuilder &builder, gt::AttentionOp fwd) {
   builder.setInsertionPoint(fwd);
   auto withLse = gt::AttentionLseOp::create(
       builder, fwd.getLoc(), fwd.getQuery(), fwd.getKey(), fwd.getValue(),
-      fwd.getBias(), fwd.getMask(), fwd.getNumHeadsAttr(), fwd.getScaleAttr());
+      fwd.getBias(), fwd.getMask(), fwd.getSpatialDistance(),
+      fwd.getSpatialTable(), fwd.getNumHeadsAttr(), fwd.getScaleAttr());
   withLse->setDiscardableAttrs(fwd->getDiscardableAttrDictionary());
   fwd.getResult().replaceAllUsesWith(withLse.getResult());
   fwd.erase();
@@ -78,7 +81,8 @@ void giveStatistics(OpBuilder &builder, gt::AttentionGradOp grad,
   auto withStats = gt::AttentionGradOp::create(
       builder, grad.getLoc(), grad->getResultTypes(), grad.getDout(),
       grad.getQuery(), grad.getKey(), grad.getValue(), grad.getBias(),
-      grad.getMask(), fwd.getResult(), fwd.getLse(), grad.getNumHeadsAttr(),
+      grad.getMask(), grad.getSpatialDistance(), grad.getSpatialTable(),
+      fwd.getResult(), fwd.getLse(), grad.getNumHeadsAttr(),
       grad.getScaleAttr());
   withStats->setDiscardableAttrs(grad->getDiscardableAttrDictionary());
   grad->replaceAllUsesWith(withStats);

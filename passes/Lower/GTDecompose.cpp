@@ -7,6 +7,11 @@
 // `keep-attention=false` it is decomposed too (scores materialized), which is
 // the reference path the kernel is tested against; likewise gt.attention_grad
 // (kept: the fused backward kernel; decomposed: P recomputed in TOSA).
+// Attentions with a spatial bias (`spatial(%distance, %table)`) keep it for
+// the CPU kernels, their distances narrowed once to i16; otherwise (the
+// reference path, CUDA, tables beyond i16) they get back the dense bias,
+// one gt.spatial_bias per (distance, table), and the gradient's dtable comes
+// from the spatial bias's own gradient rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +25,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -166,8 +172,13 @@ struct DecomposeSpatialBias : OpRewritePattern<gt::SpatialBiasOp> {
         rewriter, loc, TypeRange{resultType}, ValueRange{dist},
         ValueRange{init}, ArrayRef<AffineMap>{distMap, outMap}, iterators,
         [&](OpBuilder &b, Location l, ValueRange args) {
+          // Rows beyond the index type's range cannot be reached anyway.
+          unsigned width = idxElem.getIntOrFloatBitWidth();
+          int64_t top =
+              width >= 64 ? INT64_MAX : (int64_t{1} << (width - 1)) - 1;
           Value lo = arith::ConstantIntOp::create(b, l, idxElem, 0);
-          Value hi = arith::ConstantIntOp::create(b, l, idxElem, numRows - 1);
+          Value hi = arith::ConstantIntOp::create(b, l, idxElem,
+                                                  std::min(numRows - 1, top));
           Value c = arith::MaxSIOp::create(b, l, args[0], lo);
           c = arith::MinSIOp::create(b, l, c, hi);
           Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), c);
@@ -263,6 +274,8 @@ struct DecomposeAttention : OpRewritePattern<gt::AttentionOp> {
     TosaBuilder b(rewriter, op.getLoc());
     if (ShapedType::isDynamicShape(TosaBuilder::shape(op.getQuery())))
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (op.getSpatialTable())
+      return rewriter.notifyMatchFailure(op, "spatial bias not unfused");
     AttentionShapes a(op.getQuery(), op.getKey(), op.getValue(),
                       op.getNumHeads());
     Value q = a.split(b, op.getQuery(), a.sq, a.dh);
@@ -288,6 +301,8 @@ struct DecomposeAttentionGrad : OpRewritePattern<gt::AttentionGradOp> {
     TosaBuilder b(rewriter, op.getLoc());
     if (ShapedType::isDynamicShape(TosaBuilder::shape(op.getQuery())))
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (op.getSpatialTable())
+      return rewriter.notifyMatchFailure(op, "spatial bias not unfused");
     AttentionShapes a(op.getQuery(), op.getKey(), op.getValue(),
                       op.getNumHeads());
     int64_t g = a.batch * a.h;
@@ -492,6 +507,219 @@ struct DecomposeSoftmax : OpRewritePattern<linalg::SoftmaxOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Attentions with a spatial bias
+//===----------------------------------------------------------------------===//
+
+/// The largest table the CPU kernels' i16 distances can index.
+constexpr int64_t kMaxSpatialRows = 32768;
+
+/// The first point at which `v` is available: after its defining op, or
+/// the start of its block.
+Operation *availableAt(Value v) {
+  if (Operation *def = v.getDefiningOp())
+    return def->getNextNode();
+  return &v.getParentBlock()->front();
+}
+
+/// Sets `builder` where both `a` and `b` are first available (one of the
+/// two points is dominated by both values: they dominate a common use).
+void setInsertionPointAfterBoth(OpBuilder &builder, DominanceInfo &dom, Value a,
+                                Value b) {
+  Operation *atA = availableAt(a);
+  builder.setInsertionPoint(
+      a == b || dom.properlyDominates(b, atA) ? atA : availableAt(b));
+}
+
+/// `distance` as i16 (values beyond i16 saturate, which keeps
+/// clamp(distance, 0, V - 1) for every table of up to 2^15 rows): one
+/// linalg.generic after its definition, shared by all its attentions.
+Value narrowDistance(OpBuilder &builder, DominanceInfo &dom, Value distance,
+                     DenseMap<Value, Value> &narrowed) {
+  auto type = cast<RankedTensorType>(distance.getType());
+  if (type.getElementType().isInteger(16))
+    return distance;
+  if (Value done = narrowed.lookup(distance))
+    return done;
+  OpBuilder::InsertionGuard guard(builder);
+  setInsertionPointAfterBoth(builder, dom, distance, distance);
+  Location loc = distance.getLoc();
+  auto i16 = builder.getI16Type();
+  auto resultType = RankedTensorType::get(type.getShape(), i16);
+  Value init = tensor::EmptyOp::create(builder, loc, type.getShape(), i16);
+  AffineMap id = builder.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> par(type.getRank(),
+                                       utils::IteratorType::parallel);
+  Type from = type.getElementType();
+  unsigned width = from.getIntOrFloatBitWidth();
+  auto generic = linalg::GenericOp::create(
+      builder, loc, TypeRange{resultType}, ValueRange{distance},
+      ValueRange{init}, ArrayRef<AffineMap>{id, id}, par,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value x = args[0];
+        if (width < 16) {
+          x = arith::ExtSIOp::create(b, l, i16, x);
+        } else {
+          Value lo = arith::ConstantIntOp::create(b, l, from, INT16_MIN);
+          Value hi = arith::ConstantIntOp::create(b, l, from, INT16_MAX);
+          x = arith::MinSIOp::create(b, l, arith::MaxSIOp::create(b, l, x, lo),
+                                     hi);
+          x = arith::TruncIOp::create(b, l, i16, x);
+        }
+        linalg::YieldOp::create(b, l, x);
+      });
+  Value result = generic.getResult(0);
+  narrowed[distance] = result;
+  return result;
+}
+
+/// `v` summed over the dimensions where `shape` (right-aligned, missing
+/// leading dims = 1) is 1 and `v` is not, then reshaped to `shape`.
+Value sumToShape(TosaBuilder &b, Value v, ArrayRef<int64_t> shape) {
+  int64_t rank = TosaBuilder::shape(v).size();
+  int64_t lead = rank - static_cast<int64_t>(shape.size());
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t want = i < lead ? 1 : shape[i - lead];
+    if (want == 1 && TosaBuilder::shape(v)[i] != 1)
+      v = b.reduceSum(v, i);
+  }
+  return b.reshape(v, shape);
+}
+
+/// Rebuilds the dense bias of spatial attentions: one gt.spatial_bias per
+/// (distance, table), after both; plus the op's own bias, broadcast to
+/// [B|1, H, Sq, Sk].
+struct DenseSpatialBias {
+  explicit DenseSpatialBias(DominanceInfo &dom) : dom(dom) {}
+  DominanceInfo &dom;
+  DenseMap<std::pair<Value, Value>, gt::SpatialBiasOp> made;
+  DenseMap<std::pair<Value, Value>, Value> sums; // (bias, spatial bias)
+
+  gt::SpatialBiasOp spatialBias(OpBuilder &builder, Value distance,
+                                Value table) {
+    gt::SpatialBiasOp &sb = made[{distance, table}];
+    if (!sb) {
+      OpBuilder::InsertionGuard guard(builder);
+      setInsertionPointAfterBoth(builder, dom, distance, table);
+      sb = gt::SpatialBiasOp::create(builder, distance.getLoc(), distance,
+                                     table);
+    }
+    return sb;
+  }
+
+  /// The whole bias of an attention with optional `bias` and the spatial
+  /// bias `sb` (one sum per pair, after both).
+  Value dense(OpBuilder &builder, Location loc, Value bias,
+              gt::SpatialBiasOp sb) {
+    if (!bias)
+      return sb.getResult();
+    Value &sum = sums[{bias, sb.getResult()}];
+    if (!sum) {
+      OpBuilder::InsertionGuard guard(builder);
+      setInsertionPointAfterBoth(builder, dom, bias, sb.getResult());
+      TosaBuilder b(builder, loc);
+      auto rank4 = [&](Value v) {
+        SmallVector<int64_t> s(TosaBuilder::shape(v));
+        while (s.size() < 4)
+          s.insert(s.begin(), 1);
+        return b.reshape(v, s);
+      };
+      sum = b.add(rank4(bias), rank4(sb.getResult()));
+    }
+    return sum;
+  }
+};
+
+/// Gives every attention with a spatial bias what its lowering needs: for
+/// the CPU kernels (`keep`), i16 distances; otherwise the dense bias back.
+void legalizeSpatialAttentions(ModuleOp module, bool keep) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (auto a = dyn_cast<gt::AttentionOp>(op); a && a.getSpatialTable())
+      ops.push_back(op);
+    if (auto a = dyn_cast<gt::AttentionLseOp>(op); a && a.getSpatialTable())
+      ops.push_back(op);
+    if (auto a = dyn_cast<gt::AttentionGradOp>(op); a && a.getSpatialTable())
+      ops.push_back(op);
+  });
+  DominanceInfo dom(module);
+  DenseMap<Value, Value> narrowed;
+  DenseSpatialBias dense(dom);
+  OpBuilder builder(module.getContext());
+  auto rows = [](Value table) {
+    return cast<RankedTensorType>(table.getType()).getDimSize(0);
+  };
+  for (Operation *op : ops) {
+    builder.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    if (auto a = dyn_cast<gt::AttentionOp>(op)) {
+      if (keep && rows(a.getSpatialTable()) <= kMaxSpatialRows) {
+        a.getSpatialDistanceMutable().assign(
+            narrowDistance(builder, dom, a.getSpatialDistance(), narrowed));
+        continue;
+      }
+      Value bias =
+          dense.dense(builder, loc, a.getBias(),
+                      dense.spatialBias(builder, a.getSpatialDistance(),
+                                        a.getSpatialTable()));
+      auto plain = gt::AttentionOp::create(
+          builder, loc, a.getQuery(), a.getKey(), a.getValue(), bias,
+          a.getMask(), Value(), Value(), a.getNumHeadsAttr(), a.getScaleAttr());
+      plain->setDiscardableAttrs(a->getDiscardableAttrDictionary());
+      a.getResult().replaceAllUsesWith(plain.getResult());
+      a.erase();
+    } else if (auto a = dyn_cast<gt::AttentionLseOp>(op)) {
+      if (keep && rows(a.getSpatialTable()) <= kMaxSpatialRows) {
+        a.getSpatialDistanceMutable().assign(
+            narrowDistance(builder, dom, a.getSpatialDistance(), narrowed));
+        continue;
+      }
+      Value bias =
+          dense.dense(builder, loc, a.getBias(),
+                      dense.spatialBias(builder, a.getSpatialDistance(),
+                                        a.getSpatialTable()));
+      auto plain = gt::AttentionLseOp::create(
+          builder, loc, a.getQuery(), a.getKey(), a.getValue(), bias,
+          a.getMask(), Value(), Value(), a.getNumHeadsAttr(), a.getScaleAttr());
+      plain->setDiscardableAttrs(a->getDiscardableAttrDictionary());
+      a->replaceAllUsesWith(plain);
+      a.erase();
+    } else {
+      auto g = cast<gt::AttentionGradOp>(op);
+      if (keep && rows(g.getSpatialTable()) <= kMaxSpatialRows) {
+        g.getSpatialDistanceMutable().assign(
+            narrowDistance(builder, dom, g.getSpatialDistance(), narrowed));
+        continue;
+      }
+      gt::SpatialBiasOp sb = dense.spatialBias(builder, g.getSpatialDistance(),
+                                               g.getSpatialTable());
+      Value bias = dense.dense(builder, loc, g.getBias(), sb);
+      auto plain = gt::AttentionGradOp::create(
+          builder, loc,
+          TypeRange{g.getDq().getType(), g.getDk().getType(),
+                    g.getDv().getType(), bias.getType()},
+          g.getDout(), g.getQuery(), g.getKey(), g.getValue(), bias,
+          g.getMask(), Value(), Value(), g.getOut(), g.getLse(),
+          g.getNumHeadsAttr(), g.getScaleAttr());
+      plain->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+      TosaBuilder b(builder, loc);
+      Value dWhole = plain.getDbias();
+      // The table's gradient through gt.spatial_bias's gradient rule.
+      SmallVector<Value> sbGrads;
+      Value dsb = sumToShape(b, dWhole, TosaBuilder::shape(sb.getResult()));
+      (void)sb.buildGradient(builder, {dsb}, sbGrads);
+      g.getDq().replaceAllUsesWith(plain.getDq());
+      g.getDk().replaceAllUsesWith(plain.getDk());
+      g.getDv().replaceAllUsesWith(plain.getDv());
+      if (Value db = g.getDbias())
+        db.replaceAllUsesWith(
+            sumToShape(b, dWhole, TosaBuilder::shape(g.getBias())));
+      g.getDtable().replaceAllUsesWith(sbGrads[1]);
+      g.erase();
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -517,7 +745,9 @@ struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
     });
     if (dynamic.wasInterrupted())
       return signalPassFailure();
-    // 2. One pattern per gt op with a TOSA form.
+    // 2. Spatial biases: i16 distances for the kernels, or the dense bias.
+    legalizeSpatialAttentions(getOperation(), keepAttention && keepSpatialBias);
+    // 3. One pattern per gt op with a TOSA form.
     RewritePatternSet patterns(ctx);
     patterns.add<DecomposeGelu, DecomposeLinear, DecomposeLayerNorm,
                  DecomposeNodeEmbedding, DecomposeDegreeEmbedding,
@@ -527,7 +757,7 @@ struct GTDecomposePass : megagraph::impl::GTDecomposeBase<GTDecomposePass> {
       patterns.add<DecomposeAttention, DecomposeAttentionGrad>(ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    // 3. Whatever gt op remains has no CPU lowering yet (pre-order, so a
+    // 4. Whatever gt op remains has no CPU lowering yet (pre-order, so a
     //    gt.layer is reported rather than its terminator).
     WalkResult result =
         getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {

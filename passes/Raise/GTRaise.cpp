@@ -1248,7 +1248,8 @@ struct RaiseAttention : OpRewritePattern<linalg::SoftmaxOp> {
     Value v =
         rearrange(rewriter, loc, *lv, stdOrder(*rv), {batch, sk, heads * dv});
     auto attn = gt::AttentionOp::create(
-        rewriter, loc, q, k, v, bias, mask, static_cast<uint64_t>(heads),
+        rewriter, loc, q, k, v, bias, mask, /*spatial_distance=*/Value(),
+        /*spatial_table=*/Value(), static_cast<uint64_t>(heads),
         rewriter.getF32FloatAttr(static_cast<float>(scale)));
     la.base = attn.getResult();
     Value replacement =

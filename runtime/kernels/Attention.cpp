@@ -64,7 +64,7 @@ void mgrt::attentionForward(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
                             mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
                             mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
                             int64_t numHeads, float scale, int64_t flags,
-                            float *lse) {
+                            float *lse, const SpatialBias *spatial) {
   MGRT_CHECK(out && q && k && v, kName, "null operand descriptor");
   const bool hasBias = flags & MGRT_ATTENTION_BIAS;
   const bool hasMask = flags & MGRT_ATTENTION_MASK;
@@ -113,6 +113,8 @@ void mgrt::attentionForward(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
   p.gatherMask = hasMask && p.mask.stride[3] != 1;
   p.gemm = microGemm();
   p.lse = lse;
+  if (spatial)
+    p.spatial = *spatial;
 
   // Smaller query blocks when there are too few tasks to feed every thread.
   const int threads = numThreads();
@@ -151,10 +153,15 @@ void mgrt::attentionForward(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
     packKeysValues(p, task / (H * p.keyBlocks), (task / p.keyBlocks) % H,
                    task % p.keyBlocks);
   });
+  // Tasks in (b, h, query block) order; with a spatial bias (b, query
+  // block, h), so that the heads of a block read its distance rows while
+  // they are in cache.
   const int64_t qBlocks = (Sq + p.blockQ - 1) / p.blockQ;
   parallelFor(B * H * qBlocks, [&](int64_t task, int worker) {
-    attendBlock(p, scratch[worker], task / (H * qBlocks), (task / qBlocks) % H,
-                task % qBlocks * p.blockQ);
+    const int64_t b = task / (H * qBlocks);
+    const int64_t h = p.spatial ? task % H : (task / qBlocks) % H;
+    const int64_t qb = p.spatial ? (task / H) % qBlocks : task % qBlocks;
+    attendBlock(p, scratch[worker], b, h, qb * p.blockQ);
   });
 
   for (void *block : blocks)

@@ -91,7 +91,10 @@ struct BwdProblem {
   View4<float> dbias;
   int64_t dbiasSizes[4];
   MicroGemmFn gemm;
-  bool accumulate; // add into dq, dk, dv, dbias (attentionBackward)
+  bool accumulate; // add into dq, dk, dv, dbias, dtable (attentionBackward)
+  // Optional spatial bias; each task sums its dS into its own [H][V] slot
+  // of dtable partials (doubles), reduced in task order at the end.
+  SpatialBias spatial;
 
   // Packed operands, per (b, h): Qs [SqP][dhPad], QsT [dhR][SqP],
   // dO [SqP][dvPad], dOT [dvR][SqP], Kp [SkP][dhPad], KT [dh][SkP],
@@ -117,10 +120,11 @@ struct BwdScratch {
   float *accK;      // [kBlk][dhPad]: dK or dQ accumulator, or [dhR][kBlk] dK^T
   float *accV;      // [kBlk][dvPad]: dV accumulator, or [dvR][kBlk] dV^T
   float *m, *l, *u; // [kBlk]
+  float *hist;      // [V]: one tile's dS summed per table row (spatial)
   static size_t floats(const BwdProblem &p) {
     return 2 * kBlk * kBlk +
            kBlk * (std::max(p.dhPad, p.dhR) + std::max(p.dvPad, p.dvR)) +
-           3 * kBlk;
+           3 * kBlk + p.spatial.V;
   }
   void carve(const BwdProblem &p, float *f) {
     s = f, f += kBlk * kBlk;
@@ -129,9 +133,28 @@ struct BwdScratch {
     accV = f, f += kBlk * std::max(p.dvPad, p.dvR);
     m = f, f += kBlk;
     l = f, f += kBlk;
-    u = f;
+    u = f, f += kBlk;
+    hist = f;
+    std::fill(hist, hist + p.spatial.V, 0.f);
   }
 };
+
+/// Adds the dS of tile rows [0, mq) x columns [0, nk) (row stride kBlk),
+/// queries i0.. and keys j0.. of (b, h), into the task's dtable partials
+/// `part` ([H][V]) through the worker's tile histogram.
+MGRT_INLINE void addSpatialGradient(const BwdProblem &p, BwdScratch &s,
+                                    const float *ds, int64_t b, int64_t h,
+                                    int64_t i0, int64_t mq, int64_t j0,
+                                    int64_t nk, double *part) {
+  const int64_t V = p.spatial.V;
+  spatialHistogram(ds, kBlk, p.spatial.row(b, i0) + j0, p.spatial.distStride[1],
+                   mq, nk, V, s.hist);
+  double *dst = part + h * V;
+  for (int64_t v = 0; v < V; ++v) {
+    dst[v] += s.hist[v];
+    s.hist[v] = 0.f;
+  }
+}
 
 MGRT_INLINE void packBody(const BwdProblem &p, int64_t b, int64_t h) {
   const int64_t dh = p.dh, dvh = p.dvh;
@@ -190,6 +213,9 @@ MGRT_INLINE void biasMaskRows(const BwdProblem &p, float *S, int64_t b,
       for (int64_t c = 0; c < nk; ++c)
         row[c] += br[c * st];
     }
+    if (p.spatial)
+      addSpatialRow(row, p.spatial.row(b, i0 + r) + j0, nk, p.spatial.head(h),
+                    p.spatial.V);
     if (p.hasMask) {
       const int8_t *mr = p.mask.at(b, h, i0 + r, j0);
       const int64_t st = p.mask.stride[3];
@@ -277,6 +303,14 @@ MGRT_INLINE void keyBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
         for (int64_t r = 0; r < mq; ++r)
           row[r] += bc[r * st];
       }
+      if (p.spatial) { // transposed: a column of the distances
+        const int16_t *dc = p.spatial.row(b, i0) + j0 + c;
+        const int64_t st = p.spatial.distStride[1];
+        const float *tab = p.spatial.head(h);
+        const auto top = static_cast<int32_t>(p.spatial.V - 1);
+        for (int64_t r = 0; r < mq; ++r)
+          row[r] += tab[clampIndex(dc[r * st], top)];
+      }
       if (p.hasMask) {
         const int8_t *mc = p.mask.at(b, h, i0, j0 + c);
         const int64_t st = p.mask.stride[2];
@@ -329,9 +363,9 @@ MGRT_INLINE void storeDq(const BwdProblem &p, const BwdScratch &s, int64_t b,
 }
 
 /// Phase C: dQ of query rows [i0, i0 + kBlk) of (b, h), and their dS added
-/// into dbias.
+/// into dbias and the dtable partials `part`.
 MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
-                                int64_t h, int64_t qb) {
+                                int64_t h, int64_t qb, double *part) {
   const int64_t i0 = qb * kBlk, mq = std::min(kBlk, p.Sq - i0);
   const float *qs = p.Qs(b, h) + i0 * p.dhPad, *dO = p.DO(b, h) + i0 * p.dvPad;
   const float *kT = p.KT(b, h), *vT = p.VT(b, h), *kp = p.Kp(b, h);
@@ -363,6 +397,8 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
     }
     if (!any)
       continue; // dS = 0
+    if (p.spatial)
+      addSpatialGradient(p, s, s.s, b, h, i0, mq, j0, nk, part);
     if (p.wantDBias)
       for (int64_t r = 0; r < mq; ++r) {
         const float *row = s.s + r * kBlk;
@@ -392,7 +428,8 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
 /// transposed).
 MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
                               int64_t h, int64_t qb0, int64_t qb1,
-                              bool haveStats, float *dkPart, float *dvPart) {
+                              bool haveStats, float *dkPart, float *dvPart,
+                              double *part) {
   const float *qsT = p.QsT(b, h), *dOT = p.DOT(b, h), *kT = p.KT(b, h),
               *vT = p.VT(b, h), *kp = p.Kp(b, h);
   for (int64_t qb = qb0; qb < qb1; ++qb) {
@@ -410,7 +447,9 @@ MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
       p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
              s.dp, kBlk);
       biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
-      bool any = false;
+      // P >= 0: the tile's sum is 0 only if every P is (then P = dS = 0 and
+      // the tile adds nothing); a NaN sum is not 0, so NaN still propagates.
+      VFloat vany = splat(0.f);
       for (int64_t r = 0; r < kBlk; ++r) {
         float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
         if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
@@ -419,15 +458,14 @@ MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
           continue;
         }
         const VFloat vl = splat(lse[r]), vd = splat(dvec[r]);
-        VFloat vany = splat(0.f);
         for (int64_t c = 0; c < kBlk; c += kLanes) {
           const VFloat pr = vexp(load(row + c) - vl);
           store(row + c, pr);
           store(dpr + c, pr * (load(dpr + c) - vd));
           vany += pr;
         }
-        any = any || reduceSum(vany) > 0.f;
       }
+      const bool any = !(reduceSum(vany) == 0.f);
       if (p.wantDBias)
         for (int64_t r = 0; r < mq; ++r) {
           const float *row = s.dp + r * kBlk;
@@ -444,6 +482,8 @@ MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
         }
       if (!any)
         continue; // P = dS = 0
+      if (p.spatial)
+        addSpatialGradient(p, s, s.dp, b, h, i0, mq, j0, nk, part);
       p.gemm(true, p.dvR, kBlk / kLanes, mq, dOT + i0, p.SqP, s.s, kBlk,
              dvPart + j0, p.SkP);
       p.gemm(true, p.dhR, kBlk / kLanes, mq, qsT + i0, p.SqP, s.dp, kBlk,
@@ -471,12 +511,12 @@ MGRT_SIMD_DISPATCH(keyBlock,
 MGRT_SIMD_DISPATCH(queryRun,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t qb0, int64_t qb1, bool haveStats, float *dkPart,
-                    float *dvPart),
-                   (p, s, b, h, qb0, qb1, haveStats, dkPart, dvPart))
+                    float *dvPart, double *part),
+                   (p, s, b, h, qb0, qb1, haveStats, dkPart, dvPart, part))
 MGRT_SIMD_DISPATCH(queryBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
-                    int64_t qb),
-                   (p, s, b, h, qb))
+                    int64_t qb, double *part),
+                   (p, s, b, h, qb, part))
 } // namespace bwd_detail
 
 namespace {
@@ -549,6 +589,16 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_lse_f32(
   if (env && std::strcmp(env, "recompute") == 0)
     return attentionBackward(dq, dk, dv, dbias, dout, q, k, v, bias, mask,
                              numHeads, scale, flags, nullptr, nullptr, false);
+  std::vector<float> dvec = forwardRowStats(dout, out, lse, numHeads, name);
+  attentionBackward(dq, dk, dv, dbias, dout, q, k, v, bias, mask, numHeads,
+                    scale, flags, lse->aligned + lse->offset, dvec.data(),
+                    false);
+}
+
+std::vector<float> mgrt::forwardRowStats(const mgrt_memref_f32_3 *dout,
+                                         const mgrt_memref_f32_3 *out,
+                                         const mgrt_memref_f32_3 *lse,
+                                         int64_t numHeads, const char *name) {
   const int64_t B = dout->sizes[0], Sq = dout->sizes[1], Dv = dout->sizes[2];
   const int64_t H = numHeads;
   MGRT_CHECK(H > 0 && Dv % H == 0, name, "%lld heads do not divide Dv=%lld",
@@ -576,9 +626,7 @@ extern "C" void _mlir_ciface_mgrt_attention_bwd_lse_f32(
       dvec[t * Sq + i] = sum;
     }
   });
-  attentionBackward(dq, dk, dv, dbias, dout, q, k, v, bias, mask, numHeads,
-                    scale, flags, lse->aligned + lse->offset, dvec.data(),
-                    false);
+  return dvec;
 }
 
 void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
@@ -588,7 +636,8 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
                              mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
                              int64_t numHeads, float scale, int64_t flags,
                              const float *lseIn, const float *dvecIn,
-                             bool accumulate) {
+                             bool accumulate, const SpatialBias *spatial,
+                             mgrt_memref_f32_2 *dtable) {
   MGRT_CHECK(dq && dk && dv && dout && q && k && v, kName,
              "null operand descriptor");
   const bool hasBias = flags & MGRT_ATTENTION_BIAS;
@@ -598,6 +647,8 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   MGRT_CHECK(!hasMask || mask, kName, "mask flag set but mask is null");
   MGRT_CHECK(!wantDBias || dbias, kName, "dbias flag set but dbias is null");
   MGRT_CHECK(!lseIn == !dvecIn, kName, "lse and D must be given together");
+  MGRT_CHECK(!spatial == !dtable, kName,
+             "a spatial bias and dtable must be given together");
 
   const int64_t B = q->sizes[0], Sq = q->sizes[1], D = q->sizes[2];
   const int64_t Sk = k->sizes[1], Dv = v->sizes[2], H = numHeads;
@@ -636,9 +687,32 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
     for (int i = 0; i < 4; ++i)
       p.dbiasSizes[i] = dbias->sizes[i];
   }
+  if (spatial) {
+    p.spatial = *spatial;
+    MGRT_CHECK(dtable->sizes[0] == p.spatial.V && dtable->sizes[1] == H, kName,
+               "dtable is [%lld,%lld], expected [%lld,%lld]",
+               (long long)dtable->sizes[0], (long long)dtable->sizes[1],
+               (long long)p.spatial.V, (long long)H);
+  }
+  // dtable [V,H] from per-task [H][V] partials, summed in task order.
+  auto reduceDTable = [&](const double *parts, int64_t tasks) {
+    if (!spatial)
+      return;
+    float *base = dtable->aligned + dtable->offset;
+    const int64_t V = p.spatial.V;
+    for (int64_t v = 0; v < V; ++v)
+      for (int64_t h = 0; h < H; ++h) {
+        double sum = 0;
+        for (int64_t t = 0; t < tasks; ++t)
+          sum += parts[(t * H + h) * V + v];
+        float &dst = base[v * dtable->strides[0] + h * dtable->strides[1]];
+        dst = static_cast<float>((accumulate ? dst : 0.0) + sum);
+      }
+  };
   if (B == 0 || Sq == 0 || Sk == 0) { // no score: every gradient is 0
     if (!accumulate)
       zero3(dq), zero3(dk), zero3(dv);
+    reduceDTable(nullptr, 0);
     for (int64_t b = 0; b < (wantDBias && !accumulate ? p.dbiasSizes[0] : 0);
          ++b)
       for (int64_t h = 0; h < p.dbiasSizes[1]; ++h)
@@ -726,14 +800,17 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
     float *parts = static_cast<float *>(mgrt_alloc(partBytes));
     MGRT_CHECK(parts, kName, "out of memory (%zu bytes of dK, dV partials)",
                partBytes);
+    std::vector<double> tableParts(spatial ? BH * runs * H * p.spatial.V : 0);
     parallelFor(BH * runs, [&](int64_t t, int w) {
       float *part = parts + t * partFloats;
       std::fill(part, part + partFloats, 0.f);
       const int64_t bh = t / runs, qb0 = t % runs * perRun;
-      bwd_detail::queryRun(p, scratch[w], bh / H, bh % H, qb0,
-                           std::min(p.qBlocks, qb0 + perRun), lseIn != nullptr,
-                           part, part + p.dhR * p.SkP);
+      bwd_detail::queryRun(
+          p, scratch[w], bh / H, bh % H, qb0, std::min(p.qBlocks, qb0 + perRun),
+          lseIn != nullptr, part, part + p.dhR * p.SkP,
+          spatial ? tableParts.data() + t * H * p.spatial.V : nullptr);
     });
+    reduceDTable(tableParts.data(), BH * runs);
     parallelFor(BH, [&](int64_t t, int) {
       const int64_t b = t / H, h = t % H;
       const float *part = parts + t * runs * partFloats;
@@ -777,8 +854,10 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
   const bool hAll = wantDBias && p.dbiasSizes[1] == 1 && H > 1;
   const bool qAll = wantDBias && p.dbiasSizes[2] == 1 && Sq > 1;
   const int64_t gB = bAll ? 1 : B, gH = hAll ? 1 : H, gQ = qAll ? 1 : p.qBlocks;
+  std::vector<double> tableParts(spatial ? gB * gH * gQ * H * p.spatial.V : 0);
   parallelFor(gB * gH * gQ, [&](int64_t t, int w) {
     const int64_t tb = t / (gH * gQ), th = (t / gQ) % gH, tq = t % gQ;
+    double *part = spatial ? tableParts.data() + t * H * p.spatial.V : nullptr;
     // The dbias rows this task sums into are its own: overwritten, they
     // start at 0 (zeroed here, in parallel and just before they are used).
     if (wantDBias && !accumulate) {
@@ -790,8 +869,9 @@ void mgrt::attentionBackward(mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
     for (int64_t b = bAll ? 0 : tb; b < (bAll ? B : tb + 1); ++b)
       for (int64_t h = hAll ? 0 : th; h < (hAll ? H : th + 1); ++h)
         for (int64_t qb = qAll ? 0 : tq; qb < (qAll ? p.qBlocks : tq + 1); ++qb)
-          bwd_detail::queryBlock(p, scratch[w], b, h, qb);
+          bwd_detail::queryBlock(p, scratch[w], b, h, qb, part);
   });
+  reduceDTable(tableParts.data(), gB * gH * gQ);
 
   for (void *block : blocks)
     mgrt_free(block);

@@ -4,7 +4,8 @@
 // block with the running max m and sum l of every query row (flash
 // attention):
 //   S   = (scale Q) K^T                      micro GEMM on packed K^T
-//   S  += bias; S = -inf where masked
+//   S  += bias (+ table[clamp(distance)], the spatial bias read in place);
+//   S   = -inf where masked
 //   m'  = max(m, rowmax S); P = exp(S - m'); l = l e^(m-m') + rowsum P
 //   acc = acc e^(m-m') + P V                 micro GEMM on packed V
 // then out = acc / l, or 0 for a row that kept no key. Working memory per
@@ -24,14 +25,25 @@ namespace {
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+/// The spatial bias rows of one score block: distances (row stride ld) and
+/// the head's table column; `dist` null when there is none.
+struct SpatialRows {
+  const int16_t *dist = nullptr;
+  int64_t ld = 0;
+  const float *tab = nullptr;
+  int64_t V = 0;
+};
+
 /// Turns the [mq, nk] score block S (row stride ldS) into probabilities P in
 /// place (columns up to the next multiple of 16 become 0) and rescales the
 /// accumulator rows. bias / mask rows are contiguous (row stride biasLd /
-/// maskLd, possibly 0) or null. Returns whether any score was kept.
+/// maskLd, possibly 0) or null; the spatial rows are added too. Returns
+/// whether any score was kept.
 MGRT_INLINE bool softmaxBlock(float *S, int64_t ldS, int64_t mq, int64_t nk,
                               const float *bias, int64_t biasLd,
-                              const int8_t *mask, int64_t maskLd, float *rowMax,
-                              float *rowSum, float *acc, int64_t ldAcc) {
+                              const SpatialRows &spatial, const int8_t *mask,
+                              int64_t maskLd, float *rowMax, float *rowSum,
+                              float *acc, int64_t ldAcc) {
   const int64_t nkPad = roundUp(nk, kLanes);
   bool anyKept = false;
   for (int64_t r = 0; r < mq; ++r) {
@@ -41,6 +53,9 @@ MGRT_INLINE bool softmaxBlock(float *S, int64_t ldS, int64_t mq, int64_t nk,
       for (int64_t j = 0; j < nk; ++j)
         s[j] += br[j];
     }
+    if (spatial.dist)
+      addSpatialRow(s, spatial.dist + r * spatial.ld, nk, spatial.tab,
+                    spatial.V);
     if (mask) {
       const int8_t *mr = mask + r * maskLd;
       for (int64_t j = 0; j < nk; ++j)
@@ -186,8 +201,13 @@ MGRT_INLINE void attendBlockBody(const AttentionProblem &p, AttentionScratch &s,
               maskHead[r * p.mask.stride[2] + (j0 + j) * p.mask.stride[3]];
       mp = s.mask, mld = kAttnBlockK;
     }
-    if (!softmaxBlock(s.scores, kAttnLdS, mq, nk, bp, bld, mp, mld, s.rowMax,
-                      s.rowSum, s.acc, dvPad))
+    SpatialRows sp;
+    if (p.spatial) {
+      sp.dist = p.spatial.row(b, i0) + j0, sp.ld = p.spatial.distStride[1];
+      sp.tab = p.spatial.head(h), sp.V = p.spatial.V;
+    }
+    if (!softmaxBlock(s.scores, kAttnLdS, mq, nk, bp, bld, sp, mp, mld,
+                      s.rowMax, s.rowSum, s.acc, dvPad))
       continue; // nothing kept: P is all zero
 
     // 4. acc += P V, in chunks of keys whose V rows stay in L1.

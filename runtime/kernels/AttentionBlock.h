@@ -12,6 +12,7 @@
 #define MEGAGRAPH_RUNTIME_KERNELS_ATTENTIONBLOCK_H
 
 #include "kernels/MicroGemm.h"
+#include "kernels/SpatialBias.h"
 #include "support/Check.h"
 
 #include <cstddef>
@@ -59,6 +60,8 @@ struct AttentionProblem {
   // Optional [B,H,Sq] output: each row's log-sum-exp of its kept scores,
   // -inf for a row that keeps no key (attentionForward, AttentionInternal.h).
   float *lse = nullptr;
+  // Optional spatial bias, added to the scores with (or without) `bias`.
+  SpatialBias spatial;
 
   // Tiling.
   int64_t blockQ;  // query rows per task

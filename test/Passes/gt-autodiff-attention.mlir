@@ -101,3 +101,35 @@ func.func @main(%ids: tensor<2x3xi64> {gt.name = "ids"}, %spd: tensor<2x3x3xi64>
   %o = gt.attention %e, %e, %e bias(%b) heads = 2 : (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x2x3x3xf32>) -> tensor<2x3x8xf32>
   return %o : tensor<2x3x8xf32>
 }
+
+// -----
+
+ml_program.global private mutable @spatial2(dense<0.5> : tensor<6x2xf32>) : tensor<6x2xf32> {gt.param}
+
+// The spatial bias read inside two attentions (gt-fuse-spatial-bias): each
+// gradient returns the table's gradient dtable itself, and the two add up;
+// no [B, H, Sq, Sk] gradient and no one-hot product. gt-decompose narrows
+// the distance for the kernels; the reference path rebuilds the dense bias.
+// CHECK-LABEL: func.func @main_grad
+// CHECK-SAME:    %[[SPD:[^:]*]]: tensor<2x3x3xi64>
+// CHECK:         %[[T:.*]] = ml_program.global_load @spatial2
+// CHECK:         %[[A:.*]] = gt.attention %{{.*}}, %{{.*}}, %{{.*}} spatial(%[[SPD]], %[[T]]) heads = 2
+// CHECK:         gt.attention %[[A]], %[[A]], %[[A]] spatial(%[[SPD]], %[[T]]) heads = 2
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %[[DT2:.*]] = gt.attention_grad %{{.*}}, %[[A]], %[[A]], %[[A]] spatial(%[[SPD]], %[[T]]) heads = 2
+// CHECK-SAME:      -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<6x2xf32>)
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %[[DT1:.*]] = gt.attention_grad %{{.*}} spatial(%[[SPD]], %[[T]]) heads = 2
+// CHECK:         %[[DT:.*]] = tosa.add %[[DT2]], %[[DT1]] : (tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<6x2xf32>
+// CHECK-NOT:     tosa.matmul
+// CHECK:         return {{.*}}%[[DT]] : {{.*}}tensor<6x2xf32>
+// KEEP-LABEL: func.func @main_grad
+// KEEP:         arith.trunci %{{.*}} : i64 to i16
+// KEEP:         gt.attention_grad {{.*}} spatial(
+// REF-LABEL: func.func @main_grad
+// REF-NOT:     gt.attention
+// REF:         tosa.matmul %{{.*}} : (tensor<1x6x18xf32>, tensor<1x18x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x6x2xf32>
+func.func @main(%x: tensor<2x3x8xf32> {gt.name = "x"}, %spd: tensor<2x3x3xi64> {gt.name = "spd"}) -> (tensor<2x3x8xf32> {gt.name = "logits"}) {
+  %st = ml_program.global_load @spatial2 : tensor<6x2xf32>
+  %a = gt.attention %x, %x, %x spatial(%spd, %st) heads = 2 : (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x3xi64>, tensor<6x2xf32>) -> tensor<2x3x8xf32>
+  %o = gt.attention %a, %a, %a spatial(%spd, %st) heads = 2 : (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x3xi64>, tensor<6x2xf32>) -> tensor<2x3x8xf32>
+  return %o : tensor<2x3x8xf32>
+}

@@ -102,7 +102,14 @@ def GTDecompose : Pass<"gt-decompose", "::mlir::ModuleOp"> {
       `tosa.gather` on clamped indices (+ sum, add or transpose);
     * `gt.attention` stays (it bufferizes into the fused runtime kernel)
       unless `keep-attention=false`, which decomposes it into explicit
-      scores, softmax and products: the reference path.
+      scores, softmax and products: the reference path;
+    * an attention with `spatial(%distance, %table)` keeps it for the
+      spatial kernels, its distance narrowed once to i16 (saturating: the
+      kernels clamp to the table), unless `keep-spatial-bias=false`, the
+      reference path or a table of more than 2^15 rows: then it gets back
+      the dense bias (one `gt.spatial_bias` per distance and table, plus its
+      own bias) and a gradient's `dtable` comes from that op's gradient
+      rule.
 
     A gt op without a CPU lowering (edge_bias, sparse_attention, spmm,
     cross_entropy, layer) is reported as an error.
@@ -119,6 +126,10 @@ def GTDecompose : Pass<"gt-decompose", "::mlir::ModuleOp"> {
   let options = [
     Option<"keepAttention", "keep-attention", "bool", /*default=*/"true",
            "Keep gt.attention for the fused runtime kernel">,
+    Option<"keepSpatialBias", "keep-spatial-bias", "bool",
+           /*default=*/"true",
+           "Keep attention's spatial operands for the CPU spatial kernels "
+           "(false: rebuild the dense bias, as the CUDA kernels need)">,
   ];
   let dependentDialects = ["::mlir::tosa::TosaDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -145,6 +156,40 @@ def GTExportEntries : Pass<"gt-export-entries", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def GTFuseSpatialBias : Pass<"gt-fuse-spatial-bias", "::mlir::ModuleOp"> {
+  let summary = "Read the spatial bias inside attention instead of building it";
+  let description = [{
+    Graphormer's spatial encoding `gt.spatial_bias %d, %t` is a `[B, H, Sq,
+    Sk]` tensor built from a `[B, Sq, Sk]` distance matrix and a `[V, H]`
+    table; its gradient is another one, scattered back to the table. When
+    it is the bias of a `gt.attention`, alone or added (`tosa.add`, without
+    broadcasting it) to another bias of attention's bias shape, this pass
+    gives the attention the distance and table instead
+    (`spatial(%d, %t)`, plus the other bias): the kernel adds each table
+    entry to its score, and the gradient rule yields the table's gradient
+    `dtable` directly (a scatter-add over the distances inside the
+    backward), so neither tensor exists. The `gt.spatial_bias` goes when
+    nothing else uses it.
+
+    Runs before `gt-autodiff` (the `train` pipeline runs it when cp = pp =
+    1) and in `lower-cpu` (inference). An attention whose bias already has
+    a `gt.attention_grad` (the gradient was taken with the dense bias) or
+    that is context parallel (`gt.cp`) is left as it is.
+
+    ```mlir
+    // before
+    %b = gt.spatial_bias %spd, %t : (tensor<2x64x64xi64>, tensor<9x8xf32>)
+        -> tensor<2x8x64x64xf32>
+    %o = gt.attention %q, %k, %v bias(%b) heads = 8 : ...
+    // after
+    %o = gt.attention %q, %k, %v spatial(%spd, %t) heads = 8 : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "fused", "attentions given a spatial bias">,
+  ];
 }
 
 def GTAttentionKeepLse : Pass<"gt-attention-keep-lse", "::mlir::ModuleOp"> {

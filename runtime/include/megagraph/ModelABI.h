@@ -317,6 +317,18 @@ typedef struct mgrt_state_info {
 #define MGRT_KERNEL_ATTENTION_BWD "mgrt_attention_bwd_f32"
 #define MGRT_KERNEL_ATTENTION_LSE "mgrt_attention_lse_f32"
 #define MGRT_KERNEL_ATTENTION_BWD_LSE "mgrt_attention_bwd_lse_f32"
+#define MGRT_KERNEL_ATTENTION_SPATIAL "mgrt_attention_spatial_f32"
+#define MGRT_KERNEL_ATTENTION_SPATIAL_BWD "mgrt_attention_spatial_bwd_f32"
+/** Bits of the `flags` argument of the attention kernels (megagraph/
+ *  Runtime.h), set by the lowering. */
+enum {
+  MGRT_ATTENTION_BIAS = 1,  /**< `bias` is present */
+  MGRT_ATTENTION_MASK = 2,  /**< `mask` is present */
+  MGRT_ATTENTION_DBIAS = 4, /**< backward: write the bias gradient `dbias` */
+  MGRT_ATTENTION_LSE = 8    /**< spatial forward: write `lse`; spatial
+                                 backward: `out` and `lse` are the forward's
+                                 (else either may be NULL) */
+};
 #define MGRT_KERNEL_LAYER_NORM "mgrt_layer_norm_f32"
 #define MGRT_KERNEL_SPMM "mgrt_spmm_f32"
 #define MGRT_KERNEL_CSR_TRANSPOSE "mgrt_csr_transpose"

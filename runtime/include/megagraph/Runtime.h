@@ -112,15 +112,13 @@ typedef MGRT_MEMREF(float, 2) mgrt_memref_f32_2;
 typedef MGRT_MEMREF(float, 3) mgrt_memref_f32_3;
 typedef MGRT_MEMREF(float, 4) mgrt_memref_f32_4;
 typedef MGRT_MEMREF(int8_t, 4) mgrt_memref_i8_4;
+typedef MGRT_MEMREF(int16_t, 3) mgrt_memref_i16_3;
 typedef MGRT_MEMREF(int64_t, 1) mgrt_memref_i64_1;
 
 /*===-- Kernels (float32) -------------------------------------------------===*/
 
-/** Bits of the `flags` argument of the attention kernel. */
-enum {
-  MGRT_ATTENTION_BIAS = 1, /**< `bias` is present */
-  MGRT_ATTENTION_MASK = 2  /**< `mask` is present */
-};
+/* The bits of the attention kernels' `flags` (MGRT_ATTENTION_BIAS, _MASK,
+ * _DBIAS, _LSE) are in megagraph/ModelABI.h: the lowering sets them. */
 
 /** Multi-head attention, heads packed in the hidden dimension:
  *  q [B,Sq,D], k [B,Sk,D], v [B,Sk,Dv], out [B,Sq,Dv]; head h reads columns
@@ -138,11 +136,6 @@ void _mlir_ciface_mgrt_attention_f32(mgrt_memref_f32_3 *out,
                                      mgrt_memref_f32_4 *bias,
                                      mgrt_memref_i8_4 *mask, int64_t num_heads,
                                      float scale, int64_t flags);
-
-/** Extra bit of the `flags` argument of the attention backward kernel. */
-enum {
-  MGRT_ATTENTION_DBIAS = 4 /**< write the bias gradient into `dbias` */
-};
 
 /** Backward of mgrt_attention_f32, same operands, layout, heads, broadcast
  *  and flags (MGRT_ATTENTION_BIAS, MGRT_ATTENTION_MASK), given dout
@@ -186,6 +179,34 @@ void _mlir_ciface_mgrt_attention_bwd_lse_f32(
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
     mgrt_memref_i8_4 *mask, mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse,
     int64_t num_heads, float scale, int64_t flags);
+
+/** mgrt_attention_f32 with Graphormer's spatial encoding read in place:
+ *  score (b,h,i,j) also gets table[clamp(distance[b,i,j], 0, V-1), h]
+ *  (added to bias[b,h,i,j] when MGRT_ATTENTION_BIAS is set too), for the
+ *  int16 distance [Db,Sq,Sk] (Db = B or 1, broadcast; innermost stride 1)
+ *  and table [V,H]. No [B,H,Sq,Sk] bias exists. With MGRT_ATTENTION_LSE it
+ *  also writes lse as mgrt_attention_lse_f32 does (else lse may be NULL). */
+void _mlir_ciface_mgrt_attention_spatial_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, mgrt_memref_i16_3 *distance,
+    mgrt_memref_f32_2 *table, int64_t num_heads, float scale, int64_t flags);
+
+/** Backward of mgrt_attention_spatial_f32: dq, dk, dv and (with
+ *  MGRT_ATTENTION_DBIAS) dbias as mgrt_attention_bwd_f32 computes them,
+ *  and dtable [V,H] (overwritten), dtable[v,h] = sum of dS[b,h,i,j] over
+ *  the pairs with clamp(distance[b,i,j], 0, V-1) = v: accumulated per task
+ *  while the scores are recomputed (double partial tables, summed in task
+ *  order), never a [B,H,Sq,Sk] gradient. With MGRT_ATTENTION_LSE, out and
+ *  lse are the forward's, as for mgrt_attention_bwd_lse_f32. */
+void _mlir_ciface_mgrt_attention_spatial_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_2 *dtable,
+    mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    mgrt_memref_i16_3 *distance, mgrt_memref_f32_2 *table,
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *lse, int64_t num_heads,
+    float scale, int64_t flags);
 
 /** Batched matmul out[g] = a[g] @ b[g]: a [G,M,K], b [G,K,N] or [1,K,N]
  *  (shared), out [G,M,N]. Any strides for a and b (transposed views are

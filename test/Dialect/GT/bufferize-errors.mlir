@@ -73,3 +73,12 @@ func.func @sparse_attention_i1_indices(%q: tensor<4x8xf32>, %rp: tensor<5xi1>,
          tensor<7xi1>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @spatial_wide_distance(%q: tensor<1x4x8xf32>, %d: tensor<4x4xi64>, %t: tensor<9x2xf32>) -> tensor<1x4x8xf32> {
+  // expected-error @+2 {{the CPU spatial attention kernels take i16 distances (gt-decompose narrows them)}}
+  // expected-error @+1 {{failed to bufferize op}}
+  %o = gt.attention %q, %q, %q spatial(%d, %t) heads = 2 : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<4x4xi64>, tensor<9x2xf32>) -> tensor<1x4x8xf32>
+  return %o : tensor<1x4x8xf32>
+}

@@ -56,7 +56,8 @@ TEST_F(GTOpsTest, AttentionInfersResultFromQueryAndValue) {
   ValueRange args = makeFunc({f32({2, 128, 64}), f32({2, 256, 64}),
                               f32({2, 256, 32}), f32({8, 128, 256})});
   auto op = gt::AttentionOp::create(builder, builder.getUnknownLoc(), args[0],
-                                    args[1], args[2], args[3], Value(),
+                                    args[1], args[2], args[3], Value(), Value(),
+                                    Value(),
                                     /*num_heads=*/8, FloatAttr());
   EXPECT_EQ(op.getType(), f32({2, 128, 32}));
   EXPECT_EQ(op.getHeadDim(), 8);
@@ -68,7 +69,8 @@ TEST_F(GTOpsTest, AttentionRejectsHeadsNotDividingHidden) {
   ValueRange args =
       makeFunc({f32({1, 16, 30}), f32({1, 16, 30}), f32({1, 16, 30})});
   auto op = gt::AttentionOp::create(builder, builder.getUnknownLoc(), args[0],
-                                    args[1], args[2], Value(), Value(),
+                                    args[1], args[2], Value(), Value(), Value(),
+                                    Value(),
                                     /*num_heads=*/4, FloatAttr());
   std::string message;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
@@ -85,7 +87,8 @@ TEST_F(GTOpsTest, AttentionCostCountsScoresNotStored) {
   ValueRange args =
       makeFunc({f32({1, 1024, 64}), f32({1, 1024, 64}), f32({1, 1024, 64})});
   auto op = gt::AttentionOp::create(builder, builder.getUnknownLoc(), args[0],
-                                    args[1], args[2], Value(), Value(),
+                                    args[1], args[2], Value(), Value(), Value(),
+                                    Value(),
                                     /*num_heads=*/8, FloatAttr());
   auto cost = cast<gt::CostOpInterface>(op.getOperation());
   // 2*S*S*D for QK^T, the same for PV, 5 per score per head.

@@ -61,6 +61,13 @@ def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
     * `mask` (optional, `i1`) broadcasts to `[B, H, Sq, Sk]` from the right
       (`[Sq, Sk]`, `[H|1, Sq, Sk]` or `[B|1, H|1, Sq, Sk]`); `true` keeps a
       score, `false` removes it (a row with no kept score yields zeros).
+    * `spatial` (optional, `distance` and `table` together) is Graphormer's
+      spatial encoding read in place: `table[clamp(distance[b, i, j], 0,
+      V - 1), h]` is added to score `(b, h, i, j)` (and to `bias`, when
+      both are given), for an integer `distance` `[Sq, Sk]` or
+      `[B|1, Sq, Sk]` and a `table` `[V, H]`. It is what `gt.attention
+      bias(gt.spatial_bias %distance, %table)` computes, without the
+      `[B, H, Sq, Sk]` bias (`gt-fuse-spatial-bias` creates it).
     * `scale` defaults to `1/sqrt(head_dim)`.
 
     The op never implies an `[H, Sq, Sk]` score buffer: lowering uses a
@@ -78,11 +85,14 @@ def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
                    GT_FloatTensor:$value,
                    Optional<GT_FloatTensor>:$bias,
                    Optional<GT_MaskTensor>:$mask,
+                   Optional<GT_IndexTensor>:$spatial_distance,
+                   Optional<GT_FloatTensor>:$spatial_table,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                    OptionalAttr<F32Attr>:$scale);
   let results = (outs GT_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`bias` `(` $bias^ `)`)? (`mask` `(` $mask^ `)`)?
+    (`spatial` `(` $spatial_distance^ `,` $spatial_table `)`)?
     `heads` `=` $num_heads attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
@@ -98,8 +108,8 @@ def GT_AttentionLseOp : GT_ComputeOp<"attention_lse",
   let summary = "gt.attention that also returns each row's log-sum-exp";
   let description = [{
     The forward of a `gt.attention` whose gradient is taken: the same
-    operands, attributes and `result`, plus `lse` (`[B, H, Sq]`, the element
-    type of `query`), the natural log of `sum_j exp(score_ij)` over the kept
+    operands (`spatial` included), attributes and `result`, plus `lse`
+    (`[B, H, Sq]`, the element type of `query`), the natural log of `sum_j exp(score_ij)` over the kept
     scores of each query row (`-inf` for a row that keeps none).
     `gt-attention-keep-lse` creates it after autodiff and passes `result`
     and `lse` to the matching `gt.attention_grad`, whose kernel then skips
@@ -115,11 +125,14 @@ def GT_AttentionLseOp : GT_ComputeOp<"attention_lse",
                    GT_FloatTensor:$value,
                    Optional<GT_FloatTensor>:$bias,
                    Optional<GT_MaskTensor>:$mask,
+                   Optional<GT_IndexTensor>:$spatial_distance,
+                   Optional<GT_FloatTensor>:$spatial_table,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                    OptionalAttr<F32Attr>:$scale);
   let results = (outs GT_FloatTensor:$result, GT_FloatTensor:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`bias` `(` $bias^ `)`)? (`mask` `(` $mask^ `)`)?
+    (`spatial` `(` $spatial_distance^ `,` $spatial_table `)`)?
     `heads` `=` $num_heads attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
@@ -137,8 +150,9 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
   let description = [{
     Given `dout` (`[B, Sq, Dv]`, the gradient of the loss with respect to the
     result of a `gt.attention` with the same `query`, `key`, `value`,
-    optional `bias` and `mask`, `num_heads` and `scale`), computes, with
-    `P = softmax(scale * Q_h K_h^T + bias + mask_bias)` recomputed per head,
+    optional `bias`, `mask` and `spatial`, `num_heads` and `scale`),
+    computes, with `P = softmax(scale * Q_h K_h^T + bias + spatial +
+    mask_bias)` recomputed per head,
 
     ```
     dV_h = P^T dO_h
@@ -149,13 +163,18 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
     dbias = dS summed over the dimensions along which bias was broadcast
     ```
 
-    The results are `dq`, `dk`, `dv` (the types of `query`, `key`, `value`)
-    and, only when a `bias` is present, `dbias` (the type of `bias`).
+    The results are `dq`, `dk`, `dv` (the types of `query`, `key`, `value`),
+    then `bias_grads`: only when a `bias` is present `dbias` (the type of
+    `bias`), then only with `spatial(%distance, %table)` `dtable` (the type
+    of `table`):
+    `dtable[v, h]` is the sum of `dS[b, h, i, j]` over the pairs with
+    `clamp(distance[b, i, j], 0, V - 1) = v`, a scatter-add that never
+    builds the `[B, H, Sq, Sk]` gradient of the bias.
     Optionally (both or neither) `out` (the forward's result) and `lse` (its
     `[B, H, Sq]` row log-sum-exp, from `gt.attention_lse`): the kernel then
     takes `LSE` and `rowsum(dO * O)` from them instead of a statistics pass
-    over the scores. Masked
-    scores and rows that keep no key contribute nothing. Lowering calls the
+    over the scores. Masked scores and rows that keep no key contribute
+    nothing. Lowering calls the
     flash-attention-2 style runtime kernel, which never materializes the
     `[H, Sq, Sk]` probabilities; `keep-attention=false` decomposes it into
     TOSA (the reference). The op is itself not differentiable (no
@@ -173,15 +192,19 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
                    GT_FloatTensor:$key, GT_FloatTensor:$value,
                    Optional<GT_FloatTensor>:$bias,
                    Optional<GT_MaskTensor>:$mask,
+                   Optional<GT_IndexTensor>:$spatial_distance,
+                   Optional<GT_FloatTensor>:$spatial_table,
                    Optional<GT_FloatTensor>:$out,
                    Optional<GT_FloatTensor>:$lse,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                    OptionalAttr<F32Attr>:$scale);
   let results = (outs GT_FloatTensor:$dq, GT_FloatTensor:$dk,
-                 GT_FloatTensor:$dv, Optional<GT_FloatTensor>:$dbias);
+                 GT_FloatTensor:$dv, Variadic<GT_FloatTensor>:$bias_grads);
   let assemblyFormat = [{
     $dout `,` $query `,` $key `,` $value (`bias` `(` $bias^ `)`)?
-    (`mask` `(` $mask^ `)`)? (`out` `(` $out^ `)`)? (`lse` `(` $lse^ `)`)?
+    (`mask` `(` $mask^ `)`)?
+    (`spatial` `(` $spatial_distance^ `,` $spatial_table `)`)?
+    (`out` `(` $out^ `)`)? (`lse` `(` $lse^ `)`)?
     `heads` `=` $num_heads attr-dict `:`
     functional-type(operands, results)
   }];
@@ -190,6 +213,17 @@ def GT_AttentionGradOp : GT_ComputeOp<"attention_grad",
     int64_t getHeadDim();
     /// The scale applied to Q K^T: the `scale` attribute or 1/sqrt(head_dim).
     double getScaleOrDefault();
+    /// The gradient of `bias`, or null without a bias.
+    ::mlir::Value getDbias() {
+      return getBias() && !getBiasGrads().empty() ? getBiasGrads().front()
+                                                  : ::mlir::Value();
+    }
+    /// The gradient of the spatial table, or null without one.
+    ::mlir::Value getDtable() {
+      return getSpatialTable() && !getBiasGrads().empty()
+                 ? getBiasGrads().back()
+                 : ::mlir::Value();
+    }
   }];
 }
 
