@@ -179,8 +179,10 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
   pm.addPass(createGTShardToRuntime());
   GTDecomposeOptions decompose;
   decompose.keepAttention = !options.referenceAttention;
-  // Spatial biases stay inside attention for the CPU kernels only.
-  decompose.keepSpatialBias = !cuda && !options.emulateGpu;
+  // Spatial biases stay inside attention for the CPU FP32 kernels only
+  // (the BF16 and GPU attention kernels take the dense bias).
+  decompose.keepSpatialBias =
+      !cuda && !options.emulateGpu && options.precision == "fp32";
   if (decompose.keepAttention && decompose.keepSpatialBias)
     pm.addPass(createGTFuseSpatialBias()); // inference modules
   pm.addPass(createGTDecompose(decompose));

@@ -42,6 +42,8 @@ constexpr StringLiteral kNoBf16[] = {
     MGRT_KERNEL_CP_ATTENTION,
     MGRT_KERNEL_CP_ATTENTION_BWD,
     MGRT_KERNEL_SPARSE_ATTENTION,
+    MGRT_KERNEL_ATTENTION_SPATIAL,
+    MGRT_KERNEL_ATTENTION_SPATIAL_BWD,
 };
 
 struct GTPrecisionPass : megagraph::impl::GTPrecisionBase<GTPrecisionPass> {
