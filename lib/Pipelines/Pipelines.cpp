@@ -105,6 +105,16 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
   }
 
   if (plan.pp > 1) { // stages; the driver runs their schedule
+    // cp inside each stage: the rows are sharded before the split, so the
+    // stages (and the activations they send) hold S / cp rows.
+    if (plan.cp > 1) {
+      GTContextParallelOptions contextParallel;
+      contextParallel.cp = plan.cp;
+      contextParallel.dp = plan.dp;
+      contextParallel.pp = plan.pp;
+      contextParallel.mode = plan.cpMode;
+      pm.addPass(createGTContextParallel(contextParallel));
+    }
     GTPipelineSplitOptions split;
     split.pp = plan.pp;
     split.microBatches = plan.microBatches;
@@ -117,6 +127,7 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     copyOptimizerRecipe(options, stages);
     stages.recompute = plan.recompute;
     stages.dp = plan.dp;
+    stages.cp = plan.cp;
     stages.zero = plan.zero;
     pm.addPass(createGTPipelineTrain(stages));
     addCleanup(pm);

@@ -124,9 +124,6 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
                   " is not implemented (allgather or ring)");
   if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
     return notYet("mb and stages apply to pipeline parallelism (pp > 1)");
-  if (plan.pp > 1 && plan.cp != 1)
-    return notYet("pipeline parallelism combines with dp and zero only "
-                  "(no cp) yet");
   return llvm::Error::success();
 }
 

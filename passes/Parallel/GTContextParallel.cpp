@@ -247,11 +247,12 @@ struct GTContextParallelPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (cp < 1 || dp < 1) {
-      module.emitError() << "gt-context-parallel: cp and dp must be at least "
-                            "1, got cp="
+    if (cp < 1 || dp < 1 || pp < 1) {
+      module.emitError() << "gt-context-parallel: cp, dp and pp must be at "
+                            "least 1, got cp="
                          << static_cast<int64_t>(cp)
-                         << " dp=" << static_cast<int64_t>(dp);
+                         << " dp=" << static_cast<int64_t>(dp)
+                         << " pp=" << static_cast<int64_t>(pp);
       return signalPassFailure();
     }
     int64_t modeValue;
@@ -436,18 +437,27 @@ struct GTContextParallelPass
 
     // 5. Mark the attentions; the grid.
     OpBuilder b(&getContext());
-    // The cp group is axis 1 of the runtime's grid [dp, cp, 1, 1] (mask 2).
-    auto cpAttr = gt::ContextParallelAttr::get(&getContext(), cp, modeValue,
+    // The cp group is axis 1 of the runtime's grid [dp, cp, 1, 1] (mask 2),
+    // or with pipeline stages axis 2 of [dp, pp, cp, 1] (mask 4).
+    auto cpAttr =
+        pp == 1 ? gt::ContextParallelAttr::get(&getContext(), cp, modeValue,
                                                ArrayRef<int64_t>{dp, cp, 1, 1},
-                                               /*axes=*/2);
+                                               /*axes=*/2)
+                : gt::ContextParallelAttr::get(&getContext(), cp, modeValue,
+                                               ArrayRef<int64_t>{dp, pp, cp, 1},
+                                               /*axes=*/4);
     for (gt::AttentionOp a : attentions) {
       a->setAttr(gt::kContextParallelAttr, cpAttr);
       ++numAttention;
     }
-    main->setAttr(kContextParallelSeedAttr, b.getUnitAttr());
+    // A pipeline's last stage takes its loss seed from the driver
+    // (gt-autodiff's seed-input), which weights each micro-batch.
+    if (pp == 1)
+      main->setAttr(kContextParallelSeedAttr, b.getUnitAttr());
     b.setInsertionPointToStart(module.getBody());
     shard::GridOp::create(b, main.getLoc(), kContextParallelGrid,
-                          ArrayRef<int64_t>{dp, cp});
+                          pp == 1 ? ArrayRef<int64_t>{dp, cp}
+                                  : ArrayRef<int64_t>{dp, pp, cp});
   }
 };
 

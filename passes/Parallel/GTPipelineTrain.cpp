@@ -167,15 +167,17 @@ struct GTPipelineTrainPass
     }
     int64_t pp = info.getPp();
     int64_t mb = info.getMicroBatches();
-    if (dp < 1 || zero < 0 || zero > 3) {
-      module.emitError() << "gt-pipeline-train: needs dp >= 1 and zero 0, 1, "
-                            "2 or 3, got dp="
+    if (dp < 1 || cp < 1 || zero < 0 || zero > 3) {
+      module.emitError() << "gt-pipeline-train: needs dp >= 1, cp >= 1 and "
+                            "zero 0, 1, 2 or 3, got dp="
                          << static_cast<int64_t>(dp)
+                         << ", cp=" << static_cast<int64_t>(cp)
                          << ", zero=" << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
-    // The stages' updates reduce-scatter their gradients over dp.
-    const bool sharded = dp > 1 && zero > 0;
+    // The stages' updates reduce-scatter their gradients over the dp x cp
+    // ranks that hold the stage's parameters.
+    const bool sharded = dp * cp > 1 && zero > 0;
     // zero=3: gt-zero-gather shards the parameters of every stage entry at
     // the end; it reads the stage from the module's plan.
     const bool shardParams = sharded && zero == 3;
@@ -229,6 +231,10 @@ struct GTPipelineTrainPass
       OpPassManager autodiffPm(ModuleOp::getOperationName());
       GTAutodiffOptions autodiff;
       autodiff.cotangents = !last;
+      // The last stage's loss gradient is the micro-batch's weight, which
+      // the driver passes (under cp the ranks' output gradients meet in the
+      // attention backward, so they must be weighted before it).
+      autodiff.seedInput = last;
       autodiffPm.addPass(createGTAutodiff(autodiff));
       func::FuncOp bwd =
           runOn(copy, autodiffPm, "main_grad", "pp_s" + Twine(k) + "_bwd");
@@ -265,6 +271,7 @@ struct GTPipelineTrainPass
         GTDataParallelOptions dataParallel;
         dataParallel.dp = dp;
         dataParallel.pp = pp;
+        dataParallel.cp = cp;
         dataParallel.presummed = true;
         dataParallel.zero = zero;
         dataParallel.bucketPrefix = ("gt.zero.s" + Twine(k) + ".bucket").str();

@@ -29,6 +29,7 @@
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
+#include "megagraph/Passes/DataParallel.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 #include "megagraph/Support/TosaBuilder.h"
@@ -68,6 +69,9 @@ struct Bucket {
 
 struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
   using GTZeroGatherBase::GTZeroGatherBase;
+
+  /// The axes of @gt_dp the shards are spread over (DataParallel.h).
+  SmallVector<int16_t> axes;
 
   void getDependentDialects(DialectRegistry &registry) const override {
     GTZeroGatherBase::getDependentDialects(registry);
@@ -216,9 +220,8 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
                                     /*withElseRegion=*/false);
       {
         OpBuilder tb = ifOp.getThenBodyBuilder();
-        Value init = shard::AllSliceOp::create(tb, loc, shardType,
-                                               packParams(tb, loc, bk), kGrid,
-                                               ArrayRef<int16_t>{0}, 0);
+        Value init = shard::AllSliceOp::create(
+            tb, loc, shardType, packParams(tb, loc, bk), kGrid, axes, 0);
         ml_program::GlobalStoreOp::create(tb, loc, FlatSymbolRefAttr::get(name),
                                           init);
       }
@@ -235,8 +238,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         continue;
       // The full parameters of the step: temporaries, all-gathered.
       Value all = shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid,
-                                             ArrayRef<int16_t>{0}, shardValue,
-                                             APInt(64, 0));
+                                             axes, shardValue, APInt(64, 0));
       int64_t offset = 0;
       for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
         ImplicitLocOpBuilder ib(loc, b);
@@ -294,7 +296,10 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       }
     if (buckets.empty())
       return;
-    if (!module.lookupSymbol<shard::GridOp>(kGrid)) {
+    auto grid = module.lookupSymbol<shard::GridOp>(kGrid);
+    if (grid)
+      axes = dataParallelAxes(grid);
+    if (!grid) {
       module.emitError("gt-zero-gather: no shard.grid @gt_dp (run "
                        "gt-data-parallel{zero=1} first)");
       return signalPassFailure();
@@ -339,7 +344,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         Location loc = load.getLoc();
         Value packed = packParams(b, loc, bk);
         Value shard = shard::AllSliceOp::create(b, loc, shardType, packed,
-                                                kGrid, ArrayRef<int16_t>{0}, 0);
+                                                kGrid, axes, 0);
         load.getResult().replaceAllUsesWith(shard);
         load.erase();
       }
@@ -347,9 +352,9 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       ml_program::GlobalStoreOp store = stores.front();
       OpBuilder b(store);
       Location loc = store.getLoc();
-      Value all = shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid,
-                                             ArrayRef<int16_t>{0},
-                                             store.getValue(), APInt(64, 0));
+      Value all =
+          shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid, axes,
+                                     store.getValue(), APInt(64, 0));
       int64_t offset = 0;
       for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
         ImplicitLocOpBuilder ib(loc, b);

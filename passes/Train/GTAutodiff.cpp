@@ -473,6 +473,10 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     if (classes)
       evalMask = body.addArgument(
           RankedTensorType::get(items, logitsType.getElementType()), loc);
+    // The loss gradient the caller chooses (a pipeline's last stage).
+    Value seed;
+    if (seedInput)
+      seed = body.addArgument(RankedTensorType::get({}, b.getF32Type()), loc);
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     b.setInsertionPoint(ret);
     Value pred = ret.getOperand(output);
@@ -490,8 +494,11 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
 
     // 3. Reverse sweep from the loss.
     DenseMap<Value, Value> grads;
+    if (seed && seed.getType() != loss.getType())
+      seed = tosa::CastOp::create(b, loc, loss.getType(), seed);
     grads[loss] =
-        main->hasAttr(kContextParallelSeedAttr)
+        seed ? seed
+        : main->hasAttr(kContextParallelSeedAttr)
             ? buildContextParallelLossSeed(b, loc, mask, loss.getType())
             : splat(b, loc, loss.getType(), 1.0);
     if (failed(reverseSweep(b, loc, body, ret, dependsOnParam, grads)))
@@ -512,6 +519,8 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
       resultNames.push_back(abi::kEvalCorrect.str());
       addedArgs.push_back(abi::kEvalMask);
     }
+    if (seed)
+      addedArgs.push_back(abi::kLossSeed);
 
     // 5. Return the loss, the counts and the parameter gradients.
     SmallVector<DictionaryAttr> argAttrs;

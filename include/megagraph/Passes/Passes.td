@@ -376,6 +376,11 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
     grad:<param>...)` is the vector-Jacobian product of @main with the
     cotangents `d<result>` (one per float result).
 
+    With `seed-input` (a pipeline's last stage) the sweep starts from a
+    0-d f32 argument `loss_seed`, appended after the labels and masks,
+    instead of 1 (or the context-parallel seed): the driver passes each
+    micro-batch's share of the global labelled count.
+
     With `replace-main`, the gradient function replaces `@main` (used by
     `megagraph-compile --gradients` to build gradient-checking
     executables).
@@ -407,6 +412,9 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
     Option<"cotangents", "cotangents", "bool", /*default=*/"false",
            "Pipeline stages: seed the sweep with one cotangent argument "
            "per result (d<result>) instead of a loss; no labels">,
+    Option<"seedInput", "seed-input", "bool", /*default=*/"false",
+           "Seed the loss gradient with an argument `loss_seed` (a 0-d "
+           "f32 the caller passes) instead of 1">,
   ];
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect"];
@@ -583,7 +591,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
 
     With `pp > 1` (gt-pipeline-train runs the pass on each stage's update)
     the grid is `@gt_dp(shape = dp x pp)` and the collectives run over its
-    axis 0, the replicas of the rank's stage; the stages share the grid (a
+    axis 0, the replicas of the rank's stage; with `cp > 1` as well it is
+    `dp x pp x cp` and they run over axes 0 and 2 (the stage's replicas and
+    their cp ranks, dp x cp shards); the stages share the grid (a
     grid of that shape already in the module is kept), and their buckets
     are named after `bucket-prefix` so that their shard globals and
     moments stay apart.
@@ -614,6 +624,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
            "gt-optimizer) or 3 (also sharded parameters, in gt-zero-gather)">,
     Option<"pp", "pp", "int64_t", /*default=*/"1",
            "Pipeline stages: the grid is dp x pp, reduced over axis 0">,
+    Option<"cp", "cp", "int64_t", /*default=*/"1",
+           "Context-parallel ranks of each stage replica (pp > 1): the "
+           "grid is dp x pp x cp, reduced over axes 0 and 2">,
     Option<"bucketPrefix", "bucket-prefix", "std::string",
            /*default=*/"\"gt.zero.bucket\"",
            "Name prefix of the ZeRO shard globals (`<prefix><k>`)">,
@@ -656,6 +669,10 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
            "Number of context-parallel ranks (must divide S)">,
     Option<"dp", "dp", "int64_t", /*default=*/"1",
            "Number of data-parallel ranks (grid dp x cp, cp innermost)">,
+    Option<"pp", "pp", "int64_t", /*default=*/"1",
+           "Pipeline stages (run before gt-pipeline-split): the grid is "
+           "dp x pp x cp, and the pipeline's last stage seeds the loss "
+           "gradient from the driver (no gt.cp_seed)">,
     Option<"mode", "mode", "std::string", /*default=*/"\"allgather\"",
            "How keys reach the queries: allgather or ring">,
   ];
@@ -821,6 +838,9 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
            "ZeRO stage of the stages' updates over the dp replicas: 0 (the "
            "driver all-reduces the gradients) or 1 and 2 (the update "
            "reduce-scatters them and keeps sharded optimizer state)">,
+    Option<"cp", "cp", "int64_t", /*default=*/"1",
+           "Context-parallel ranks per stage replica (gt-context-parallel "
+           "ran before the split): the updates' ZeRO shards span dp x cp">,
   ]);
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect",

@@ -52,7 +52,12 @@ typedef enum mgrt_tensor_role {
   MGRT_ROLE_GRADIENT = 13,        /**< grad:<parameter> */
   MGRT_ROLE_ACTIVATION = 14,      /**< act<index>: a stage boundary value */
   MGRT_ROLE_ACTIVATION_GRAD = 15, /**< dact<index>: its cotangent */
-  MGRT_ROLE_SAVED = 16            /**< saved<index>: kept for the backward */
+  MGRT_ROLE_SAVED = 16,           /**< saved<index>: kept for the backward */
+  /** loss_seed, one f32: the gradient of the loss the backward starts from
+   *  (a pipeline's last stage: the micro-batch's share n_m / N of the
+   *  global labelled count, so that context-parallel ranks, which sum each
+   *  other's output gradients, are on one scale). */
+  MGRT_ROLE_LOSS_SEED = 17
 } mgrt_tensor_role;
 
 /* The names behind the roles. */
@@ -62,6 +67,7 @@ typedef enum mgrt_tensor_role {
 #define MGRT_NAME_LOSS "loss"
 #define MGRT_NAME_CORRECT "correct"
 #define MGRT_NAME_EVAL_CORRECT "eval_correct"
+#define MGRT_NAME_LOSS_SEED "loss_seed"
 /** Prefix of the gradient of a parameter: "grad:" + parameter name. */
 #define MGRT_PREFIX_GRADIENT "grad:"
 /** Prefix gt-autodiff gives a cotangent input: "d" + the output's name. */
@@ -108,7 +114,8 @@ static inline mgrt_tensor_role mgrt_role_of_name(const char *name, int *index) {
                 {MGRT_NAME_EVAL_MASK, MGRT_ROLE_EVAL_MASK},
                 {MGRT_NAME_LOSS, MGRT_ROLE_LOSS},
                 {MGRT_NAME_CORRECT, MGRT_ROLE_CORRECT},
-                {MGRT_NAME_EVAL_CORRECT, MGRT_ROLE_EVAL_CORRECT}};
+                {MGRT_NAME_EVAL_CORRECT, MGRT_ROLE_EVAL_CORRECT},
+                {MGRT_NAME_LOSS_SEED, MGRT_ROLE_LOSS_SEED}};
   int j = -1;
   mgrt_tensor_role role = MGRT_ROLE_OTHER;
   for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i)
