@@ -104,7 +104,9 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     plan = *parsed;
   }
 
-  if (plan.pp > 1) { // stages; the driver runs their schedule
+  // Stages, or micro-batches whose gradients accumulate (gradient
+  // accumulation is the one-stage pipeline); the driver runs their schedule.
+  if (plan.pp > 1 || plan.microBatches > 1) {
     // cp inside each stage: the rows are sharded before the split, so the
     // stages (and the activations they send) hold S / cp rows.
     if (plan.cp > 1) {

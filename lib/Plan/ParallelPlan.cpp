@@ -122,8 +122,8 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
   if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
     return notYet("cp_mode=" + plan.cpMode +
                   " is not implemented (allgather or ring)");
-  if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
-    return notYet("mb and stages apply to pipeline parallelism (pp > 1)");
+  if (plan.pp == 1 && !plan.stages.empty())
+    return notYet("stages apply to pipeline parallelism (pp > 1)");
   return llvm::Error::success();
 }
 

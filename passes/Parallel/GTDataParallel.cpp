@@ -116,9 +116,8 @@ struct GTDataParallelPass
       module.emitError("gt-data-parallel: bucket-bytes must be at least 4");
       return signalPassFailure();
     }
-    if (cp < 1 || (cp > 1 && pp == 1)) {
-      module.emitError() << "gt-data-parallel: cp applies to pipeline stages "
-                            "(pp > 1) and must be at least 1, got cp="
+    if (cp < 1) {
+      module.emitError() << "gt-data-parallel: cp must be at least 1, got "
                          << static_cast<int64_t>(cp);
       return signalPassFailure();
     }

@@ -157,16 +157,16 @@ struct GTPipelineTrainPass
                        "functions of gt-pipeline-split");
       return signalPassFailure();
     }
+    int64_t pp = info.getPp();
+    int64_t mb = info.getMicroBatches();
     // Each stage's update sees only its own parameters' gradients.
-    if (clipGradNorm > 0) {
+    if (clipGradNorm > 0 && pp > 1) {
       module.emitError("gt-pipeline-train: clip-grad-norm is not supported "
                        "with pipeline stages (pp > 1): each stage holds only "
                        "its parameters' gradients, and the global norm needs "
                        "them all");
       return signalPassFailure();
     }
-    int64_t pp = info.getPp();
-    int64_t mb = info.getMicroBatches();
     if (dp < 1 || cp < 1 || zero < 0 || zero > 3) {
       module.emitError() << "gt-pipeline-train: needs dp >= 1, cp >= 1 and "
                             "zero 0, 1, 2 or 3, got dp="

@@ -625,8 +625,8 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     Option<"pp", "pp", "int64_t", /*default=*/"1",
            "Pipeline stages: the grid is dp x pp, reduced over axis 0">,
     Option<"cp", "cp", "int64_t", /*default=*/"1",
-           "Context-parallel ranks of each stage replica (pp > 1): the "
-           "grid is dp x pp x cp, reduced over axes 0 and 2">,
+           "Context-parallel ranks of each replica: with pp > 1 the grid "
+           "is dp x pp x cp, reduced over axes 0 and 2 (else dp * cp)">,
     Option<"bucketPrefix", "bucket-prefix", "std::string",
            /*default=*/"\"gt.zero.bucket\"",
            "Name prefix of the ZeRO shard globals (`<prefix><k>`)">,
