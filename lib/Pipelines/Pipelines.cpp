@@ -146,6 +146,9 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
   autodiff.loss = options.loss;
   autodiff.outputName = options.lossOutput;
   pm.addPass(createGTAutodiff(autodiff));
+  // Activation checkpoints: the backward recomputes each unit's values.
+  if (plan.recompute)
+    pm.addPass(createGTRecompute());
   if (plan.dp * plan.cp > 1) { // gradients summed over dp x cp
     GTDataParallelOptions dataParallel;
     dataParallel.dp = plan.dp * plan.cp;

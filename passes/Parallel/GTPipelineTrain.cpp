@@ -236,6 +236,10 @@ struct GTPipelineTrainPass
       // attention backward, so they must be weighted before it).
       autodiff.seedInput = last;
       autodiffPm.addPass(createGTAutodiff(autodiff));
+      // The last stage runs its forward and backward in one call: with
+      // recomputation, inside it, unit by unit.
+      if (last && recompute)
+        autodiffPm.addPass(createGTRecompute());
       func::FuncOp bwd =
           runOn(copy, autodiffPm, "main_grad", "pp_s" + Twine(k) + "_bwd");
       if (!bwd)

@@ -457,6 +457,53 @@ defvar GTOptimizerRecipeOptions = [
          "Scale the gradients to a global 2-norm of at most this (0: off)">,
 ];
 
+def GTRecompute : Pass<"gt-recompute", "::mlir::ModuleOp"> {
+  let summary = "Activation recomputation inside a training step";
+  let description = [{
+    Activation checkpointing for a step that runs its forward and backward
+    in one function: `@main_grad` as gt-autodiff builds it from `@main` (a
+    clone of @main's ops, then the loss and the reverse sweep). The
+    forward is cut into the units of megagraph/Passes/ForwardUnits.h (the
+    pipeline split's: each attention and FFN half of a pre-LN layer). The
+    values crossing a cut point are the checkpoints, kept from the forward
+    to the backward as before. The values inside a unit that the backward
+    reads are recomputed instead: the unit's ops are cloned right before
+    the first backward op that reads one of them, and the backward reads
+    the clones, so the forward's copies die inside the forward. The last
+    unit is not recomputed (the backward starts with it).
+
+    The clone reads the unit's inputs through
+    `bufferization.alloc_tensor copy(...)`, an allocation that CSE never
+    merges, so that canonicalization and CSE cannot fold the recomputation
+    back into the forward. A function without cut points, or whose forward
+    region does not match @main, is left as is (the latter with an error).
+
+    Example (two units, `%h` is the checkpoint):
+
+    ```mlir
+    // before: the backward reads %a, computed in the forward
+    %a = gt.linear %x, %w1 ...   %h = gt.gelu %a ...   %y = gt.linear %h ...
+    ... loss, backward of the second unit ...
+    %d = gt.gelu_grad %dh, %a ...
+    // after
+    %x2 = bufferization.alloc_tensor() copy(%x) ...
+    %a2 = gt.linear %x2, %w1 ...
+    %d = gt.gelu_grad %dh, %a2 ...
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main_grad\"",
+           "The step function whose forward region is recomputed">,
+    Option<"forward", "forward", "std::string", /*default=*/"\"main\"",
+           "The forward function it was built from">,
+  ];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+  let statistics = [
+    Statistic<"numUnits", "units", "units recomputed">,
+    Statistic<"numCloned", "ops", "ops recomputed">,
+  ];
+}
+
 def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
   let summary = "Turn the gradient function into a training step";
   let description = [{

@@ -35,6 +35,9 @@ static_assert(offsetof(mgrt_tensor_info, role) ==
 static_assert(offsetof(mgrt_plan, text) ==
                   5 * sizeof(int64_t) + 2 * sizeof(int32_t),
               "mgrt_plan's layout differs from the emitted table");
+static_assert(offsetof(mgrt_plan, cp_seq) ==
+                  offsetof(mgrt_plan, text) + sizeof(void *),
+              "mgrt_plan's layout differs from the emitted table");
 static_assert(offsetof(mgrt_model_info, state) ==
                   10 * sizeof(void *) /* int fields padded to 8 bytes */,
               "mgrt_model_info's layout differs from the emitted table");
@@ -59,7 +62,7 @@ public:
     entryInfo =
         LLVM::LLVMStructType::getLiteral(ctx, {ptr, i32, ptr, i32, ptr, ptr});
     plan = LLVM::LLVMStructType::getLiteral(
-        ctx, {i64, i64, i64, i64, i64, i32, i32, ptr});
+        ctx, {i64, i64, i64, i64, i64, i32, i32, ptr, i64});
     stateInfo =
         LLVM::LLVMStructType::getLiteral(ctx, {tensorInfo, i32, i32, i64, ptr});
     modelInfo = LLVM::LLVMStructType::getLiteral(
@@ -336,7 +339,8 @@ LogicalResult EntryTableBuilder::build(const ModelSignature &sig,
         v = insert(ib, v, constant(ib, i64, f), {static_cast<int64_t>(i)});
       v = insert(ib, v, constant(ib, i32, p.recompute ? 1 : 0), {5});
       v = insert(ib, v, constant(ib, i32, mode), {6});
-      return insert(ib, v, address(ib, text), {7});
+      v = insert(ib, v, address(ib, text), {7});
+      return insert(ib, v, constant(ib, i64, sig.cpSeq), {8});
     });
   }
   // 4. The mutable state.

@@ -180,7 +180,21 @@ typedef struct mgrt_plan {
   int32_t cp_mode;       /**< an mgrt_cp_mode */
   /** The --plan spelling ("dp=2,pp=2,mb=4"), for messages. */
   const char *text;
+  /** Under cp: the sequence length S when cp does not divide it (the
+   *  blocks of mgrt_cp_block_rows, each padded to ceil(S / cp) compiled
+   *  rows); 0 when every rank holds S / cp rows. */
+  int64_t cp_seq;
 } mgrt_plan;
+
+/** The rows of block c of a sequence of S nodes over C context-parallel
+ *  ranks, and its first row: S / C each, the first S % C blocks one more
+ *  (the blocks' offsets, as the shard dialect's sharded_dims_offsets). */
+static inline int64_t mgrt_cp_block_rows(int64_t S, int64_t C, int64_t c) {
+  return S / C + (c < S % C ? 1 : 0);
+}
+static inline int64_t mgrt_cp_block_first(int64_t S, int64_t C, int64_t c) {
+  return c * (S / C) + (c < S % C ? c : S % C);
+}
 
 /*===-- The model's tables
  * -------------------------------------------------===*/
