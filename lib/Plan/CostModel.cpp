@@ -349,9 +349,23 @@ struct PlanUnits {
   StageSplitOptions split;
   double stageTimeConstant = 0; // pipeline sends per micro-batch
   double memoryConstant = 0;    // io + transient + gathered shards
-  double slots = 1;             // mb + pp - 1
+  // pp > 1: the parameters and optimizer moments of every stage, which
+  // each rank stores (every rank's program holds the module's state
+  // globals; the stage split does not move them), instead of the units'.
+  double stateConstant = 0;
+  double slots = 1; // mb + pp - 1
   int64_t localBatch = 0, microBatch = 0;
 };
+
+/// What a rank's per-sequence activations are divided by under cp: S over
+/// the rows each rank holds, ceil(S / cp) (cp itself when it divides S;
+/// with uneven blocks every rank's program has the longest block's rows).
+double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
+  if (plan.cp <= 1 || model.seqLen <= 0)
+    return static_cast<double>(plan.cp);
+  const int64_t rows = (model.seqLen + plan.cp - 1) / plan.cp;
+  return static_cast<double>(model.seqLen) / static_cast<double>(rows);
+}
 
 std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                       const HardwareProfile &hw, int64_t memoryLimit,
@@ -369,11 +383,11 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   if (b % plan.microBatches)
     return "the per-replica batch of " + std::to_string(b) +
            " is not divisible by mb=" + std::to_string(plan.microBatches);
-  if (model.seqLen % plan.cp)
-    return "S=" + std::to_string(model.seqLen) +
-           " is not divisible by cp=" + std::to_string(plan.cp);
+  if (model.seqLen > 0 && model.seqLen < plan.cp)
+    return "cp=" + std::to_string(plan.cp) +
+           " exceeds S=" + std::to_string(model.seqLen);
   const double m = static_cast<double>(b / plan.microBatches);
-  const double cp = static_cast<double>(plan.cp);
+  const double cp = rowDivisor(model, plan);
   const int64_t devices = plan.devices();
   const double share =
       hw.computeShare(std::min<int64_t>(devices, hw.devicesPerNode));
@@ -441,7 +455,12 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     double params = zero >= 3 ? p / shard : p;
     double grads = zero >= 2 ? p / shard : p;
     double state = model.optimizerStateFactor * (zero >= 1 ? p / shard : p);
-    c.persistentBytes = static_cast<int64_t>(params + grads + state);
+    // Under pp every rank stores all the parameters and moments
+    // (stateConstant); only the gradients are the stage's own.
+    c.persistentBytes =
+        static_cast<int64_t>(plan.pp > 1 ? grads : params + grads + state);
+    if (plan.pp > 1)
+      out.stateConstant += params + state;
     c.activationBytes =
         static_cast<int64_t>(m / cp * (u.activationBytes + u.biasBytes));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
@@ -489,7 +508,8 @@ Prediction megagraph::predict(const ModelProfile &model,
     pu.split.memoryLimit =
         memoryLimit > 0
             ? std::max<int64_t>(1, memoryLimit -
-                                       static_cast<int64_t>(pu.memoryConstant))
+                                       static_cast<int64_t>(pu.memoryConstant +
+                                                            pu.stateConstant))
             : 0;
     split = splitStages(pu.units, pu.split);
     if (!split.feasible) {
@@ -517,7 +537,7 @@ Prediction megagraph::predict(const ModelProfile &model,
                     ? split.firstUnit[worst + 1]
                     : (int64_t)model.units.size();
   double p = 0, act = 0, bias = 0;
-  const double m = pu.microBatch, cp = plan.cp;
+  const double m = pu.microBatch, cp = rowDivisor(model, plan);
   for (int64_t u = begin; u < end; ++u) {
     p += model.units[u].paramBytes;
     act += m / cp * model.units[u].activationBytes;
@@ -525,10 +545,18 @@ Prediction megagraph::predict(const ModelProfile &model,
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
-  mem.parameters = plan.zero >= 3 ? p / shard : p;
+  // Parameters and moments: the stage's, except under pp, where every rank
+  // stores every stage's (the module's state globals).
+  double stored = p;
+  if (plan.pp > 1) {
+    stored = 0;
+    for (const UnitProfile &u : model.units)
+      stored += u.paramBytes;
+  }
+  mem.parameters = plan.zero >= 3 ? stored / shard : stored;
   mem.gradients = plan.zero >= 2 ? p / shard : p;
   mem.optimizerState =
-      model.optimizerStateFactor * (plan.zero >= 1 ? p / shard : p);
+      model.optimizerStateFactor * (plan.zero >= 1 ? stored / shard : stored);
   if (plan.recompute) {
     mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
     mem.attentionBias = bias;

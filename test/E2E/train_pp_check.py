@@ -126,9 +126,15 @@ def main():
     entries = [f"s{k}.{kind}" for k in range(args.pp)
                for kind in ("fwd", "bwd", "update")
                if not (kind == "fwd" and k == args.pp - 1)]
+    if args.pp == 1 and args.mb == 1:
+        entries = []  # no pipeline: the plain step (recompute=1 alone)
     missing = [e for e in entries if f'gt.pipeline_entry = "{e}"' not in mlir]
     check("entries", not missing,
           f"{len(entries)} stage entries, missing {missing}")
+    if args.recompute:
+        # gt-recompute's clones read their unit's inputs through copies.
+        copies = mlir.count("bufferization.alloc_tensor() copy(")
+        check("recompute", copies > 0, f"{copies} recomputed unit inputs")
     if args.cp > 1:
         # Each stage entry takes this rank's rows; its attentions are the
         # cp kernel's over the cp axis of the dp x pp x cp grid.
@@ -168,6 +174,12 @@ def main():
         check("parameters", want and p1 > 0,
               f"{p1} bytes alone, {pp_bytes} over the {args.pp} stages of "
               f"one replica with {plan} (ratio {p1 / max(pp_bytes, 1):.2f})")
+    if args.recompute and args.pp * args.mb * args.dp * args.cp == 1:
+        # The same batch in one step: recomputation must lower the peak.
+        peak = max(r["peak_bytes"][0] for r in pp)
+        peak1 = max(r["peak_bytes"][0] for r in single)
+        check("recompute peak", peak < peak1,
+              f"{peak} bytes with recompute=1, {peak1} without")
     compare_runs(check, single, pp, ranks, STEPS,
                  f", {plan}, {args.schedule}")
     r = subprocess.run([exes["pp"], *run], capture_output=True, text=True,

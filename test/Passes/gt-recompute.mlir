@@ -1,6 +1,6 @@
-// RUN: megagraph-opt %s --gt-autodiff --gt-recompute -split-input-file | FileCheck %s
-// RUN: megagraph-opt %s --gt-autodiff -split-input-file | FileCheck %s --check-prefix=NOREC
-// RUN: not megagraph-opt %s --gt-recompute -split-input-file 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: megagraph-opt %s --gt-autodiff --gt-recompute | FileCheck %s
+// RUN: megagraph-opt %s --gt-autodiff | FileCheck %s --check-prefix=NOREC
+// RUN: megagraph-opt %s --gt-pipeline-split="pp=1 mb=2" --gt-pipeline-train="optimizer=sgd lr=0.5 recompute=true" | FileCheck %s --check-prefix=STAGE
 
 // Units of the forward: the encoder, the attention half (ends at %r1) and
 // the FFN half (ends at %r2), then the head. The checkpoints (%enc, the
@@ -22,6 +22,15 @@
 // CHECK-NOT:     %[[H]]
 // CHECK:         gt.attention_grad
 // CHECK:         return
+
+// Gradient accumulation (the one-stage pipeline): the stage's backward
+// entry, which runs the forward and the backward of a micro-batch, gets the
+// same recomputation.
+// STAGE-LABEL: func.func @pp_s0_bwd(
+// STAGE:         gt.cross_entropy
+// STAGE:         bufferization.alloc_tensor() copy(
+// STAGE:         gt.attention_grad
+// STAGE:         return
 
 // NOREC-LABEL: func.func @main_grad(
 // NOREC-NOT:     bufferization.alloc_tensor
@@ -56,12 +65,4 @@ func.func @main(%x: tensor<2x6x4xf32> {gt.name = "x"}, %spd: tensor<2x6x6xi64> {
   %r2 = tosa.add %r1, %g : (tensor<2x6x8xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
   %out = gt.linear %r2, %w2, %b2 : (tensor<2x6x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<2x6x3xf32>
   return %out : tensor<2x6x3xf32>
-}
-
-// -----
-
-// Without the step gt-autodiff builds from @main: refused.
-// ERR: error: gt-recompute needs the forward @main and the step @main_grad gt-autodiff built from it
-func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  return %x : tensor<2x4xf32>
 }

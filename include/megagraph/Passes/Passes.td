@@ -895,7 +895,9 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
                            "::mlir::shard::ShardDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           // gt-recompute's copies, run inside it.
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {
