@@ -754,8 +754,13 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
     the update of this rank's shard only. The parameter globals become
     immutable initial weights (`gt.param_init`); on the first step (flag
     global `@gt.zero.ready`) an `scf.if` stores their `shard.all_slice`
-    into the shard global. Every step starts with a `shard.all_gather` of
-    the shard whose slices replace the parameters' loads in `@main`.
+    into the shard global. Each bucket (one layer's parameters) is
+    all-gathered right before the forward's first read of its parameters,
+    and again (from a copy of the shard, so that CSE keeps both) before the
+    backward's first read; the slices replace the parameters' loads, so a
+    layer's full parameters live only while its forward or its backward
+    runs. The backward starts at the first op reading the labels, the loss
+    seed or an output cotangent.
 
     Example:
 
