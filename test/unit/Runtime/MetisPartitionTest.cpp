@@ -186,8 +186,8 @@ TEST(MetisPartition, GivenPartSizes) {
   ASSERT_TRUE(isPermutation(order));
   std::vector<int64_t> part(n);
   for (int64_t p = 0, first = 0; p < 3; first += sizes[p++]) {
-    EXPECT_TRUE(std::is_sorted(order.begin() + first,
-                               order.begin() + first + sizes[p]))
+    EXPECT_TRUE(
+        std::is_sorted(order.begin() + first, order.begin() + first + sizes[p]))
         << "part " << p;
     for (int64_t i = first; i < first + sizes[p]; ++i)
       part[order[i]] = p;
@@ -205,7 +205,7 @@ TEST(MetisPartition, GivenPartSizes) {
   EXPECT_NE(std::string(err).find("3 part sizes summing to 33 for 32 nodes"),
             std::string::npos)
       << err;
-  EXPECT_EQ(mgrt_partition_metis_sizes(&s.g, 3, negative, 1, order.data(),
-                                       err, sizeof err),
+  EXPECT_EQ(mgrt_partition_metis_sizes(&s.g, 3, negative, 1, order.data(), err,
+                                       sizeof err),
             MGRT_ERR_ARGUMENT);
 }
