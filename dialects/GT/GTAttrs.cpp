@@ -264,7 +264,9 @@ std::optional<int64_t> DeviceGlobalsAttr::lookup(StringRef name) const {
 LogicalResult
 ContextParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t size, int64_t mode, ArrayRef<int64_t> grid,
-                            int64_t axes) {
+                            int64_t axes, int64_t seq) {
+  if (seq < 0)
+    return emitError() << "seq must be >= 0, got " << seq;
   if (size < 1)
     return emitError() << "size must be >= 1, got " << size;
   if (stringifyCpMode(mode).empty())

@@ -71,8 +71,8 @@ constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
 /// Context parallel (`gt.cp` of gt-context-parallel): the cp kernel's extra
-/// arguments g0, g1, g2, g3, axes, mode (RuntimeCp.h) appended to `args`,
-/// and its name; `name` itself without `gt.cp`.
+/// arguments g0, g1, g2, g3, axes, mode, seq (RuntimeCp.h) appended to
+/// `args`, and its name; `name` itself without `gt.cp`.
 StringRef contextParallel(RewriterBase &rewriter, Operation *op, StringRef name,
                           SmallVectorImpl<Value> &args) {
   auto cp =
@@ -81,7 +81,7 @@ StringRef contextParallel(RewriterBase &rewriter, Operation *op, StringRef name,
     return name;
   for (int64_t g : cp.getGrid())
     args.push_back(arith::ConstantIntOp::create(rewriter, op->getLoc(), g, 64));
-  for (int64_t value : {cp.getAxes(), cp.getMode()})
+  for (int64_t value : {cp.getAxes(), cp.getMode(), cp.getSeq()})
     args.push_back(
         arith::ConstantIntOp::create(rewriter, op->getLoc(), value, 64));
   return name == kAttentionKernel ? MGRT_KERNEL_CP_ATTENTION

@@ -208,11 +208,12 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
                            << name << " (" << dim << ")";
 
   int64_t batch = q.getDimSize(0), sq = q.getDimSize(1), sk = k.getDimSize(1);
-  // Context parallel (gt-context-parallel): k holds this rank's S / cp keys,
-  // the bias and mask all S key columns.
+  // Context parallel (gt-context-parallel): k holds this rank's S / cp keys
+  // (or, with uneven blocks, ceil(S / cp) rows of which its block is a
+  // prefix), the bias and mask all S key columns.
   if (auto cp = op->getAttrOfType<ContextParallelAttr>(kContextParallelAttr))
     if (!ShapedType::isDynamic(sk))
-      sk *= cp.getSize();
+      sk = cp.getSeq() > 0 ? cp.getSeq() : sk * cp.getSize();
   if (Value bias = biasV) {
     ArrayRef<int64_t> b = tensorOf(bias).getShape();
     bool ok = false;

@@ -113,7 +113,19 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     plan = *parsed;
   }
 
-  if (plan.pp > 1) { // stages; the driver runs their schedule
+  // Stages, or micro-batches whose gradients accumulate (gradient
+  // accumulation is the one-stage pipeline); the driver runs their schedule.
+  if (plan.pp > 1 || plan.microBatches > 1) {
+    // cp inside each stage: the rows are sharded before the split, so the
+    // stages (and the activations they send) hold S / cp rows.
+    if (plan.cp > 1) {
+      GTContextParallelOptions contextParallel;
+      contextParallel.cp = plan.cp;
+      contextParallel.dp = plan.dp;
+      contextParallel.pp = plan.pp;
+      contextParallel.mode = plan.cpMode;
+      pm.addPass(createGTContextParallel(contextParallel));
+    }
     GTPipelineSplitOptions split;
     split.pp = plan.pp;
     split.microBatches = plan.microBatches;
@@ -126,6 +138,7 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     copyOptimizerRecipe(options, stages);
     stages.recompute = plan.recompute;
     stages.dp = plan.dp;
+    stages.cp = plan.cp;
     stages.zero = plan.zero;
     pm.addPass(createGTPipelineTrain(stages));
     addCleanup(pm);
@@ -156,6 +169,9 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
   autodiff.loss = options.loss;
   autodiff.outputName = options.lossOutput;
   pm.addPass(createGTAutodiff(autodiff));
+  // Activation checkpoints: the backward recomputes each unit's values.
+  if (plan.recompute)
+    pm.addPass(createGTRecompute());
   if (plan.dp * plan.cp * nodeRanks > 1) { // gradients summed over all ranks
     GTDataParallelOptions dataParallel;
     dataParallel.dp = plan.dp * plan.cp * nodeRanks;

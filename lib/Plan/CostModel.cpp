@@ -348,18 +348,32 @@ struct PlanUnits {
   std::vector<UnitCost> units;
   StageSplitOptions split;
   double stageTimeConstant = 0; // pipeline sends per micro-batch
-  double memoryConstant = 0;    // io + transient + bias gradient
-  double slots = 1;             // mb + pp - 1
+  double memoryConstant = 0;    // io + transient + gathered shards
+  // pp > 1: the parameters and optimizer moments of every stage, which
+  // each rank stores (every rank's program holds the module's state
+  // globals; the stage split does not move them), instead of the units'.
+  double stateConstant = 0;
+  double slots = 1; // mb + pp - 1
   int64_t localBatch = 0, microBatch = 0;
 };
 
-/// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences:
-/// a 1/cp share of the rows, except K and V under cp all-gather or ring,
-/// which the attention backward needs for the whole sequence (the gathered
-/// or received blocks stay live until then).
-double keptActivations(const UnitProfile &u, double m,
+/// What a rank's per-sequence activations are divided by under cp: S over
+/// the rows each rank holds, ceil(S / cp) (cp itself when it divides S;
+/// with uneven blocks every rank's program has the longest block's rows).
+double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
+  if (plan.cp <= 1 || model.seqLen <= 0)
+    return static_cast<double>(plan.cp);
+  const int64_t rows = (model.seqLen + plan.cp - 1) / plan.cp;
+  return static_cast<double>(model.seqLen) / static_cast<double>(rows);
+}
+
+/// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
+/// when each rank holds 1/`cp` of the rows (rowDivisor): that share,
+/// except K and V under cp all-gather or ring, which the attention backward
+/// needs for the whole sequence (the gathered or received blocks stay live
+/// until then).
+double keptActivations(const UnitProfile &u, double m, double cp,
                        const ParallelPlan &plan) {
-  const double cp = static_cast<double>(plan.cp);
   const double kv = plan.cp > 1 && plan.cpMode != "ulysses"
                         ? std::min(u.kvBytes, u.activationBytes)
                         : 0;
@@ -382,11 +396,11 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   if (b % plan.microBatches)
     return "the per-replica batch of " + std::to_string(b) +
            " is not divisible by mb=" + std::to_string(plan.microBatches);
-  if (model.seqLen % plan.cp)
-    return "S=" + std::to_string(model.seqLen) +
-           " is not divisible by cp=" + std::to_string(plan.cp);
+  if (model.seqLen > 0 && model.seqLen < plan.cp)
+    return "cp=" + std::to_string(plan.cp) +
+           " exceeds S=" + std::to_string(model.seqLen);
   const double m = static_cast<double>(b / plan.microBatches);
-  const double cp = static_cast<double>(plan.cp);
+  const double cp = rowDivisor(model, plan);
   const int64_t devices = plan.devices();
   const double share =
       hw.computeShare(std::min<int64_t>(devices, hw.devicesPerNode));
@@ -407,6 +421,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   out.split.recompute = plan.recompute;
   out.split.memoryLimit = memoryLimit;
   double transient = 0;
+  int64_t largestUnitParams = 0;
   for (const UnitProfile &u : model.units) {
     UnitCost c;
     c.name = u.name;
@@ -450,17 +465,20 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     c.time = compute + cpComm + dpComm / slots;
     // Memory held for the whole step.
     double p = (double)u.paramBytes;
-    // ZeRO-3: the shard, and the parameters gathered for the step (all of
-    // the stage's at the end of the forward: gt-zero-gather gathers them
-    // at the start of the step and they stay live until their backward).
-    double params = zero >= 3 ? p / shard + p : p;
+    double params = zero >= 3 ? p / shard : p;
     double grads = zero >= 2 ? p / shard : p;
     double state = model.optimizerStateFactor * (zero >= 1 ? p / shard : p);
-    c.persistentBytes = static_cast<int64_t>(params + grads + state);
-    c.activationBytes = static_cast<int64_t>(keptActivations(u, m, plan) +
+    // Under pp every rank stores all the parameters and moments
+    // (stateConstant); only the gradients are the stage's own.
+    c.persistentBytes =
+        static_cast<int64_t>(plan.pp > 1 ? grads : params + grads + state);
+    if (plan.pp > 1)
+      out.stateConstant += params + state;
+    c.activationBytes = static_cast<int64_t>(keptActivations(u, m, cp, plan) +
                                              m / cp * u.biasBytes);
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     transient = std::max(transient, m / cp * u.transientBytes);
+    largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
   }
   if (plan.pp > 1) {
@@ -470,11 +488,10 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   }
   // The kernels' workspace and the attention backward's packed operands
   // are not live at once; the bias gradient accumulates over the layers.
-  // (ZeRO-3's gathered parameters are the stage's, counted per unit:
-  // gt-zero-gather gathers them for the whole step.)
   out.memoryConstant = std::max(transient, (double)hw.scratchBytes) +
                        m / cp * model.biasGradBytesPerSeq +
-                       model.ioBytesPerSeq * b / cp;
+                       model.ioBytesPerSeq * b / cp +
+                       (zero >= 3 ? (double)largestUnitParams : 0);
   return "";
 }
 
@@ -504,7 +521,8 @@ Prediction megagraph::predict(const ModelProfile &model,
     pu.split.memoryLimit =
         memoryLimit > 0
             ? std::max<int64_t>(1, memoryLimit -
-                                       static_cast<int64_t>(pu.memoryConstant))
+                                       static_cast<int64_t>(pu.memoryConstant +
+                                                            pu.stateConstant))
             : 0;
     split = splitStages(pu.units, pu.split);
     if (!split.feasible) {
@@ -532,18 +550,26 @@ Prediction megagraph::predict(const ModelProfile &model,
                     ? split.firstUnit[worst + 1]
                     : (int64_t)model.units.size();
   double p = 0, act = 0, bias = 0;
-  const double m = pu.microBatch, cp = plan.cp;
+  const double m = pu.microBatch, cp = rowDivisor(model, plan);
   for (int64_t u = begin; u < end; ++u) {
     p += model.units[u].paramBytes;
-    act += keptActivations(model.units[u], m, plan);
+    act += keptActivations(model.units[u], m, cp, plan);
     bias += m / cp * model.units[u].biasBytes;
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
-  mem.parameters = plan.zero >= 3 ? p / shard + p : p;
+  // Parameters and moments: the stage's, except under pp, where every rank
+  // stores every stage's (the module's state globals).
+  double stored = p;
+  if (plan.pp > 1) {
+    stored = 0;
+    for (const UnitProfile &u : model.units)
+      stored += u.paramBytes;
+  }
+  mem.parameters = plan.zero >= 3 ? stored / shard : stored;
   mem.gradients = plan.zero >= 2 ? p / shard : p;
   mem.optimizerState =
-      model.optimizerStateFactor * (plan.zero >= 1 ? p / shard : p);
+      model.optimizerStateFactor * (plan.zero >= 1 ? stored / shard : stored);
   if (plan.recompute) {
     mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
     mem.attentionBias = bias;

@@ -140,11 +140,8 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
   if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
     return notYet("cp_mode=" + plan.cpMode +
                   " is not implemented (allgather or ring)");
-  if (plan.pp == 1 && (plan.microBatches != 1 || !plan.stages.empty()))
-    return notYet("mb and stages apply to pipeline parallelism (pp > 1)");
-  if (plan.pp > 1 && plan.cp != 1)
-    return notYet("pipeline parallelism combines with dp and zero only "
-                  "(no cp) yet");
+  if (plan.pp == 1 && !plan.stages.empty())
+    return notYet("stages apply to pipeline parallelism (pp > 1)");
   if ((plan.mop > 1 || plan.gp > 1) &&
       (plan.dp != 1 || plan.pp != 1 || plan.cp != 1 || plan.zero != 0))
     return notYet(std::string(plan.mop > 1 ? "mop" : "gp") +

@@ -30,8 +30,8 @@ megagraph::enumeratePlans(const ModelProfile &model,
     const int64_t b = model.batch / dp;
     for (int64_t pp : divisors(P / dp, model.layers())) {
       const int64_t cp = P / dp / pp;
-      if (model.seqLen % cp ||
-          (cp > 1 && model.seqLen / cp < options.minCpRows))
+      // cp need not divide S (uneven blocks of S / cp or one more rows).
+      if (cp > 1 && model.seqLen / cp < options.minCpRows)
         continue;
       for (int64_t mb : divisors(b, options.maxMicroBatches)) {
         if (pp > 1 && mb < pp)

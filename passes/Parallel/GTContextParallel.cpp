@@ -4,7 +4,9 @@
 // before gt-autodiff. Each of the cp ranks of a cp group holds S / cp rows
 // (nodes) of every sequence: this pass finds the values that carry the node
 // dimension, by propagation from gt.attention through the row-local ops,
-// gives them S / cp rows, and marks every gt.attention as context-parallel
+// gives them S / cp rows (ceil(S / cp) when cp does not divide S: the
+// blocks are uneven, and the last row of a shorter block is padding, which
+// the cp kernels skip), and marks every gt.attention as context-parallel
 // (`gt.cp`), so that bufferization calls the runtime's cp attention, which
 // meets the other ranks' keys and values by all-gather or around a ring.
 // The bias keeps its S key columns; it is computed locally and never sent.
@@ -247,11 +249,12 @@ struct GTContextParallelPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (cp < 1 || dp < 1) {
-      module.emitError() << "gt-context-parallel: cp and dp must be at least "
-                            "1, got cp="
+    if (cp < 1 || dp < 1 || pp < 1) {
+      module.emitError() << "gt-context-parallel: cp, dp and pp must be at "
+                            "least 1, got cp="
                          << static_cast<int64_t>(cp)
-                         << " dp=" << static_cast<int64_t>(dp);
+                         << " dp=" << static_cast<int64_t>(dp)
+                         << " pp=" << static_cast<int64_t>(pp);
       return signalPassFailure();
     }
     int64_t modeValue;
@@ -303,13 +306,17 @@ struct GTContextParallelPass
       }
       S = q.getDimSize(1);
     }
-    if (S % cp != 0) {
+    if (S < cp) {
       attentions.front().emitOpError()
           << "gt-context-parallel: cp=" << static_cast<int64_t>(cp)
-          << " does not divide the sequence length S=" << S
-          << " (each rank holds S / cp rows)";
+          << " exceeds the sequence length S=" << S
+          << " (each rank holds at least one row)";
       return signalPassFailure();
     }
+    // Rows per rank: S / cp, or with uneven blocks (cp does not divide S)
+    // ceil(S / cp), of which block c fills mgrt_cp_block_rows(S, cp, c).
+    const int64_t rows = (S + cp - 1) / cp;
+    const int64_t seq = S % cp == 0 ? 0 : S;
 
     // 2. Propagate the node dimension to a fixed point.
     llvm::DenseMap<Value, int64_t> rowDim;
@@ -401,11 +408,12 @@ struct GTContextParallelPass
       return signalPassFailure();
     }
 
-    // 4. Retype: the node dimension gets S / cp rows.
+    // 4. Retype: the node dimension gets `rows` rows (the node index is the
+    //    major part of its dimension: S * k elements become rows * k).
     auto shrink = [&](Value v, int64_t d) {
       auto t = cast<RankedTensorType>(v.getType());
       SmallVector<int64_t> shape(t.getShape());
-      shape[d] /= cp;
+      shape[d] = shape[d] / S * rows;
       v.setType(t.clone(shape));
       ++numSharded;
     };
@@ -419,7 +427,7 @@ struct GTContextParallelPass
         r.getShapeMutable().assign(tosa::getTosaConstShape(
             ib, cast<RankedTensorType>(r.getType()).getShape()));
       }
-    // A sharded slice takes S / cp rows (start 0 on the node dimension).
+    // A sharded slice takes the rank's rows (start 0 on the node dimension).
     for (Operation *op : ops)
       if (auto sl = dyn_cast<tosa::SliceOp>(op);
           sl && rowDim.contains(sl.getResult())) {
@@ -436,18 +444,27 @@ struct GTContextParallelPass
 
     // 5. Mark the attentions; the grid.
     OpBuilder b(&getContext());
-    // The cp group is axis 1 of the runtime's grid [dp, cp, 1, 1] (mask 2).
-    auto cpAttr = gt::ContextParallelAttr::get(&getContext(), cp, modeValue,
+    // The cp group is axis 1 of the runtime's grid [dp, cp, 1, 1] (mask 2),
+    // or with pipeline stages axis 2 of [dp, pp, cp, 1] (mask 4).
+    auto cpAttr =
+        pp == 1 ? gt::ContextParallelAttr::get(&getContext(), cp, modeValue,
                                                ArrayRef<int64_t>{dp, cp, 1, 1},
-                                               /*axes=*/2);
+                                               /*axes=*/2, seq)
+                : gt::ContextParallelAttr::get(&getContext(), cp, modeValue,
+                                               ArrayRef<int64_t>{dp, pp, cp, 1},
+                                               /*axes=*/4, seq);
     for (gt::AttentionOp a : attentions) {
       a->setAttr(gt::kContextParallelAttr, cpAttr);
       ++numAttention;
     }
-    main->setAttr(kContextParallelSeedAttr, b.getUnitAttr());
+    // A pipeline's last stage takes its loss seed from the driver
+    // (gt-autodiff's seed-input), which weights each micro-batch.
+    if (pp == 1)
+      main->setAttr(kContextParallelSeedAttr, b.getUnitAttr());
     b.setInsertionPointToStart(module.getBody());
     shard::GridOp::create(b, main.getLoc(), kContextParallelGrid,
-                          ArrayRef<int64_t>{dp, cp});
+                          pp == 1 ? ArrayRef<int64_t>{dp, cp}
+                                  : ArrayRef<int64_t>{dp, pp, cp});
   }
 };
 

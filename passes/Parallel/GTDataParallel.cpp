@@ -24,6 +24,7 @@
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
+#include "megagraph/Passes/DataParallel.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 #include "megagraph/Support/TosaBuilder.h"
@@ -115,7 +116,14 @@ struct GTDataParallelPass
       module.emitError("gt-data-parallel: bucket-bytes must be at least 4");
       return signalPassFailure();
     }
-    if (dp == 1)
+    if (cp < 1) {
+      module.emitError() << "gt-data-parallel: cp must be at least 1, got "
+                         << static_cast<int64_t>(cp);
+      return signalPassFailure();
+    }
+    // The ranks whose gradients are summed (the ZeRO shard count).
+    const int64_t shards = dp * cp;
+    if (shards == 1)
       return;
     auto grad = module.lookupSymbol<func::FuncOp>("main_grad");
     if (!grad || grad.isExternal()) {
@@ -124,10 +132,9 @@ struct GTDataParallelPass
                        "after)");
       return signalPassFailure();
     }
-    // Pipeline stages share the dp x pp grid; otherwise an existing grid
-    // means the pass already ran.
-    const SmallVector<int64_t> gridShape =
-        pp > 1 ? SmallVector<int64_t>{dp, pp} : SmallVector<int64_t>{dp};
+    // Pipeline stages share the dp x pp (x cp) grid; otherwise an existing
+    // grid means the pass already ran.
+    const SmallVector<int64_t> gridShape = dataParallelGridShape(dp, pp, cp);
     auto existing = module.lookupSymbol<shard::GridOp>(kGrid);
     const bool shared =
         pp > 1 && existing && existing.getShape() == ArrayRef(gridShape);
@@ -147,8 +154,9 @@ struct GTDataParallelPass
     // entry table from `gt.plan`).
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPointToStart(module.getBody());
-    if (!shared)
-      shard::GridOp::create(mb, loc, kGrid, gridShape);
+    shard::GridOp grid =
+        shared ? existing : shard::GridOp::create(mb, loc, kGrid, gridShape);
+    const SmallVector<int16_t> axes = dataParallelAxes(grid);
     mb.setInsertionPoint(grad);
     // The plan megagraph-compile attached (it may have more axes, e.g. cp)
     // stays; a module without one gets this pass's.
@@ -301,7 +309,7 @@ struct GTDataParallelPass
           flats.push_back(p->flat);
           total += p->type.getNumElements();
         }
-        const int64_t pad = (dp - total % dp) % dp;
+        const int64_t pad = (shards - total % shards) % shards;
         if (pad)
           flats.push_back(tosa::ConstOp::create(
               b, loc, h.f32({pad}),
@@ -313,8 +321,8 @@ struct GTDataParallelPass
                                          b.getI32IntegerAttr(0))
                       .getResult();
         Value shard = shard::ReduceScatterOp::create(
-            b, loc, h.f32({(total + pad) / dp}), kGrid, ArrayRef<int16_t>{0},
-            packed, shard::ReductionKind::Sum, APInt(64, 0));
+            b, loc, h.f32({(total + pad) / shards}), kGrid, axes, packed,
+            shard::ReductionKind::Sum, APInt(64, 0));
         zeroBuckets.push_back({bucket, shard, total + pad});
         lastScatter = shard.getDefiningOp();
         ++numBuckets;
@@ -332,9 +340,9 @@ struct GTDataParallelPass
                          : tosa::ConcatOp::create(b, loc, h.f32({total}), flats,
                                                   b.getI32IntegerAttr(0))
                                .getResult();
-      Value sum = shard::AllReduceOp::create(b, loc, packed.getType(), kGrid,
-                                             ArrayRef<int16_t>{0}, packed,
-                                             shard::ReductionKind::Sum);
+      Value sum =
+          shard::AllReduceOp::create(b, loc, packed.getType(), kGrid, axes,
+                                     packed, shard::ReductionKind::Sum);
       for (Piece *p : bucket)
         p->reduced = bucket.size() == 1
                          ? sum
@@ -367,7 +375,7 @@ struct GTDataParallelPass
     SmallVector<DictionaryAttr> newAttrs;
     for (auto [k, zb] : llvm::enumerate(zeroBuckets)) {
       std::string name = bucketPrefix + std::to_string(k);
-      auto type = h.f32({zb.padded / dp});
+      auto type = h.f32({zb.padded / shards});
       SmallVector<FlatSymbolRefAttr> params;
       SmallVector<int64_t> sizes;
       for (Piece *p : zb.pieces) {

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Passes/ForwardUnits.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
@@ -102,11 +103,6 @@ OpCost costOf(Operation *op, const HardwareProfile &hw, double share,
   return c;
 }
 
-bool isFloatTensor(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  return t && t.hasStaticShape() && isa<FloatType>(t.getElementType());
-}
-
 struct GTPipelineSplitPass
     : megagraph::impl::GTPipelineSplitBase<GTPipelineSplitPass> {
   using GTPipelineSplitBase::GTPipelineSplitBase;
@@ -139,77 +135,20 @@ struct GTPipelineSplitPass
     Block &body = main.getBody().front();
     Operation *terminator = body.getTerminator();
 
-    // 1. Free ops (constants, parameter loads and what is computed from
-    //    them only) are cloned wherever needed; the others are the compute
-    //    ops, in order.
-    DenseSet<Value> dependsOnInput(body.getArguments().begin(),
-                                   body.getArguments().end());
-    SmallVector<Operation *> compute;
-    DenseMap<Operation *, int64_t> position;
-    for (Operation &op : body.without_terminator()) {
-      if (llvm::none_of(op.getOperands(),
-                        [&](Value v) { return dependsOnInput.contains(v); }))
-        continue;
-      for (Value r : op.getResults())
-        dependsOnInput.insert(r);
-      position[&op] = compute.size();
-      compute.push_back(&op);
-    }
+    // 1-3. The compute ops, the values crossing each position and the cut
+    //      points (ForwardUnits.h).
+    ForwardUnits fu = findForwardUnits(main);
+    const SmallVector<Operation *> &compute = fu.compute;
+    const DenseSet<Value> &dependsOnInput = fu.dependsOnInput;
+    const std::vector<SmallVector<Value>> &crossing = fu.crossing;
     const int64_t n = compute.size();
     if (n == 0) {
       main.emitError("@main computes nothing from its inputs; nothing to "
                      "split into pipeline stages");
       return signalPassFailure();
     }
-
-    // 2. crossing[p]: compute values defined before position p and used at
-    //    or after it (the return counts as position n), in definition order.
-    DenseMap<Value, int64_t> lastUse;
-    for (Operation *op : compute)
-      for (Value r : op->getResults()) {
-        int64_t last = -1;
-        for (Operation *user : r.getUsers()) {
-          Operation *top = body.findAncestorOpInBlock(*user);
-          last = std::max(last, top == terminator ? n : position.lookup(top));
-        }
-        lastUse[r] = last;
-      }
-    std::vector<SmallVector<Value>> crossing(n + 1);
-    for (int64_t p = 1; p <= n; ++p)
-      for (int64_t i = 0; i < p; ++i)
-        for (Value r : compute[i]->getResults())
-          if (lastUse[r] >= p)
-            crossing[p].push_back(r);
-
-    // 3. Cut points: the positions where the fewest activations cross, not
-    //    counting the outputs of source ops (ops reading only graph inputs
-    //    and parameters: the embedding and bias encoders, whose outputs,
-    //    such as an attention bias, may be read by every layer and are
-    //    forwarded from stage to stage), and at least one. Every crossing
-    //    value must be a float tensor (its gradient flows back).
-    DenseSet<Operation *> sources;
-    for (Operation *op : compute)
-      if (llvm::all_of(op->getOperands(), [&](Value v) {
-            return !dependsOnInput.contains(v) || isa<BlockArgument>(v);
-          }))
-        sources.insert(op);
-    SmallVector<int64_t> weight(n + 1, INT64_MAX);
-    int64_t least = INT64_MAX;
-    for (int64_t p = 1; p < n; ++p) {
-      if (crossing[p].empty() || !llvm::all_of(crossing[p], isFloatTensor))
-        continue;
-      weight[p] =
-          std::max<int64_t>(1, llvm::count_if(crossing[p], [&](Value v) {
-                              return !sources.contains(v.getDefiningOp());
-                            }));
-      least = std::min(least, weight[p]);
-    }
-    SmallVector<int64_t> cuts = {0};
-    for (int64_t p = 1; p < n; ++p)
-      if (weight[p] == least)
-        cuts.push_back(p);
-    const int64_t numUnits = cuts.size();
-    cuts.push_back(n);
+    const SmallVector<int64_t> &cuts = fu.cuts; // 0, ..., n
+    const int64_t numUnits = fu.numUnits();
 
     // 4. Unit costs: time, parameter state (weights, gradient and two
     //    AdamW moments), activations, and the bytes entering the unit.

@@ -16,6 +16,7 @@
 #include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -157,25 +158,27 @@ struct GTPipelineTrainPass
                        "functions of gt-pipeline-split");
       return signalPassFailure();
     }
+    int64_t pp = info.getPp();
+    int64_t mb = info.getMicroBatches();
     // Each stage's update sees only its own parameters' gradients.
-    if (clipGradNorm > 0) {
+    if (clipGradNorm > 0 && pp > 1) {
       module.emitError("gt-pipeline-train: clip-grad-norm is not supported "
                        "with pipeline stages (pp > 1): each stage holds only "
                        "its parameters' gradients, and the global norm needs "
                        "them all");
       return signalPassFailure();
     }
-    int64_t pp = info.getPp();
-    int64_t mb = info.getMicroBatches();
-    if (dp < 1 || zero < 0 || zero > 3) {
-      module.emitError() << "gt-pipeline-train: needs dp >= 1 and zero 0, 1, "
-                            "2 or 3, got dp="
+    if (dp < 1 || cp < 1 || zero < 0 || zero > 3) {
+      module.emitError() << "gt-pipeline-train: needs dp >= 1, cp >= 1 and "
+                            "zero 0, 1, 2 or 3, got dp="
                          << static_cast<int64_t>(dp)
+                         << ", cp=" << static_cast<int64_t>(cp)
                          << ", zero=" << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
-    // The stages' updates reduce-scatter their gradients over dp.
-    const bool sharded = dp > 1 && zero > 0;
+    // The stages' updates reduce-scatter their gradients over the dp x cp
+    // ranks that hold the stage's parameters.
+    const bool sharded = dp * cp > 1 && zero > 0;
     // zero=3: gt-zero-gather shards the parameters of every stage entry at
     // the end; it reads the stage from the module's plan.
     const bool shardParams = sharded && zero == 3;
@@ -229,7 +232,15 @@ struct GTPipelineTrainPass
       OpPassManager autodiffPm(ModuleOp::getOperationName());
       GTAutodiffOptions autodiff;
       autodiff.cotangents = !last;
+      // The last stage's loss gradient is the micro-batch's weight, which
+      // the driver passes (under cp the ranks' output gradients meet in the
+      // attention backward, so they must be weighted before it).
+      autodiff.seedInput = last;
       autodiffPm.addPass(createGTAutodiff(autodiff));
+      // The last stage runs its forward and backward in one call: with
+      // recomputation, inside it, unit by unit.
+      if (last && recompute)
+        autodiffPm.addPass(createGTRecompute());
       func::FuncOp bwd =
           runOn(copy, autodiffPm, "main_grad", "pp_s" + Twine(k) + "_bwd");
       if (!bwd)
@@ -265,6 +276,7 @@ struct GTPipelineTrainPass
         GTDataParallelOptions dataParallel;
         dataParallel.dp = dp;
         dataParallel.pp = pp;
+        dataParallel.cp = cp;
         dataParallel.presummed = true;
         dataParallel.zero = zero;
         dataParallel.bucketPrefix = ("gt.zero.s" + Twine(k) + ".bucket").str();

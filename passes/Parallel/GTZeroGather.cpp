@@ -13,15 +13,17 @@
 //
 // With zero=3 (the module's `gt.plan`) the parameters are sharded as well:
 // `@gt.zero.bucket<k>` stays and is the parameter storage, 1/dp of the
-// packed parameters on each rank. At the start of every step it is
-// all-gathered into temporaries that replace the parameters' loads (forward
-// and backward), and the optimizer's store writes only the updated shard.
+// packed parameters on each rank. It is all-gathered into temporaries that
+// replace the parameters' loads right before the forward's first read of
+// the bucket and again before the backward's (one layer's parameters at a
+// time), and the optimizer's store writes only the updated shard.
 // The parameter globals become immutable: they hold the initial weights,
 // from which the first step (flag `@gt.zero.ready`) cuts each rank's shard.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -29,6 +31,7 @@
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
+#include "megagraph/Passes/DataParallel.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 #include "megagraph/Support/TosaBuilder.h"
@@ -69,10 +72,13 @@ struct Bucket {
 struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
   using GTZeroGatherBase::GTZeroGatherBase;
 
+  /// The axes of @gt_dp the shards are spread over (DataParallel.h).
+  SmallVector<int16_t> axes;
+
   void getDependentDialects(DialectRegistry &registry) const override {
     GTZeroGatherBase::getDependentDialects(registry);
-    registry
-        .insert<arith::ArithDialect, scf::SCFDialect, tensor::TensorDialect>();
+    registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
+                    scf::SCFDialect, tensor::TensorDialect>();
   }
 
   /// The packed (flattened, concatenated, zero-padded) values of a bucket's
@@ -185,13 +191,40 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
   /// zero=3, at the start of `fn`: whichever function runs first cuts every
   /// bucket's shard from the initial weights (flag `flag`); then each
   /// bucket `fn` reads is loaded and, where `fn` reads its parameters,
-  /// all-gathered into temporaries that replace their loads.
+  /// all-gathered into temporaries that replace their loads, right before
+  /// the forward's first read and again before the backward's.
   template <typename Loads>
   void gatherAtStart(func::FuncOp fn, ml_program::GlobalOp flag,
                      MutableArrayRef<Bucket> buckets, Loads &loads) {
     Location loc = fn.getLoc();
     auto flagType = cast<RankedTensorType>(flag.getType());
-    OpBuilder b(&fn.getBody().front(), fn.getBody().front().begin());
+    Block &body = fn.getBody().front();
+    // The backward starts at the first op that reads the labels, the loss
+    // seed or the cotangents of a stage's outputs (the forward reads none
+    // of them; what follows, recomputed forward ops included, is the
+    // backward's).
+    DenseSet<Value> fromBackward;
+    for (BlockArgument arg : body.getArguments()) {
+      auto n = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      if (n &&
+          (n.getValue() == abi::kLabels || n.getValue() == abi::kLossSeed ||
+           n.getValue().starts_with(MGRT_PREFIX_ACTIVATION_GRAD)))
+        fromBackward.insert(arg);
+    }
+    Operation *backwardStart = nullptr;
+    for (Operation &op : body) {
+      bool reads = false;
+      op.walk([&](Operation *nested) {
+        reads |= llvm::any_of(nested->getOperands(), [&](Value v) {
+          return fromBackward.contains(v);
+        });
+      });
+      if (reads) {
+        backwardStart = &op;
+        break;
+      }
+    }
+    OpBuilder b(&body, body.begin());
     Value ready = ml_program::GlobalLoadOp::create(
         b, loc, flagType, FlatSymbolRefAttr::get(flag.getSymNameAttr()));
     Value readyI32 = tensor::ExtractOp::create(b, loc, ready, ValueRange{});
@@ -216,9 +249,8 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
                                     /*withElseRegion=*/false);
       {
         OpBuilder tb = ifOp.getThenBodyBuilder();
-        Value init = shard::AllSliceOp::create(tb, loc, shardType,
-                                               packParams(tb, loc, bk), kGrid,
-                                               ArrayRef<int16_t>{0}, 0);
+        Value init = shard::AllSliceOp::create(
+            tb, loc, shardType, packParams(tb, loc, bk), kGrid, axes, 0);
         ml_program::GlobalStoreOp::create(tb, loc, FlatSymbolRefAttr::get(name),
                                           init);
       }
@@ -233,21 +265,59 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         l.getResult().replaceAllUsesWith(shardValue);
       if (!readsParams)
         continue;
-      // The full parameters of the step: temporaries, all-gathered.
-      Value all = shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid,
-                                             ArrayRef<int16_t>{0}, shardValue,
-                                             APInt(64, 0));
-      int64_t offset = 0;
-      for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
-        ImplicitLocOpBuilder ib(loc, b);
-        Value piece = tosa::SliceOp::create(
-            b, loc, f32(b, {size}), all, tosa::getTosaConstShape(ib, {offset}),
-            tosa::getTosaConstShape(ib, {size}));
-        offset += size;
-        auto type = cast<RankedTensorType>(param.getType());
-        Value full = reshape(b, loc, piece, type.getShape());
+      // The full parameters, all-gathered into temporaries just before
+      // their first use: once for the forward's uses and once for the
+      // backward's, so that each lives only while its part of the step
+      // reads it (a bucket is one layer: one layer's parameters at a time).
+      SmallVector<OpOperand *> uses;
+      for (ml_program::GlobalOp param : bk.params)
         for (ml_program::GlobalLoadOp l : loads.lookup(param.getSymNameAttr()))
-          l.getResult().replaceAllUsesWith(full);
+          for (OpOperand &use : l.getResult().getUses())
+            uses.push_back(&use);
+      SmallVector<SmallVector<OpOperand *>, 2> clusters(2);
+      for (OpOperand *use : uses) {
+        Operation *top = body.findAncestorOpInBlock(*use->getOwner());
+        const bool inBackward =
+            backwardStart && !top->isBeforeInBlock(backwardStart);
+        clusters[inBackward ? 1 : 0].push_back(use);
+      }
+      for (auto [c, cluster] : llvm::enumerate(clusters)) {
+        if (cluster.empty())
+          continue;
+        Operation *first = nullptr;
+        for (OpOperand *use : cluster) {
+          Operation *top = body.findAncestorOpInBlock(*use->getOwner());
+          if (!first || top->isBeforeInBlock(first))
+            first = top;
+        }
+        OpBuilder gb(first);
+        // The backward's gather reads a copy of the shard: two gathers of
+        // one value would be merged by CSE (they are pure).
+        Value source = c == 0
+                           ? shardValue
+                           : bufferization::AllocTensorOp::create(
+                                 gb, loc, shardType, ValueRange{}, shardValue)
+                                 .getResult();
+        Value all = shard::AllGatherOp::create(
+            gb, loc, f32(gb, {bk.padded}), kGrid, axes, source, APInt(64, 0));
+        int64_t offset = 0;
+        DenseMap<Operation *, Value> full; // parameter global -> its value
+        for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
+          ImplicitLocOpBuilder ib(loc, gb);
+          Value piece =
+              tosa::SliceOp::create(gb, loc, f32(gb, {size}), all,
+                                    tosa::getTosaConstShape(ib, {offset}),
+                                    tosa::getTosaConstShape(ib, {size}));
+          offset += size;
+          auto type = cast<RankedTensorType>(param.getType());
+          full[param] = reshape(gb, loc, piece, type.getShape());
+        }
+        for (OpOperand *use : cluster) {
+          auto l = cast<ml_program::GlobalLoadOp>(use->get().getDefiningOp());
+          auto param = cast<ml_program::GlobalOp>(
+              SymbolTable::lookupNearestSymbolFrom(l, l.getGlobalAttr()));
+          use->set(full.lookup(param));
+        }
       }
     }
   }
@@ -308,7 +378,10 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       }
     if (buckets.empty())
       return;
-    if (!module.lookupSymbol<shard::GridOp>(kGrid)) {
+    auto grid = module.lookupSymbol<shard::GridOp>(kGrid);
+    if (grid)
+      axes = dataParallelAxes(grid);
+    if (!grid) {
       module.emitError("gt-zero-gather: no shard.grid @gt_dp (run "
                        "gt-data-parallel{zero=1} first)");
       return signalPassFailure();
@@ -353,7 +426,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         Location loc = load.getLoc();
         Value packed = packParams(b, loc, bk);
         Value shard = shard::AllSliceOp::create(b, loc, shardType, packed,
-                                                kGrid, ArrayRef<int16_t>{0}, 0);
+                                                kGrid, axes, 0);
         load.getResult().replaceAllUsesWith(shard);
         load.erase();
       }
@@ -361,9 +434,9 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
       ml_program::GlobalStoreOp store = stores.front();
       OpBuilder b(store);
       Location loc = store.getLoc();
-      Value all = shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid,
-                                             ArrayRef<int16_t>{0},
-                                             store.getValue(), APInt(64, 0));
+      Value all =
+          shard::AllGatherOp::create(b, loc, f32(b, {bk.padded}), kGrid, axes,
+                                     store.getValue(), APInt(64, 0));
       int64_t offset = 0;
       for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
         ImplicitLocOpBuilder ib(loc, b);

@@ -473,6 +473,10 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
     if (classes)
       evalMask = body.addArgument(
           RankedTensorType::get(items, logitsType.getElementType()), loc);
+    // The loss gradient the caller chooses (a pipeline's last stage).
+    Value seed;
+    if (seedInput)
+      seed = body.addArgument(RankedTensorType::get({}, b.getF32Type()), loc);
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     b.setInsertionPoint(ret);
     Value pred = ret.getOperand(output);
@@ -490,9 +494,14 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
 
     // 3. Reverse sweep from the loss.
     DenseMap<Value, Value> grads;
-    // Ranks that hold disjoint rows (cp; mop and gp, whose grid
+    // A given seed (a pipeline stage's loss_seed input); otherwise ranks
+    // that hold disjoint rows (cp; mop and gp, whose grid
     // gt.row_shard_grid names) seed with their share of the labelled rows.
-    if (main->hasAttr(kContextParallelSeedAttr))
+    if (seed && seed.getType() != loss.getType())
+      seed = tosa::CastOp::create(b, loc, loss.getType(), seed);
+    if (seed)
+      grads[loss] = seed;
+    else if (main->hasAttr(kContextParallelSeedAttr))
       grads[loss] = buildContextParallelLossSeed(b, loc, mask, loss.getType());
     else if (auto grid = main->getAttrOfType<StringAttr>(gt::kRowShardGridAttr))
       grads[loss] = buildContextParallelLossSeed(b, loc, mask, loss.getType(),
@@ -517,6 +526,8 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
       resultNames.push_back(abi::kEvalCorrect.str());
       addedArgs.push_back(abi::kEvalMask);
     }
+    if (seed)
+      addedArgs.push_back(abi::kLossSeed);
 
     // 5. Return the loss, the counts and the parameter gradients.
     SmallVector<DictionaryAttr> argAttrs;

@@ -311,16 +311,76 @@ extern "C" int mgrt_cp_attention_bwd_f32(
                       numHeads, scale, flags);
 }
 
+namespace {
+
+/// Compiled code with uneven blocks (`seq` > 0): the operands hold
+/// ceil(seq / C) rows, of which this rank's block (mgrt_cp_block_rows) is a
+/// prefix. `Padded` narrows the descriptors to the block for the call and
+/// zeroes the padding rows of the results after it.
+struct Padded {
+  int64_t rows = -1; // the block's rows; -1: no padding
+  int64_t all = 0;   // the operands' rows
+
+  Padded(mgrt_comm_group *group, mgrt_memref_f32_3 *q, int64_t seq) {
+    if (seq <= 0 || !group || !q)
+      return;
+    const int64_t C = mgrt_comm_size(group), c = mgrt_comm_rank(group);
+    all = q->sizes[1];
+    const int64_t n = mgrt_cp_block_rows(seq, C, c);
+    if (n < all)
+      rows = n;
+  }
+  /// Rows [rows, all) of d are padding: narrow it (3-D: dim 1; 4-D: dim 2,
+  /// unless broadcast).
+  void narrow(mgrt_memref_f32_3 *d) const {
+    if (rows >= 0 && d && d->sizes[1] == all)
+      d->sizes[1] = rows;
+  }
+  template <typename D4> void narrow4(D4 *d) const {
+    if (rows >= 0 && d && d->sizes[2] == all)
+      d->sizes[2] = rows;
+  }
+  /// Zeroes the padding rows of a result narrowed by narrow().
+  void zeroPadding(mgrt_memref_f32_3 d) const {
+    if (rows < 0 || d.sizes[1] != rows)
+      return;
+    d.offset += rows * d.strides[1];
+    d.sizes[1] = all - rows;
+    zero3(&d);
+  }
+  void zeroPadding4(mgrt_memref_f32_4 d) const {
+    if (rows < 0 || d.sizes[2] != rows)
+      return;
+    d.offset += rows * d.strides[2];
+    d.sizes[2] = all - rows;
+    zero4(&d);
+  }
+};
+
+} // namespace
+
 extern "C" void _mlir_ciface_mgrt_cp_attention_f32(
     mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t numHeads, float scale, int64_t flags, int64_t g0, int64_t g1,
-    int64_t g2, int64_t g3, int64_t axes, int64_t mode) {
-  mgrt_comm_group *group =
-      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_f32");
+    int64_t g2, int64_t g3, int64_t axes, int64_t mode, int64_t seq) {
+  mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_f32");
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
-  mgrt_cp_attention_f32(group, static_cast<int>(mode), out, q, k, v, bias, mask,
-                        numHeads, scale, flags);
+  const Padded pad(group, q, seq);
+  mgrt_memref_f32_3 o = *out, qq = *q, kk = *k, vv = *v;
+  mgrt_memref_f32_4 b{}, *bp = nullptr;
+  mgrt_memref_i8_4 m{}, *mp = nullptr;
+  if (bias)
+    b = *bias, bp = &b;
+  if (mask)
+    m = *mask, mp = &m;
+  for (mgrt_memref_f32_3 *d : {&o, &qq, &kk, &vv})
+    pad.narrow(d);
+  pad.narrow4(bp);
+  pad.narrow4(mp);
+  mgrt_cp_attention_f32(group, static_cast<int>(mode), &o, &qq, &kk, &vv, bp,
+                        mp, numHeads, scale, flags);
+  pad.zeroPadding(o);
   mgrt_comm_set_error_mode(prev);
 }
 
@@ -329,12 +389,32 @@ extern "C" void _mlir_ciface_mgrt_cp_attention_bwd_f32(
     mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
     mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags,
-    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes,
-    int64_t mode) {
-  mgrt_comm_group *group =
-      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_bwd_f32");
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode,
+    int64_t seq) {
+  mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_bwd_f32");
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
-  mgrt_cp_attention_bwd_f32(group, static_cast<int>(mode), dq, dk, dv, dbias,
-                            dout, q, k, v, bias, mask, numHeads, scale, flags);
+  const Padded pad(group, q, seq);
+  mgrt_memref_f32_3 ddq = *dq, ddk = *dk, ddv = *dv, ddo = *dout, qq = *q,
+                    kk = *k, vv = *v;
+  mgrt_memref_f32_4 db{}, *dbp = nullptr, b{}, *bp = nullptr;
+  mgrt_memref_i8_4 m{}, *mp = nullptr;
+  if (dbias)
+    db = *dbias, dbp = &db;
+  if (bias)
+    b = *bias, bp = &b;
+  if (mask)
+    m = *mask, mp = &m;
+  for (mgrt_memref_f32_3 *d : {&ddq, &ddk, &ddv, &ddo, &qq, &kk, &vv})
+    pad.narrow(d);
+  pad.narrow4(dbp);
+  pad.narrow4(bp);
+  pad.narrow4(mp);
+  mgrt_cp_attention_bwd_f32(group, static_cast<int>(mode), &ddq, &ddk, &ddv,
+                            dbp, &ddo, &qq, &kk, &vv, bp, mp, numHeads, scale,
+                            flags);
+  for (const mgrt_memref_f32_3 &d : {ddq, ddk, ddv})
+    pad.zeroPadding(d);
+  if (dbp && (flags & MGRT_ATTENTION_DBIAS))
+    pad.zeroPadding4(db);
   mgrt_comm_set_error_mode(prev);
 }

@@ -590,13 +590,27 @@ mgrt_memref_f32_3 contiguousQ(const mgrt_memref_f32_3 *q, DeviceBuffer &storage,
   return desc3(storage.data(), q->sizes[0], q->sizes[1], q->sizes[2]);
 }
 
+/// Uneven blocks (cp does not divide S: `seq` is S, the blocks padded) are
+/// implemented by the host kernels only; ends the job naming the call.
+void refuseUneven(const char *call, int64_t seq) {
+  if (seq == 0)
+    return;
+  const std::string msg =
+      std::string(call) + ": context-parallel blocks of unequal size (S = " +
+      std::to_string(seq) +
+      " not divisible by cp) are not implemented on --target cuda; choose a "
+      "cp that divides S";
+  mgrt_comm_abort(msg.c_str(), 3);
+}
+
 } // namespace
 
 extern "C" void _mlir_ciface_mgrt_cuda_cp_attention_f32(
     mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t numHeads, float scale, int64_t flags, int64_t g0, int64_t g1,
-    int64_t g2, int64_t g3, int64_t axes, int64_t mode) {
+    int64_t g2, int64_t g3, int64_t axes, int64_t mode, int64_t seq) {
+  refuseUneven(kFwd, seq);
   const Groups groups = groupsOf({{g0, g1, g2, g3}, axes}, kFwd);
   const Layout l = layoutOf(groups.host, q->sizes[1]);
   check(kFwd, mode, q, k, v, bias, mask, nullptr, numHeads, flags, l);
@@ -616,8 +630,9 @@ extern "C" void _mlir_ciface_mgrt_cuda_cp_attention_bwd_f32(
     mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
     mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags,
-    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes,
-    int64_t mode) {
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode,
+    int64_t seq) {
+  refuseUneven(kBwd, seq);
   const Groups groups = groupsOf({{g0, g1, g2, g3}, axes}, kBwd);
   const Layout l = layoutOf(groups.host, q->sizes[1]);
   check(kBwd, mode, q, k, v, bias, mask, dbias, numHeads, flags, l);

@@ -68,12 +68,11 @@ int symmetrize(const mgrt_graph *g, std::vector<idx_t> &xadj,
   return MGRT_OK;
 }
 
-/// Makes every part p hold exactly target(p) nodes (see RuntimeData.h).
+/// Makes every part p hold exactly sizes[p] nodes (see RuntimeData.h).
 void repair(const std::vector<idx_t> &xadj, const std::vector<idx_t> &adjncy,
-            int64_t k, int64_t seqLen, int64_t n, std::vector<idx_t> &part) {
-  auto target = [&](int64_t p) {
-    return p + 1 < k ? seqLen : n - (k - 1) * seqLen;
-  };
+            int64_t k, const int64_t *sizes, int64_t n,
+            std::vector<idx_t> &part) {
+  auto target = [&](int64_t p) { return sizes[p]; };
   std::vector<int64_t> size(k, 0);
   for (int64_t v = 0; v < n; ++v)
     ++size[part[v]];
@@ -144,6 +143,34 @@ int mgrt_partition_metis(const mgrt_graph *g, int64_t seq_len, uint64_t seed,
                     "mgrt_partition_metis: seq_len = %lld, expected >= 1",
                     (long long)seq_len);
   const int64_t n = g->num_nodes;
+  // Parts of seq_len nodes, the last one the remainder.
+  const int64_t k = std::max<int64_t>(1, (n + seq_len - 1) / seq_len);
+  std::vector<int64_t> sizes(k, seq_len);
+  sizes.back() = n - (k - 1) * seq_len;
+  return mgrt_partition_metis_sizes(g, k, sizes.data(), seed, order, err,
+                                    errlen);
+}
+
+int mgrt_partition_metis_sizes(const mgrt_graph *g, int64_t nparts,
+                               const int64_t *sizes, uint64_t seed,
+                               int64_t *order, char *err, size_t errlen) {
+  if (int rc = checkGraphHeader(g, "mgrt_partition_metis", err, errlen))
+    return rc;
+  const int64_t n = g->num_nodes;
+  int64_t total = 0, largest = 0;
+  for (int64_t p = 0; sizes && p < nparts; ++p) {
+    if (sizes[p] < 0)
+      return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
+                      "mgrt_partition_metis: part %lld has size %lld",
+                      (long long)p, (long long)sizes[p]);
+    total += sizes[p];
+    largest = std::max(largest, sizes[p]);
+  }
+  if (nparts < 1 || !sizes || total != n)
+    return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
+                    "mgrt_partition_metis: %lld part sizes summing to %lld "
+                    "for %lld nodes",
+                    (long long)nparts, (long long)total, (long long)n);
   if (n > 0 && !order)
     return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
                     "mgrt_partition_metis: order is NULL");
@@ -155,24 +182,23 @@ int mgrt_partition_metis(const mgrt_graph *g, int64_t seq_len, uint64_t seed,
   std::vector<idx_t> xadj, adjncy;
   if (int rc = symmetrize(g, xadj, adjncy, err, errlen))
     return rc;
-  const int64_t k = (n + seq_len - 1) / seq_len;
+  const int64_t k = nparts;
   std::vector<idx_t> part(n, 0);
-  if (k > 1 && seq_len > 1 && !adjncy.empty()) {
-    // 1. METIS with target part weights seq_len / N (the last: remainder).
+  if (k > 1 && largest > 1 && !adjncy.empty()) {
+    // 1. METIS with target part weights sizes[p] / N.
     idx_t nvtxs = static_cast<idx_t>(n), ncon = 1,
-          nparts = static_cast<idx_t>(k), objval = 0;
+          numParts = static_cast<idx_t>(k), objval = 0;
     std::vector<real_t> tpwgts(k);
     for (int64_t p = 0; p < k; ++p)
-      tpwgts[p] = static_cast<real_t>(
-          static_cast<double>(p + 1 < k ? seq_len : n - (k - 1) * seq_len) /
-          static_cast<double>(n));
+      tpwgts[p] = static_cast<real_t>(static_cast<double>(sizes[p]) /
+                                      static_cast<double>(n));
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_SEED] = static_cast<idx_t>(seed & 0x7fffffff);
     options[METIS_OPTION_UFACTOR] = 10; // 1% imbalance; repaired below
     const int rc = METIS_PartGraphKway(
         &nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, nullptr,
-        &nparts, tpwgts.data(), nullptr, options, &objval, part.data());
+        &numParts, tpwgts.data(), nullptr, options, &objval, part.data());
     if (rc != METIS_OK)
       return dataFail(err, errlen,
                       rc == METIS_ERROR_MEMORY ? MGRT_ERR_NOMEM
@@ -184,11 +210,15 @@ int mgrt_partition_metis(const mgrt_graph *g, int64_t seq_len, uint64_t seed,
                                                 : "error",
                       (long long)n, (long long)k);
     // 2. Exact sizes.
-    repair(xadj, adjncy, k, seq_len, n, part);
+    repair(xadj, adjncy, k, sizes, n, part);
   } else {
     // One part, single-node parts or no edges: any order is as good.
-    for (int64_t v = 0; v < n; ++v)
-      part[v] = static_cast<idx_t>(v / seq_len);
+    for (int64_t v = 0, p = 0, filled = 0; v < n; ++v) {
+      while (filled == sizes[p])
+        ++p, filled = 0;
+      part[v] = static_cast<idx_t>(p);
+      ++filled;
+    }
   }
   // 3. Sequence p = part p, nodes in increasing id (a counting sort).
   std::vector<int64_t> start(k + 1, 0);

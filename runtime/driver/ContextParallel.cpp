@@ -19,6 +19,7 @@ bool setupContextParallel(const mgrt_plan *plan, int worldRank, int worldSize,
   cp.rank = worldRank % cp.size;
   cp.dpSize = worldSize / cp.size;
   cp.dpRank = worldRank / cp.size;
+  cp.seq = plan && cp.size > 1 ? plan->cp_seq : 0;
   return true;
 }
 
@@ -28,13 +29,15 @@ bool reorderForContextParallel(const mgrt_graph &g, int64_t *order,
                                int64_t *internal, int64_t *cut) {
   if (cp <= 1)
     return true;
-  if (seqLen % cp != 0) {
-    error = "cp=" + std::to_string(cp) +
-            " does not divide S = " + std::to_string(seqLen);
+  if (seqLen < cp) {
+    error =
+        "cp=" + std::to_string(cp) + " exceeds S = " + std::to_string(seqLen);
     return false;
   }
   std::vector<int64_t> local(g.num_nodes, -1), rowPtr(seqLen + 1), colIdx,
-      part(seqLen), nodes(seqLen);
+      part(seqLen), nodes(seqLen), sizes(cp);
+  for (int c = 0; c < cp; ++c)
+    sizes[c] = mgrt_cp_block_rows(seqLen, cp, c);
   char err[256];
   for (int64_t s = 0; s < numSeq; ++s) {
     int64_t *seq = order + s * seqLen;
@@ -52,20 +55,23 @@ bool reorderForContextParallel(const mgrt_graph &g, int64_t *order,
     rowPtr[seqLen] = static_cast<int64_t>(colIdx.size());
     mgrt_graph sub = {seqLen, static_cast<int64_t>(colIdx.size()),
                       rowPtr.data(), colIdx.data()};
-    // cp parts of exactly seqLen / cp nodes, as METIS sequences.
-    if (mgrt_partition_metis(&sub, seqLen / cp, seed + s, part.data(), err,
-                             sizeof err) != MGRT_OK) {
+    // cp parts of exactly the blocks' sizes.
+    if (mgrt_partition_metis_sizes(&sub, cp, sizes.data(), seed + s,
+                                   part.data(), err, sizeof err) != MGRT_OK) {
       error = std::string("cp blocks (METIS): ") + err;
       return false;
     }
     for (int64_t i = 0; i < seqLen; ++i)
       nodes[i] = seq[part[i]];
     // Edges inside the sequence, and those between blocks (block of local
-    // node v = its position in part[] / (seqLen / cp)).
+    // node v: the block holding its position in part[]).
     if (internal || cut) {
       std::vector<int64_t> block(seqLen);
-      for (int64_t i = 0; i < seqLen; ++i)
-        block[part[i]] = i / (seqLen / cp);
+      for (int64_t i = 0, c = 0; i < seqLen; ++i) {
+        while (i >= mgrt_cp_block_first(seqLen, cp, c) + sizes[c])
+          ++c;
+        block[part[i]] = c;
+      }
       int64_t in = 0, across = 0;
       for (int64_t u = 0; u < seqLen; ++u)
         for (int64_t e = rowPtr[u]; e < rowPtr[u + 1]; ++e)

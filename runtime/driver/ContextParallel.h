@@ -6,8 +6,11 @@
 // dp replica take the same sequences, and rank c fills only its block of
 // S / cp rows [c S / cp, (c + 1) S / cp) of every input: features,
 // degrees, labels and masks, and SPD rows [S / cp, S] from the row-block
-// BFS. The nodes of every sequence are first reordered so that each block
-// is a METIS part of the sequence's induced subgraph (exact sizes).
+// BFS. When cp does not divide S (mgrt_plan::cp_seq), block c holds
+// mgrt_cp_block_rows(S, cp, c) rows from mgrt_cp_block_first, in the first
+// rows of the ceil(S / cp) compiled ones; the rest are zero padding, never
+// counted. The nodes of every sequence are first reordered so that each
+// block is a METIS part of the sequence's induced subgraph (exact sizes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +30,9 @@ struct ContextParallel {
   int rank = 0;   ///< this rank's block, 0 <= rank < size
   int dpSize = 1; ///< dp = world / cp, the replicas taking other sequences
   int dpRank = 0; ///< this rank's replica
+  /// The sequence length of uneven blocks (mgrt_plan::cp_seq: cp does not
+  /// divide it, block c holds mgrt_cp_block_rows rows); 0: S / cp each.
+  int64_t seq = 0;
 };
 
 /// Reads the model's cp (`plan`; NULL = 1) and splits the world rank
@@ -37,8 +43,9 @@ bool setupContextParallel(const mgrt_plan *plan, int worldRank, int worldSize,
 
 /// Reorders the nodes of each of the `numSeq` sequences of `seqLen` nodes
 /// in `order` (as from mgrt_partition_metis) so that the cp blocks of
-/// seqLen / cp consecutive nodes are the parts of a METIS cp-way partition
-/// of the sequence's induced subgraph. No-op for cp = 1. `internal` and
+/// consecutive nodes (mgrt_cp_block_rows(seqLen, cp, c) each: seqLen / cp
+/// when cp divides seqLen) are the parts of a METIS cp-way partition of the
+/// sequence's induced subgraph. No-op for cp = 1. `internal` and
 /// `cut` (if given) receive the number of directed edges inside the
 /// sequences and how many of them join two different blocks.
 bool reorderForContextParallel(const mgrt_graph &g, int64_t *order,

@@ -68,6 +68,8 @@ bool GraphBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
                         BatchCounts &counts, std::string &error) {
   const int64_t B = layout.B, S = layout.S, R = layout.rows,
                 first = layout.first, F = data.numFeatures();
+  // The block's rows; rows [V, R) are padding (uneven cp blocks).
+  const int64_t V = layout.valid >= 0 ? std::min(layout.valid, R) : R;
   const int64_t globalB = B * layout.replicas;
   // Which sequences.
   const int64_t e = step / perEpoch, k = step % perEpoch;
@@ -90,22 +92,28 @@ bool GraphBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
     const int64_t *seq =
         order.data() + epochOrder[k * globalB + layout.replica * B + b] * S;
     const int64_t *nodes = seq + first;
-    for (int64_t s = 0; s < R; ++s)
+    for (int64_t s = 0; s < V; ++s)
       counts.counted += isTrain[nodes[s]],
           counts.evalCounted += isEval[nodes[s]];
     for (size_t i = 0; i < inputs.size(); ++i) {
       const mgrt_tensor &t = inputs[i];
       const int64_t base = b * R; // row (b, 0) in node units
+      if (V < R) { // padding: zeros (no label, no feature, distance 0)
+        const int64_t perRow = mgrt_tensor_numel(&t) / (B * R);
+        const size_t bytes = mgrt_dtype_size(t.dtype);
+        std::memset(static_cast<char *>(t.data) + (base + V) * perRow * bytes,
+                    0, (R - V) * perRow * bytes);
+      }
       switch (roles[i]) {
       case MGRT_ROLE_NODE_FEATURES:
         if (t.dtype == MGRT_I64) {
-          for (int64_t s = 0; s < R; ++s)
+          for (int64_t s = 0; s < V; ++s)
             for (int64_t f = 0; f < F; ++f)
               storeInt(t, (base + s) * F + f,
                        bins.id(f, feats[nodes[s] * F + f]));
           break;
         }
-        for (int64_t s = 0; s < R && F > 0; ++s)
+        for (int64_t s = 0; s < V && F > 0; ++s)
           std::memcpy(static_cast<float *>(t.data) + (base + s) * F,
                       feats + nodes[s] * F, F * sizeof(float));
         break;
@@ -118,23 +126,23 @@ bool GraphBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
         // Unlabelled nodes (-1, never in a mask) get class 0; degrees are
         // capped at the table's last row.
         const int64_t cap = maxId[i] >= 0 ? maxId[i] : INT64_MAX;
-        for (int64_t s = 0; s < R; ++s)
+        for (int64_t s = 0; s < V; ++s)
           storeInt(t, base + s,
                    std::min(cap, std::max<int64_t>(0, src[nodes[s]])));
         break;
       }
       case MGRT_ROLE_LABEL_MASK:
-        for (int64_t s = 0; s < R; ++s)
+        for (int64_t s = 0; s < V; ++s)
           static_cast<uint8_t *>(t.data)[base + s] = isTrain[nodes[s]];
         break;
       case MGRT_ROLE_EVAL_MASK:
-        for (int64_t s = 0; s < R; ++s)
+        for (int64_t s = 0; s < V; ++s)
           static_cast<float *>(t.data)[base + s] = isEval[nodes[s]];
         break;
       case MGRT_ROLE_SPD: {
         int64_t *out = static_cast<int64_t *>(t.data) + base * S;
         if (t.dtype != MGRT_I64) {
-          spdTmp.resize(R * S);
+          spdTmp.resize(V * S);
           out = spdTmp.data();
         }
         // Distances past the table's last row share it (unreachable pairs
@@ -142,13 +150,13 @@ bool GraphBatches::fill(long step, std::vector<mgrt_tensor> &inputs,
         const long cap = maxId[i] >= 0 && maxId[i] < maxDistance
                              ? static_cast<long>(maxId[i])
                              : maxDistance;
-        if (mgrt_spd_block(&data.graph, seq, S, first, first + R, cap, out, err,
+        if (mgrt_spd_block(&data.graph, seq, S, first, first + V, cap, out, err,
                            sizeof err) != MGRT_OK) {
           error = std::string("spd: ") + err;
           return false;
         }
         if (t.dtype != MGRT_I64)
-          for (int64_t j = 0; j < R * S; ++j)
+          for (int64_t j = 0; j < V * S; ++j)
             storeInt(t, base * S + j, out[j]);
         break;
       }

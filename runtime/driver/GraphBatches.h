@@ -22,10 +22,13 @@ namespace mgrt {
 
 /// How this rank takes its part of each global batch.
 struct BatchLayout {
-  int64_t B = 1;        ///< sequences per replica and step
-  int64_t S = 1;        ///< nodes per sequence
-  int64_t rows = 1;     ///< R: the rows of a sequence this rank fills
-  int64_t first = 0;    ///< its first row (cp block)
+  int64_t B = 1;     ///< sequences per replica and step
+  int64_t S = 1;     ///< nodes per sequence
+  int64_t rows = 1;  ///< R: the rows of a sequence this rank fills
+  int64_t first = 0; ///< its first row (cp block)
+  /// The rows of its block, <= R (uneven cp blocks: the rest are padding,
+  /// filled with zeros and never counted); -1: R.
+  int64_t valid = -1;
   int64_t replicas = 1; ///< dp replicas taking other sequences
   int64_t replica = 0;  ///< this rank's replica
 };

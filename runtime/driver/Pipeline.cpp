@@ -112,12 +112,13 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   pipe.pp = static_cast<int>(plan.pp);
   pipe.mb = static_cast<int>(plan.micro_batches);
   pipe.dp = static_cast<int>(plan.dp);
+  pipe.cp = static_cast<int>(plan.cp);
   pipe.zero = static_cast<int>(plan.zero);
-  if (pipe.pp < 2 || pipe.mb < 1 || pipe.dp < 1 || plan.cp != 1)
+  if (pipe.pp < 1 || pipe.mb < 1 || pipe.dp < 1 || pipe.cp < 1)
     return fail(error, "the model's plan '" + planText +
                            "' is not a pipeline plan this driver runs "
-                           "(pp >= 2, mb >= 1, cp = 1)");
-  const int planned = pipe.pp * pipe.dp;
+                           "(pp, mb, dp, cp >= 1)");
+  const int planned = pipe.pp * pipe.dp * pipe.cp;
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
   const int rc = mgrt_comm_init(nullptr, nullptr);
   mgrt_comm_set_error_mode(prev);
@@ -133,15 +134,22 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
                            " process(es); launch it with mpirun -np " +
                            std::to_string(planned));
   pipe.worldRank = mgrt_comm_rank(mgrt_comm_world());
-  const int64_t shape[3] = {pipe.dp, pipe.pp, 1};
+  const int64_t shape[3] = {pipe.dp, pipe.pp, pipe.cp};
   int64_t coords[3];
   mgrt_comm_grid_coords(3, shape, pipe.worldRank, coords);
   pipe.replica = static_cast<int>(coords[0]);
   pipe.stage = static_cast<int>(coords[1]);
+  pipe.cpRank = static_cast<int>(coords[2]);
+  // Activations go to the same cp block of the next stage; the gradients
+  // of a stage's parameters are summed over its replicas and cp blocks.
   mgrt_comm_grid_group(3, shape, 1u << MGRT_COMM_AXIS_PP, &pipe.ppGroup);
-  mgrt_comm_grid_group(3, shape, 1u << MGRT_COMM_AXIS_DP, &pipe.dpGroup);
-  dp.rank = pipe.replica;
-  dp.size = pipe.dp;
+  mgrt_comm_grid_group(3, shape,
+                       (1u << MGRT_COMM_AXIS_DP) | (1u << MGRT_COMM_AXIS_CP),
+                       &pipe.dpGroup);
+  // The driver's view (ContextParallel.h splits it again): dp x cp ranks
+  // fill the batch, cp innermost.
+  dp.rank = pipe.replica * pipe.cp + pipe.cpRank;
+  dp.size = pipe.dp * pipe.cp;
 
   const bool last = pipe.stage + 1 == pipe.pp;
   pipe.fwd = last ? nullptr : findEntry(model, pipe.stage, MGRT_STAGE_FORWARD);
@@ -247,6 +255,11 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   }
   if (last && st.lossOut < 0)
     return fail(error, "the last stage's backward has no 'loss'");
+  if (last &&
+      findRole(pipe.bwd->inputs, pipe.bwd->num_inputs, MGRT_ROLE_LOSS_SEED) < 0)
+    return fail(error, "the last stage's backward has no input '" +
+                           std::string(MGRT_NAME_LOSS_SEED) +
+                           "'; recompile the model");
   return true;
 }
 
@@ -265,7 +278,8 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
     const int64_t per = mgrt_tensor_numel(&t) / M;
     return static_cast<char *>(t.data) + m * per * mgrt_dtype_size(t.dtype);
   };
-  // Weights n_m / N (labelled nodes), N over the global batch.
+  // Weights n_m / N (labelled nodes), N over the global batch (summed over
+  // the dp x cp ranks: each cp rank counts its own rows).
   std::vector<double> weight(M, 0.0);
   {
     const int maskIndex =
@@ -292,8 +306,11 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
   const int slots = static_cast<int>(st.slots.size());
   pipe.computeSeconds = pipe.computeCpuSeconds = 0;
 
+  // The last stage's loss seed: the weight of the micro-batch it runs.
+  float seed = 0.f;
   // Calls `e` on micro-batch m (stage inputs from slot m % slots).
   auto call = [&](const mgrt_entry_info *e, int m, bool forward) -> bool {
+    seed = static_cast<float>(weight[m]);
     std::vector<std::vector<int64_t>> descs;
     float *slot = static_cast<float *>(st.slots[m % slots].data);
     // 64-byte aligned (mgrt_tensor_alloc) base of the saved values.
@@ -312,6 +329,8 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
       else if (role == MGRT_ROLE_SAVED &&
                j < static_cast<int>(st.savedOffset.size()))
         data = savedBase + st.savedOffset[j];
+      else if (role == MGRT_ROLE_LOSS_SEED && in.dtype == MGRT_F32)
+        data = &seed;
       else
         return fail(error,
                     std::string("no data for entry input '") + in.name + "'");
@@ -344,17 +363,17 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
     pipe.computeCpuSeconds += processCpuSeconds() - cpuStart;
     return true;
   };
-  // After backward(m): weight (last stage), accumulate.
+  // After backward(m): the weighted loss and the counts (last stage),
+  // accumulate the gradients (already weighted: the last stage's backward
+  // starts from its seed, the others from weighted cotangents).
   auto collect = [&](int m) {
-    const double w = last ? weight[m] : 1.0;
     if (last) {
-      loss += w * *static_cast<const float *>(st.bwdOut[st.lossOut].data);
+      loss +=
+          weight[m] * *static_cast<const float *>(st.bwdOut[st.lossOut].data);
       if (st.correctOut >= 0)
         correct += *static_cast<const float *>(st.bwdOut[st.correctOut].data);
       if (st.evalOut >= 0)
         evalCorrect += *static_cast<const float *>(st.bwdOut[st.evalOut].data);
-      for (float &v : st.dactBuf)
-        v = static_cast<float>(v * w);
     }
     for (size_t i = 0; i < st.gradOfBwdOutput.size(); ++i) {
       const int a = st.gradOfBwdOutput[i];
@@ -364,7 +383,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
       const float *src = static_cast<const float *>(st.bwdOut[i].data);
       const int64_t n = mgrt_tensor_numel(&st.acc[a]);
       for (int64_t j = 0; j < n; ++j)
-        dst[j] += static_cast<float>(w * src[j]);
+        dst[j] += src[j];
     }
   };
   // One loop runs the stage's actions.
@@ -412,7 +431,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
 
   // Gradients of the replicas, then the update (with ZeRO the update
   // reduce-scatters them itself).
-  if (pipe.dp > 1 && pipe.zero == 0)
+  if (pipe.dp * pipe.cp > 1 && pipe.zero == 0)
     for (mgrt_tensor &a : st.acc)
       mgrt_comm_all_reduce(pipe.dpGroup, a.data, a.data, mgrt_tensor_numel(&a),
                            MGRT_F32, MGRT_COMM_SUM);
@@ -428,7 +447,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
 
   // Loss and counts: summed over replicas, from the last stage to all.
   double values[3] = {loss, correct, evalCorrect};
-  if (pipe.dp > 1)
+  if (pipe.dp * pipe.cp > 1)
     mgrt_comm_all_reduce(pipe.dpGroup, values, values, 3, MGRT_F64,
                          MGRT_COMM_SUM);
   mgrt_comm_broadcast(pipe.ppGroup, values, 3, MGRT_F64, K - 1);
@@ -446,7 +465,7 @@ bool pipelineStep(Pipeline &pipe, const mgrt_model_info &model,
 }
 
 double pipelineSumOverReplicas(const Pipeline &pipe, double v) {
-  if (pipe.dp == 1)
+  if (pipe.dp * pipe.cp == 1)
     return v;
   double sum = 0;
   mgrt_comm_all_reduce(pipe.dpGroup, &v, &sum, 1, MGRT_F64, MGRT_COMM_SUM);

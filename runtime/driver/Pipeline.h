@@ -41,11 +41,13 @@ namespace mgrt {
 struct PipelineState;
 
 struct Pipeline {
-  int pp = 1, mb = 1, dp = 1;
+  /// The grid dp x pp x cp (cp innermost): cp ranks of a stage replica
+  /// each hold their rows of every sequence (gt-context-parallel).
+  int pp = 1, mb = 1, dp = 1, cp = 1;
   /// ZeRO stage of the stages' updates: above 0 they reduce-scatter the
   /// gradients over dp themselves (gt-pipeline-train).
   int zero = 0;
-  int stage = 0, replica = 0, worldRank = 0;
+  int stage = 0, replica = 0, cpRank = 0, worldRank = 0;
   /// 1F1B (default) or GPipe (all forwards, then all backwards; every
   /// stage keeps all M micro-batches' inputs): MEGAGRAPH_PP_SCHEDULE=gpipe.
   PipelineScheduleKind schedule = PipelineScheduleKind::OneForwardOneBackward;

@@ -163,12 +163,16 @@ bool partitionSequences(const GraphData &data, const Options &opts, int64_t S,
   if (!reorderForContextParallel(g, order.data(), numSeq, S, cp, opts.seed,
                                  error, &internal, &cpCut))
     return false;
-  if (!opts.quiet && cp > 1 && lead)
+  if (!opts.quiet && cp > 1 && lead) {
+    // Uneven blocks (cp does not divide S): S / cp or one more node.
+    const std::string sizes =
+        std::to_string(S / cp) +
+        (S % cp ? " to " + std::to_string(S / cp + 1) : std::string());
     std::fprintf(stderr,
-                 "partition: cp blocks of %lld nodes (METIS) cut %.1f%% of "
+                 "partition: cp blocks of %s nodes (METIS) cut %.1f%% of "
                  "the edges inside the sequences\n",
-                 (long long)(S / cp),
-                 internal ? 100.0 * cpCut / internal : 0.0);
+                 sizes.c_str(), internal ? 100.0 * cpCut / internal : 0.0);
+  }
   int64_t cut = 0;
   if (!opts.quiet && mgrt_partition_edge_cut(&g, order.data(), S, &cut, err,
                                              sizeof err) == MGRT_OK)

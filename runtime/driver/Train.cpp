@@ -715,7 +715,7 @@ int train(const mgrt_model_info &model, const Options &opts) {
     if (B < 0)
       B = in.shape[0], S = in.shape[1], bsFrom = name;
     if (in.shape[0] != B || in.shape[1] != S ||
-        (square && in.shape[2] != S * cp.size))
+        (square && in.shape[2] != (cp.seq > 0 ? cp.seq : S * cp.size)))
       errors.push_back(what + ", expected " + mgrt_dtype_name(dtA) + " " +
                        shapeText + " with B = " + std::to_string(B) + ", S = " +
                        std::to_string(S) + " (from input '" + bsFrom + "')");
@@ -757,12 +757,18 @@ int train(const mgrt_model_info &model, const Options &opts) {
   for (int i = 0; i < model.num_inputs; ++i)
     if (!checkFeatureIds(model.inputs[i], F, opts, error))
       errors.push_back(error);
-  // With cp, the model's rows R are this rank's block of the S nodes.
+  // With cp, the model's rows R are this rank's block of the S nodes (with
+  // uneven blocks its mgrt_cp_block_rows first rows, then padding).
   BatchLayout layout;
   layout.B = B;
   layout.rows = S;
   layout.first = cp.rank * S;
   layout.S = S * cp.size;
+  if (cp.seq > 0) {
+    layout.S = cp.seq;
+    layout.first = mgrt_cp_block_first(cp.seq, cp.size, cp.rank);
+    layout.valid = mgrt_cp_block_rows(cp.seq, cp.size, cp.rank);
+  }
   layout.replicas = cp.dpSize;
   layout.replica = cp.dpRank;
   S = layout.S;

@@ -5,7 +5,10 @@ B / dp (each dp replica's batch), compiled with `--train` and with
 `--train --plan cp=C,cp_mode=M[,dp=P]`, and trained on the same synthetic
 SBM for 20 steps, alone and under `mpirun -np P*C`. In the cp run each rank
 holds S / C nodes of every sequence (its METIS block) and the attention
-meets the other blocks' keys by all-gather or around a ring. The cp run
+meets the other blocks' keys by all-gather or around a ring. When C does
+not divide S (cp=3 with S = 32) the blocks are uneven, 11, 11 and 10
+nodes: every rank's program has ceil(S / C) rows and a shorter block's
+last row is padding. The cp run
 must reproduce the one-process run: every step's loss within 1e-4
 relative, the same accuracy, one peak_bytes entry per rank. The compiled
 cp program must also have the per-rank shapes ([B, S/C, F] features,
@@ -177,17 +180,22 @@ def main():
                                        "--mode", "train", "--data", data,
                                        "--steps", "1"],
                        capture_output=True, text=True, timeout=300)
-    m = re.search(r"cp blocks of (\d+) nodes \(METIS\) cut ([0-9.]+)%",
-                  r.stderr)
-    blockCut = float(m.group(2)) if m else float("nan")
+    m = re.search(r"cp blocks of (\d+)(?: to (\d+))? nodes \(METIS\) cut "
+                  r"([0-9.]+)%", r.stderr)
+    blockCut = float(m.group(3)) if m else float("nan")
     randomCut = 100.0 * (1 - 1 / C)
     single = [json.loads(l) for l in open(logs["single"])]
     cp = [json.loads(l) for l in open(logs["cp"])]
     check = tdp.Checks()
 
-    # The per-rank program: S / C rows, all S key columns of the distances.
-    R = tg.S // C
+    # The per-rank program: S / C rows (ceil(S / C) when C does not divide
+    # S: uneven blocks of S // C or one more rows, padded), all S key
+    # columns of the distances.
+    R = -(-tg.S // C)
     shapes = [f"tensor<{B // P}x{R}x{tg.F}xf32> {{gt.name = \"x\"}}"]
+    if tg.S % C:
+        # The blocks' sequence length travels with the cp attentions.
+        shapes.append(f"seq = {tg.S}>")
     if args.model in ("graphormer", "mha"):
         shapes.append(f"tensor<{B // P}x{R}x{tg.S}xi64> {{gt.name = \"spd\"}}")
     check("shapes", all(s in irs["gt"] for s in shapes), ", ".join(shapes))
@@ -199,9 +207,13 @@ def main():
                            irs["llvm"]))
     check("cp attention calls", fwd == 2 and bwd == 2 and plain == 0,
           f"{fwd} forward, {bwd} backward, {plain} single-process")
-    check("cp blocks", m is not None and int(m.group(1)) == R and
+    sizes = (f"{m.group(1)}" + (f" to {m.group(2)}" if m.group(2) else "")
+             if m else "?")
+    want = (f"{tg.S // C}" if tg.S % C == 0
+            else f"{tg.S // C} to {tg.S // C + 1}")
+    check("cp blocks", m is not None and sizes == want and
           blockCut < 0.75 * randomCut,
-          f"{m.group(1) if m else '?'} nodes per rank, {blockCut:.1f}% of "
+          f"{sizes} nodes per rank, {blockCut:.1f}% of "
           f"the edges inside the sequences cut (random split: "
           f"{randomCut:.0f}%)")
     tdp.compare_runs(check, single, cp, P * C, STEPS)

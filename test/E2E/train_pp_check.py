@@ -14,13 +14,21 @@ reduce-scatters its gradients over the dp replicas: the IR has one
 optimizer-state global per moment and bucket at 1/D of the stage's
 parameters (gt.zero.s<k>.bucket<j>); the parameters stay whole, except with
 --zero 3, where each rank stores 1/D of them (the stage's entries
-all-gather them before use).
+all-gather them before use). --pp 1 with --mb M is gradient accumulation:
+one stage, whose backward runs once per micro-batch, then one update.
+With --cp C every stage replica is C ranks,
+each holding S / C rows of every sequence (gt-context-parallel before the
+split): the stage entries take [b, S/C, ...] inputs, the activations sent
+between stages are the rank's rows, the stages' attentions call the cp
+kernels, and the gradients (and ZeRO shards) span the dp x cp ranks of a
+stage.
 
 The layer-norm weights are perturbed before export: the exporter merges
 identical initializers (all-ones LN weights) into one tensor, which would tie
 parameters across stages (rejected by gt-pipeline-split).
 
 usage: train_pp_check.py MEGAGRAPH_COMPILE WORKDIR --pp K --mb M [--dp D]
+           [--cp C] [--cp-mode allgather|ring]
            [--optimizer sgd|adamw] [--lr X] [--stages a:b:...]
            [--schedule 1f1b|gpipe] [--recompute] [--zero 1|2|3]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
@@ -50,6 +58,9 @@ def main():
     ap.add_argument("--pp", type=int, required=True)
     ap.add_argument("--mb", type=int, required=True)
     ap.add_argument("--dp", type=int, default=1)
+    ap.add_argument("--cp", type=int, default=1)
+    ap.add_argument("--cp-mode", choices=["allgather", "ring"],
+                    default="allgather")
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--lr", default="0.1")
     ap.add_argument("--stages", default="")
@@ -68,8 +79,12 @@ def main():
             if ".n1." in name or ".n2." in name or name.startswith("norm."):
                 p.add_(0.1 * torch.randn_like(p))
     G = args.dp * args.mb * MICRO
-    ranks = args.dp * args.pp
+    ranks = args.dp * args.pp * args.cp
+    # The ranks that hold a stage's parameters (its ZeRO shards).
+    shards = args.dp * args.cp
     plan = f"dp={args.dp},pp={args.pp},mb={args.mb}"
+    if args.cp > 1:
+        plan += f",cp={args.cp},cp_mode={args.cp_mode}"
     if args.stages:
         plan += f",stages={args.stages}"
     if args.recompute:
@@ -111,9 +126,31 @@ def main():
     entries = [f"s{k}.{kind}" for k in range(args.pp)
                for kind in ("fwd", "bwd", "update")
                if not (kind == "fwd" and k == args.pp - 1)]
+    if args.pp == 1 and args.mb == 1:
+        entries = []  # no pipeline: the plain step (recompute=1 alone)
     missing = [e for e in entries if f'gt.pipeline_entry = "{e}"' not in mlir]
     check("entries", not missing,
           f"{len(entries)} stage entries, missing {missing}")
+    if args.recompute and args.pp == 1:
+        # Without stages, gt-recompute's clones read their unit's inputs
+        # through copies (pipeline stages recompute their whole forward in
+        # the backward entry instead).
+        copies = mlir.count("bufferization.alloc_tensor() copy(")
+        check("recompute", copies > 0, f"{copies} recomputed unit inputs")
+    if args.cp > 1:
+        # Each stage entry takes this rank's rows; its attentions are the
+        # cp kernel's over the cp axis of the dp x pp x cp grid.
+        R = tg.S // args.cp
+        x = f"tensor<{MICRO}x{R}x{tg.F}xf32> {{gt.name = \"x\"}}"
+        spd = f"tensor<{MICRO}x{R}x{tg.S}xi64> {{gt.name = \"spd\"}}"
+        grid = (f"grid = [{args.dp}, {args.pp}, {args.cp}, 1], axes = 4"
+                if args.pp > 1 else
+                f"grid = [{args.dp}, {args.cp}, 1, 1], axes = 2")
+        attentions = mlir.count("gt.cp = #gt.cp<")
+        check("cp stages", x in mlir and spd in mlir and grid in mlir and
+              attentions >= 2,
+              f"inputs {x.split(' ')[0]} and {spd.split(' ')[0]}, "
+              f"{attentions} cp attentions on the grid '{grid}'")
     if args.zero:
         state = tdp.optimizer_state_bytes(mlir)
         single_mlir = subprocess.run(
@@ -125,27 +162,38 @@ def main():
         # per stage and the buckets' padding (under D elements per bucket).
         buckets = len(re.findall(r"ml_program\.global [^\n]*gt\.zero_shard",
                                  mlir))
-        pad = 4 * buckets * (args.dp - 1)
+        pad = 4 * buckets * (shards - 1)
         check("optimizer state", "gt.zero.s0.bucket" in mlir and
-              state <= s1 / args.dp + 4 * args.pp + 2 * pad,
+              state <= s1 / shards + 4 * args.pp + 2 * pad,
               f"{s1} bytes alone, {state} over the {args.pp} stages of one "
               f"replica with {plan} (ratio {s1 / max(state, 1):.2f})")
         # zero=3 keeps 1/D of every stage's parameters (the shard globals);
         # below it the parameters stay whole.
         p1, pp_bytes = (tdp.parameter_bytes(single_mlir),
                         tdp.parameter_bytes(mlir))
-        want = (pp_bytes <= p1 / args.dp + pad if args.zero == 3
+        want = (pp_bytes <= p1 / shards + pad if args.zero == 3
                 else pp_bytes == p1)
         check("parameters", want and p1 > 0,
               f"{p1} bytes alone, {pp_bytes} over the {args.pp} stages of "
               f"one replica with {plan} (ratio {p1 / max(pp_bytes, 1):.2f})")
+    if args.recompute and args.pp * args.mb * args.dp * args.cp == 1:
+        # The same batch in one step: recomputation must lower the peak.
+        peak = max(r["peak_bytes"][0] for r in pp)
+        peak1 = max(r["peak_bytes"][0] for r in single)
+        check("recompute peak", peak < peak1,
+              f"{peak} bytes with recompute=1, {peak1} without")
     compare_runs(check, single, pp, ranks, STEPS,
                  f", {plan}, {args.schedule}")
     r = subprocess.run([exes["pp"], *run], capture_output=True, text=True,
                        timeout=120)
-    want = f"launch it with mpirun -np {ranks}"
-    check("launch", r.returncode != 0 and want in r.stderr,
-          f"exit {r.returncode}, '{want}' in the message")
+    if ranks == 1:
+        # Gradient accumulation (pp=1, mb>1) runs in one process, alone too.
+        check("launch", r.returncode == 0,
+              f"exit {r.returncode} without mpirun")
+    else:
+        want = f"launch it with mpirun -np {ranks}"
+        check("launch", r.returncode != 0 and want in r.stderr,
+              f"exit {r.returncode}, '{want}' in the message")
     return 0 if check.ok else 1
 
 

@@ -2,13 +2,13 @@
 // RUN: not megagraph-opt %s --split-input-file --gt-context-parallel="cp=2 mode=ulysses" 2>&1 | FileCheck %s --check-prefix=MODE
 // MODE: error: gt-context-parallel: mode must be allgather or ring, got 'ulysses'
 // RUN: not megagraph-opt %s --split-input-file --gt-context-parallel=cp=0 2>&1 | FileCheck %s --check-prefix=CP0
-// CP0: error: gt-context-parallel: cp and dp must be at least 1, got cp=0 dp=1
+// CP0: error: gt-context-parallel: cp, dp and pp must be at least 1, got cp=0 dp=1 pp=1
 
-// cp must divide S.
-func.func @main(%x: tensor<1x5x4xf32>) -> tensor<1x5x4xf32> {
-  // expected-error @+1 {{'gt.attention' op gt-context-parallel: cp=2 does not divide the sequence length S=5 (each rank holds S / cp rows)}}
-  %a = gt.attention %x, %x, %x heads = 1 : (tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x5x4xf32>) -> tensor<1x5x4xf32>
-  return %a : tensor<1x5x4xf32>
+// Each rank holds at least one row: cp must not exceed S.
+func.func @main(%x: tensor<1x1x4xf32>) -> tensor<1x1x4xf32> {
+  // expected-error @+1 {{'gt.attention' op gt-context-parallel: cp=2 exceeds the sequence length S=1 (each rank holds at least one row)}}
+  %a = gt.attention %x, %x, %x heads = 1 : (tensor<1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+  return %a : tensor<1x1x4xf32>
 }
 
 // -----

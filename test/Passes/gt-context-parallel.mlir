@@ -1,6 +1,7 @@
 // RUN: megagraph-opt %s --gt-context-parallel="cp=2" | FileCheck %s
 // RUN: megagraph-opt %s --gt-context-parallel="cp=4 dp=2 mode=ring" | FileCheck %s --check-prefix=RING
 // RUN: megagraph-opt %s --gt-context-parallel="cp=1" | FileCheck %s --check-prefix=CP1
+// RUN: megagraph-opt %s --gt-context-parallel="cp=2 pp=2 mode=ring" | FileCheck %s --check-prefix=PP
 // RUN: megagraph-opt %s --gt-context-parallel="cp=2" --gt-autodiff --gt-data-parallel="dp=2 presummed=true" | FileCheck %s --check-prefix=GRAD
 
 // A Graphormer-style layer: S = 8 nodes, D = 8 (= S: the node dimension is
@@ -38,6 +39,15 @@ ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3x
 // RING: func.func @main(%{{.*}}: tensor<2x2x4xf32> {gt.name = "x"}, %{{.*}}: tensor<2x2xi64> {gt.name = "in_degree"}, %{{.*}}: tensor<2x2x8xi64> {gt.name = "spd"})
 // RING: gt.attention {{.*}} {gt.cp = #gt.cp<size = 4, mode = ring, grid = [2, 4, 1, 1], axes = 2>
 // RING-SAME: -> tensor<2x2x8xf32>
+
+// Before a pipeline split (pp > 1): the cp axis is axis 2 of the runtime
+// grid [dp, pp, cp, 1], and @main gets no gt.cp_seed (the pipeline's last
+// stage takes its loss seed from the driver).
+// PP: shard.grid @gt_cp(shape = 1x2x2)
+// PP-NOT: gt.cp_seed
+// PP: func.func @main(%{{.*}}: tensor<2x4x4xf32> {gt.name = "x"}
+// PP-NOT: gt.cp_seed
+// PP: gt.attention {{.*}} {gt.cp = #gt.cp<size = 2, mode = ring, grid = [1, 2, 2, 1], axes = 4>
 
 // CP1-NOT: gt.cp
 // CP1: func.func @main(%{{.*}}: tensor<2x8x4xf32>

@@ -53,11 +53,32 @@
 // SHARD3:         ml_program.global_store @gt.zero.s1.bucket0 = %{{.*}} : tensor<36xf32>
 // SHARD3-NOT:     shard.all_gather
 // SHARD3:         return
+// Context parallelism inside the stages (gt-context-parallel before the
+// split, as megagraph-compile runs it for --plan dp=2,pp=2,cp=2): every
+// stage entry takes 3 of the 6 rows, its attentions run on the cp axis
+// (mask 4) of the runtime grid [dp, pp, cp, 1], and each update
+// reduce-scatters over the stage's dp x cp = 4 ranks, axes 0 and 2 of the
+// shared grid @gt_dp(2 x 2 x 2).
+// RUN: megagraph-opt %s --gt-context-parallel="cp=2 dp=2 pp=2" --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 cp=2 zero=2" | FileCheck %s --check-prefix=PPCP
+// PPCP:       shard.grid @gt_dp(shape = 2x2x2)
+// PPCP-LABEL: func.func @pp_s0_fwd(
+// PPCP-SAME:  %arg0: tensor<2x3x4xf32> {gt.name = "x"}, %arg1: tensor<2x3x6xi64> {gt.name = "spd"}
+// PPCP-SAME:  -> (tensor<2x3x8xf32> {gt.name = "act0", gt.send_to = 1 : i64}
+// PPCP:       gt.attention {{.*}}gt.cp = #gt.cp<size = 2, mode = allgather, grid = [2, 2, 2, 1], axes = 4>
+// PPCP-LABEL: func.func @pp_s0_bwd(
+// PPCP:       gt.attention_grad {{.*}}gt.cp = #gt.cp<size = 2, mode = allgather, grid = [2, 2, 2, 1], axes = 4>
+// PPCP-LABEL: func.func @pp_s0_update(
+// PPCP:       shard.reduce_scatter {{.*}} on @gt_dp grid_axes = [0, 2] scatter_axis = 0 : tensor<40xf32> -> tensor<10xf32>
+// PPCP:       shard.all_gather {{.*}} on @gt_dp grid_axes = [0, 2] gather_axis = 0 : tensor<10xf32> -> tensor<40xf32>
+// PPCP-LABEL: func.func @pp_s1_bwd(
+// PPCP-SAME:  {gt.name = "loss_seed"}
+// PPCP-LABEL: func.func @pp_s1_update(
+// PPCP:       shard.reduce_scatter {{.*}} on @gt_dp grid_axes = [0, 2] scatter_axis = 0 : tensor<72xf32> -> tensor<18xf32>
 // zero=3 reads the stage from the module's plan (gt-set-plan).
 // RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=ZERO3PLAN
 // ZERO3PLAN: error: gt-pipeline-train: zero=3 needs the module's gt.plan to say zero = 3 (gt-set-plan)
 // RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=4" 2>&1 | FileCheck %s --check-prefix=ZERO4
-// ZERO4: error: gt-pipeline-train: needs dp >= 1 and zero 0, 1, 2 or 3, got dp=2, zero=4
+// ZERO4: error: gt-pipeline-train: needs dp >= 1, cp >= 1 and zero 0, 1, 2 or 3, got dp=2, cp=1, zero=4
 // ZERO:       shard.grid @gt_dp(shape = 2x2)
 // ZERO-NOT:   shard.grid
 // ZERO:       ml_program.global private mutable @gt.zero.s0.bucket0.adam_m({{.*}}) : tensor<25xf32> {gt.optimizer_state, gt.zero_moment = #gt.zero_shard<params = [@w0, @b0, @sw], sizes = [32, 8, 10], padded = 50>}
@@ -118,14 +139,17 @@
 // CHECK-NOT:   global_store @w1
 // CHECK:       return
 // The last stage's backward: the loss from the received activations, the
-// gradients it sends back (d<act>) and its parameter gradients.
+// gradients it sends back (d<act>) and its parameter gradients. Its sweep
+// starts from the loss seed the driver passes (the micro-batch's weight).
 // CHECK-LABEL: func.func @pp_s1_bwd(
 // CHECK-SAME: gt.name = "act0", gt.recv_from = 0 : i64}
 // CHECK-SAME: gt.name = "act1", gt.recv_from = 0 : i64}
 // CHECK-SAME: {gt.name = "labels"}
+// CHECK-SAME: %[[SEED:arg[0-9]+]]: tensor<f32> {gt.name = "loss_seed"})
 // CHECK-SAME: -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"}, tensor<2x6x8xf32> {gt.name = "dact0"}, tensor<2x6x8xf32> {gt.name = "dact1"}, tensor<8x8xf32> {gt.name = "grad:w1"}
 // CHECK-SAME: gt.pipeline_entry = "s1.bwd"
 // CHECK:       gt.cross_entropy
+// CHECK:       {{.*}} %[[SEED]]
 // CHECK-LABEL: func.func @pp_s1_update(
 // CHECK-SAME: gt.pipeline_entry = "s1.update"
 // CHECK-NOT:   global_store @w0

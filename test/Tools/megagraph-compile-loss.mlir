@@ -37,7 +37,7 @@
 
 // Pipeline stages build cross-entropy only.
 // RUN: not megagraph-compile %s --train --plan pp=2 --emit=gt --loss mse --loss-output pred 2>&1 | FileCheck %s --check-prefix=PP
-// PP: --loss=mse --loss-output=pred is not supported with pipeline parallelism (pp=2)
+// PP: --loss=mse --loss-output=pred is not supported with pipeline parallelism or micro-batches (pp=2, mb=1)
 
 ml_program.global private mutable @w(dense<0.25> : tensor<2x3x5xf32>) : tensor<2x3x5xf32> {gt.param}
 ml_program.global private mutable @v(dense<0.5> : tensor<2x3x1xf32>) : tensor<2x3x1xf32> {gt.param}

@@ -257,8 +257,6 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
     if ((p.dp > 1 || p.pp > 1) && !rebatchable)
       return "dp>1 or pp>1 needs a model exported with a dynamic batch "
              "axis (compiled with --input-shape)";
-    if (p.pp == 1 && p.recompute)
-      return "recompute applies to pipeline stages (pp > 1)";
     std::string why =
         request.implemented ? request.implemented(p) : std::string();
     if (why.empty() && p.cp > 1)

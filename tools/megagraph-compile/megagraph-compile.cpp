@@ -719,13 +719,14 @@ int run(MLIRContext &context) {
 
   // Pipeline stages build their loss in gt-pipeline-train, which only knows
   // cross-entropy on the first output.
-  if (train && plan.pp > 1 && (loss != "cross_entropy" || !lossOutput.empty()))
+  if (train && (plan.pp > 1 || plan.microBatches > 1) &&
+      (loss != "cross_entropy" || !lossOutput.empty()))
     return toolError(
         "--loss=" + loss +
         (lossOutput.empty() ? "" : " --loss-output=" + lossOutput) +
-        " is not supported with pipeline parallelism (pp=" +
-        std::to_string(plan.pp) +
-        "); use a plan without pp or the default loss");
+        " is not supported with pipeline parallelism or micro-batches (pp=" +
+        std::to_string(plan.pp) + ", mb=" + std::to_string(plan.microBatches) +
+        "); use a plan without pp and mb or the default loss");
 
   // The registered pipelines (megagraph/Pipelines/Pipelines.h), so
   // megagraph-opt --pass-pipeline='builtin.module(import-to-gt,train{...})'

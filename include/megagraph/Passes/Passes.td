@@ -468,6 +468,11 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
     grad:<param>...)` is the vector-Jacobian product of @main with the
     cotangents `d<result>` (one per float result).
 
+    With `seed-input` (a pipeline's last stage) the sweep starts from a
+    0-d f32 argument `loss_seed`, appended after the labels and masks,
+    instead of 1 (or the context-parallel seed): the driver passes each
+    micro-batch's share of the global labelled count.
+
     With `replace-main`, the gradient function replaces `@main` (used by
     `megagraph-compile --gradients` to build gradient-checking
     executables).
@@ -499,6 +504,9 @@ def GTAutodiff : Pass<"gt-autodiff", "::mlir::ModuleOp"> {
     Option<"cotangents", "cotangents", "bool", /*default=*/"false",
            "Pipeline stages: seed the sweep with one cotangent argument "
            "per result (d<result>) instead of a loss; no labels">,
+    Option<"seedInput", "seed-input", "bool", /*default=*/"false",
+           "Seed the loss gradient with an argument `loss_seed` (a 0-d "
+           "f32 the caller passes) instead of 1">,
   ];
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect"];
@@ -540,6 +548,53 @@ defvar GTOptimizerRecipeOptions = [
   Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
          "Scale the gradients to a global 2-norm of at most this (0: off)">,
 ];
+
+def GTRecompute : Pass<"gt-recompute", "::mlir::ModuleOp"> {
+  let summary = "Activation recomputation inside a training step";
+  let description = [{
+    Activation checkpointing for a step that runs its forward and backward
+    in one function: `@main_grad` as gt-autodiff builds it from `@main` (a
+    clone of @main's ops, then the loss and the reverse sweep). The
+    forward is cut into the units of megagraph/Passes/ForwardUnits.h (the
+    pipeline split's: each attention and FFN half of a pre-LN layer). The
+    values crossing a cut point are the checkpoints, kept from the forward
+    to the backward as before. The values inside a unit that the backward
+    reads are recomputed instead: the unit's ops are cloned right before
+    the first backward op that reads one of them, and the backward reads
+    the clones, so the forward's copies die inside the forward. The last
+    unit is not recomputed (the backward starts with it).
+
+    The clone reads the unit's inputs through
+    `bufferization.alloc_tensor copy(...)`, an allocation that CSE never
+    merges, so that canonicalization and CSE cannot fold the recomputation
+    back into the forward. A function without cut points, or whose forward
+    region does not match @main, is left as is (the latter with an error).
+
+    Example (two units, `%h` is the checkpoint):
+
+    ```mlir
+    // before: the backward reads %a, computed in the forward
+    %a = gt.linear %x, %w1 ...   %h = gt.gelu %a ...   %y = gt.linear %h ...
+    ... loss, backward of the second unit ...
+    %d = gt.gelu_grad %dh, %a ...
+    // after
+    %x2 = bufferization.alloc_tensor() copy(%x) ...
+    %a2 = gt.linear %x2, %w1 ...
+    %d = gt.gelu_grad %dh, %a2 ...
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main_grad\"",
+           "The step function whose forward region is recomputed">,
+    Option<"forward", "forward", "std::string", /*default=*/"\"main\"",
+           "The forward function it was built from">,
+  ];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+  let statistics = [
+    Statistic<"numUnits", "units", "units recomputed">,
+    Statistic<"numCloned", "ops", "ops recomputed">,
+  ];
+}
 
 def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
   let summary = "Turn the gradient function into a training step";
@@ -675,7 +730,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
 
     With `pp > 1` (gt-pipeline-train runs the pass on each stage's update)
     the grid is `@gt_dp(shape = dp x pp)` and the collectives run over its
-    axis 0, the replicas of the rank's stage; the stages share the grid (a
+    axis 0, the replicas of the rank's stage; with `cp > 1` as well it is
+    `dp x pp x cp` and they run over axes 0 and 2 (the stage's replicas and
+    their cp ranks, dp x cp shards); the stages share the grid (a
     grid of that shape already in the module is kept), and their buckets
     are named after `bucket-prefix` so that their shard globals and
     moments stay apart.
@@ -706,6 +763,9 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
            "gt-optimizer) or 3 (also sharded parameters, in gt-zero-gather)">,
     Option<"pp", "pp", "int64_t", /*default=*/"1",
            "Pipeline stages: the grid is dp x pp, reduced over axis 0">,
+    Option<"cp", "cp", "int64_t", /*default=*/"1",
+           "Context-parallel ranks of each replica: with pp > 1 the grid "
+           "is dp x pp x cp, reduced over axes 0 and 2 (else dp * cp)">,
     Option<"bucketPrefix", "bucket-prefix", "std::string",
            /*default=*/"\"gt.zero.bucket\"",
            "Name prefix of the ZeRO shard globals (`<prefix><k>`)">,
@@ -748,6 +808,10 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
            "Number of context-parallel ranks (must divide S)">,
     Option<"dp", "dp", "int64_t", /*default=*/"1",
            "Number of data-parallel ranks (grid dp x cp, cp innermost)">,
+    Option<"pp", "pp", "int64_t", /*default=*/"1",
+           "Pipeline stages (run before gt-pipeline-split): the grid is "
+           "dp x pp x cp, and the pipeline's last stage seeds the loss "
+           "gradient from the driver (no gt.cp_seed)">,
     Option<"mode", "mode", "std::string", /*default=*/"\"allgather\"",
            "How keys reach the queries: allgather or ring">,
   ];
@@ -881,8 +945,13 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
     the update of this rank's shard only. The parameter globals become
     immutable initial weights (`gt.param_init`); on the first step (flag
     global `@gt.zero.ready`) an `scf.if` stores their `shard.all_slice`
-    into the shard global. Every step starts with a `shard.all_gather` of
-    the shard whose slices replace the parameters' loads in `@main`.
+    into the shard global. Each bucket (one layer's parameters) is
+    all-gathered right before the forward's first read of its parameters,
+    and again (from a copy of the shard, so that CSE keeps both) before the
+    backward's first read; the slices replace the parameters' loads, so a
+    layer's full parameters live only while its forward or its backward
+    runs. The backward starts at the first op reading the labels, the loss
+    seed or an output cotangent.
 
     Example:
 
@@ -1012,6 +1081,9 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
            "ZeRO stage of the stages' updates over the dp replicas: 0 (the "
            "driver all-reduces the gradients) or 1 and 2 (the update "
            "reduce-scatters them and keeps sharded optimizer state)">,
+    Option<"cp", "cp", "int64_t", /*default=*/"1",
+           "Context-parallel ranks per stage replica (gt-context-parallel "
+           "ran before the split): the updates' ZeRO shards span dp x cp">,
   ]);
   let dependentDialects = ["::megagraph::gt::GTDialect",
                            "::mlir::tosa::TosaDialect",
@@ -1019,7 +1091,9 @@ def GTPipelineTrain : Pass<"gt-pipeline-train", "::mlir::ModuleOp"> {
                            "::mlir::shard::ShardDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           // gt-recompute's copies, run inside it.
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {

@@ -24,8 +24,12 @@ struct SearchOptions {
   /// Per-device memory budget in bytes; <= 0: the profile's device memory.
   int64_t deviceMemory = 0;
   std::vector<int64_t> zeroStages = {0, 1, 2, 3};
-  std::vector<std::string> cpModes = {"allgather", "ring", "ulysses"};
-  /// Fewest rows (nodes) of a sequence per cp rank: a smaller block's
+  /// The cp modes tried: those the compiler builds (gt-context-parallel's
+  /// allgather and ring). "ulysses" is modelled (cp must divide the heads)
+  /// and can be added here to rank it, but it does not compile.
+  std::vector<std::string> cpModes = {"allgather", "ring"};
+  /// Fewest rows (nodes) of a sequence per cp rank (S / cp rounded down:
+  /// cp need not divide S, the blocks are then uneven): a smaller block's
   /// attention is too little work to pay for moving K/V (or the bias)
   /// every layer, so such plans are not considered.
   int64_t minCpRows = 8;

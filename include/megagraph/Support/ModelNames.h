@@ -25,6 +25,7 @@ constexpr llvm::StringLiteral kEvalMask = MGRT_NAME_EVAL_MASK;
 constexpr llvm::StringLiteral kLoss = MGRT_NAME_LOSS;
 constexpr llvm::StringLiteral kCorrect = MGRT_NAME_CORRECT;
 constexpr llvm::StringLiteral kEvalCorrect = MGRT_NAME_EVAL_CORRECT;
+constexpr llvm::StringLiteral kLossSeed = MGRT_NAME_LOSS_SEED;
 constexpr llvm::StringLiteral kGradientPrefix = MGRT_PREFIX_GRADIENT;
 /// Attribute of a training step function with a classification loss: the
 /// number of classes its `labels` input indexes (the logits' last

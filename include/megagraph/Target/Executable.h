@@ -64,6 +64,9 @@ struct ModelSignature {
   /// The module's `gt.plan` (none without one); the driver reads it from
   /// `mgrt_model_info::plan`.
   std::optional<ParallelPlan> plan;
+  /// The sequence length of uneven context-parallel blocks (`seq` of the
+  /// attentions' `gt.cp`; mgrt_plan::cp_seq), 0 for even blocks.
+  int64_t cpSeq = 0;
   /// The module's mutable `ml_program.global`s, in module order
   /// (mgrt_model_info::state).
   std::vector<StateSignature> state;

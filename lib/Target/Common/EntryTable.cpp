@@ -39,6 +39,9 @@ static_assert(offsetof(mgrt_plan, moa) == offsetof(mgrt_plan, text) +
                                               sizeof(void *) +
                                               2 * sizeof(int64_t),
               "mgrt_plan's layout differs from the emitted table");
+static_assert(offsetof(mgrt_plan, cp_seq) ==
+                  offsetof(mgrt_plan, moa) + 2 * sizeof(int32_t),
+              "mgrt_plan's layout differs from the emitted table");
 static_assert(offsetof(mgrt_model_info, state) ==
                   10 * sizeof(void *) /* int fields padded to 8 bytes */,
               "mgrt_model_info's layout differs from the emitted table");
@@ -63,7 +66,8 @@ public:
     entryInfo =
         LLVM::LLVMStructType::getLiteral(ctx, {ptr, i32, ptr, i32, ptr, ptr});
     plan = LLVM::LLVMStructType::getLiteral(
-        ctx, {i64, i64, i64, i64, i64, i32, i32, ptr, i64, i64, i32, i32});
+        ctx, {i64, i64, i64, i64, i64, i32, i32, ptr, i64, i64, i32, i32,
+              i64});
     stateInfo =
         LLVM::LLVMStructType::getLiteral(ctx, {tensorInfo, i32, i32, i64, ptr});
     modelInfo = LLVM::LLVMStructType::getLiteral(
@@ -344,7 +348,8 @@ LogicalResult EntryTableBuilder::build(const ModelSignature &sig,
       v = insert(ib, v, constant(ib, i64, p.mop), {8});
       v = insert(ib, v, constant(ib, i64, p.gp), {9});
       v = insert(ib, v, constant(ib, i32, p.moa ? 1 : 0), {10});
-      return insert(ib, v, constant(ib, i32, p.chunks), {11});
+      v = insert(ib, v, constant(ib, i32, p.chunks), {11});
+      return insert(ib, v, constant(ib, i64, sig.cpSeq), {12});
     });
   }
   // 4. The mutable state.

@@ -209,6 +209,11 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
   }
   if (auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan"))
     sig.plan = fromAttr(plan);
+  module.walk([&](Operation *op) {
+    if (auto cp = op->getAttrOfType<gt::ContextParallelAttr>(
+            gt::kContextParallelAttr))
+      sig.cpSeq = std::max(sig.cpSeq, cp.getSeq());
+  });
   // Pipeline stage entries (gt-pipeline-train).
   for (auto fn : module.getOps<func::FuncOp>()) {
     auto entry = fn->getAttrOfType<StringAttr>("gt.pipeline_entry");

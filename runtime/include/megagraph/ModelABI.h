@@ -54,7 +54,12 @@ typedef enum mgrt_tensor_role {
   MGRT_ROLE_ACTIVATION_GRAD = 15, /**< dact<index>: its cotangent */
   MGRT_ROLE_SAVED = 16,           /**< saved<index>: kept for the backward */
   /* A full-graph graph input the training driver fills. */
-  MGRT_ROLE_EDGE_INDEX = 17 /**< edge_index [2, E]: sources, targets */
+  MGRT_ROLE_EDGE_INDEX = 17, /**< edge_index [2, E]: sources, targets */
+  /** loss_seed, one f32: the gradient of the loss the backward starts from
+   *  (a pipeline's last stage: the micro-batch's share n_m / N of the
+   *  global labelled count, so that context-parallel ranks, which sum each
+   *  other's output gradients, are on one scale). */
+  MGRT_ROLE_LOSS_SEED = 18
 } mgrt_tensor_role;
 
 /* The names behind the roles. */
@@ -64,6 +69,7 @@ typedef enum mgrt_tensor_role {
 #define MGRT_NAME_LOSS "loss"
 #define MGRT_NAME_CORRECT "correct"
 #define MGRT_NAME_EVAL_CORRECT "eval_correct"
+#define MGRT_NAME_LOSS_SEED "loss_seed"
 /** Prefix of the gradient of a parameter: "grad:" + parameter name. */
 #define MGRT_PREFIX_GRADIENT "grad:"
 /** Prefix gt-autodiff gives a cotangent input: "d" + the output's name. */
@@ -111,7 +117,8 @@ static inline mgrt_tensor_role mgrt_role_of_name(const char *name, int *index) {
                 {MGRT_NAME_EVAL_MASK, MGRT_ROLE_EVAL_MASK},
                 {MGRT_NAME_LOSS, MGRT_ROLE_LOSS},
                 {MGRT_NAME_CORRECT, MGRT_ROLE_CORRECT},
-                {MGRT_NAME_EVAL_CORRECT, MGRT_ROLE_EVAL_CORRECT}};
+                {MGRT_NAME_EVAL_CORRECT, MGRT_ROLE_EVAL_CORRECT},
+                {MGRT_NAME_LOSS_SEED, MGRT_ROLE_LOSS_SEED}};
   int j = -1;
   mgrt_tensor_role role = MGRT_ROLE_OTHER;
   for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i)
@@ -182,6 +189,10 @@ typedef struct mgrt_plan {
   int64_t mop, gp;
   /** Mixture of accelerators and its pipeline depth. */
   int32_t moa, chunks;
+  /** Under cp: the sequence length S when cp does not divide it (the
+   *  blocks of mgrt_cp_block_rows, each padded to ceil(S / cp) compiled
+   *  rows); 0 when every rank holds S / cp rows. */
+  int64_t cp_seq;
 } mgrt_plan;
 
 /** The number of processes of `plan` (NULL: one). */
@@ -190,6 +201,16 @@ static inline int64_t mgrt_plan_processes(const mgrt_plan *plan) {
     return 1;
   return plan->dp * plan->pp * plan->cp * (plan->mop > 1 ? plan->mop : 1) *
          (plan->gp > 1 ? plan->gp : 1);
+}
+
+/** The rows of block c of a sequence of S nodes over C context-parallel
+ *  ranks, and its first row: S / C each, the first S % C blocks one more
+ *  (the blocks' offsets, as the shard dialect's sharded_dims_offsets). */
+static inline int64_t mgrt_cp_block_rows(int64_t S, int64_t C, int64_t c) {
+  return S / C + (c < S % C ? 1 : 0);
+}
+static inline int64_t mgrt_cp_block_first(int64_t S, int64_t C, int64_t c) {
+  return c * (S / C) + (c < S % C ? c : S % C);
 }
 
 /*===-- The model's tables

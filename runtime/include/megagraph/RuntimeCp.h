@@ -78,18 +78,25 @@ int mgrt_cp_attention_bwd_f32(mgrt_comm_group *group, int mode,
 
 /** The same, called from compiled code: the cp group is the group over the
  *  axes bit mask `axes` of the grid g0 x g1 x g2 x g3 (as in Comm.h's shard
- *  calls; created on first use and cached). Failures end the job. */
+ *  calls; created on first use and cached). Failures end the job.
+ *  `seq` > 0: uneven blocks of a sequence of `seq` rows. Every rank's
+ *  operands then hold ceil(seq / C) rows, of which the first
+ *  mgrt_cp_block_rows(seq, C, c) (megagraph/ModelABI.h) are its block and
+ *  the rest padding: the padding rows are neither read nor keys, and the
+ *  results' padding rows (out; dq, dk, dv, dbias) are zeroed. 0: the rows
+ *  the operands hold are the block. */
 void _mlir_ciface_mgrt_cp_attention_f32(
     mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t num_heads, float scale, int64_t flags, int64_t g0, int64_t g1,
-    int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+    int64_t g2, int64_t g3, int64_t axes, int64_t mode, int64_t seq);
 void _mlir_ciface_mgrt_cp_attention_bwd_f32(
     mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
     mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
     mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags,
-    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode,
+    int64_t seq);
 
 /** The same on CUDA device buffers (--target cuda; libmegagraph_cuda with
  *  the NCCL backend): the keys and values move over the NCCL group of the
@@ -99,13 +106,14 @@ void _mlir_ciface_mgrt_cuda_cp_attention_f32(
     mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t num_heads, float scale, int64_t flags, int64_t g0, int64_t g1,
-    int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+    int64_t g2, int64_t g3, int64_t axes, int64_t mode, int64_t seq);
 void _mlir_ciface_mgrt_cuda_cp_attention_bwd_f32(
     mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
     mgrt_memref_f32_4 *dbias, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
     mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
     mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags,
-    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode);
+    int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode,
+    int64_t seq);
 
 #ifdef __cplusplus
 } /* extern "C" */

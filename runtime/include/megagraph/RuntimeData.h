@@ -206,6 +206,15 @@ int mgrt_partition_sequences(const mgrt_graph *g, int64_t seq_len,
 int mgrt_partition_metis(const mgrt_graph *g, int64_t seq_len, uint64_t seed,
                          int64_t *order, char *err, size_t errlen);
 
+/** mgrt_partition_metis with given part sizes: `nparts` parts, part p of
+ *  exactly sizes[p] >= 0 nodes (the sizes sum to N; MGRT_ERR_ARGUMENT
+ *  otherwise), METIS's target part weights sizes[p] / N, the same repair.
+ *  order[first_p, first_p + sizes[p]) is part p (first_p the sum of the
+ *  sizes before it), nodes in increasing id. */
+int mgrt_partition_metis_sizes(const mgrt_graph *g, int64_t nparts,
+                               const int64_t *sizes, uint64_t seed,
+                               int64_t *order, char *err, size_t errlen);
+
 /** Edge cut of a sequence partition: the number of directed edges (u, v)
  *  of g, u != v, whose endpoints lie in different sequences of `order` (a
  *  permutation of the N nodes, sequence s = order[s * seq_len, ...) as

@@ -307,15 +307,73 @@ TEST_P(CpAttention, CompiledCodeEntriesMatchTheCApi) {
   // The cp axis of a 1 x 1 x C x 1 grid (dp x pp x cp, axis 2).
   _mlir_ciface_mgrt_cp_attention_f32(&b.o, &b.q, &b.k, &b.v, &b.b, &b.m, c.H,
                                      0.3f, flags, 1, 1, np(), 1, 1 << 2,
-                                     GetParam());
+                                     GetParam(), /*seq=*/0);
   _mlir_ciface_mgrt_cp_attention_bwd_f32(
       &b.dQ, &b.dK, &b.dV, &b.dB, &b.dO, &b.q, &b.k, &b.v, &b.b, &b.m, c.H,
-      0.3f, flags, 1, 1, np(), 1, 1 << 2, GetParam());
+      0.3f, flags, 1, 1, np(), 1, 1 << 2, GetParam(), /*seq=*/0);
   EXPECT_EQ(a.out, b.out);
   EXPECT_EQ(a.dq, b.dq);
   EXPECT_EQ(a.dk, b.dk);
   EXPECT_EQ(a.dv, b.dv);
   EXPECT_EQ(a.dbias, b.dbias);
+}
+
+/// Compiled code with uneven blocks (C does not divide S): every rank's
+/// operands hold ceil(S / C) rows, its block (mgrt_cp_block_rows) first and
+/// padding after it. The padding (NaN here) must be neither read nor a
+/// key, the block's results must equal the C API's on the block alone, and
+/// the results' padding rows must be zero.
+TEST_P(CpAttention, CompiledCodePadsUnevenBlocks) {
+  Case c;
+  const int C = np(), r = rank();
+  c.S = 7 * C + (C > 1 ? C - 1 : 0); // C > 1 does not divide it
+  const int64_t all = (c.S + C - 1) / C;
+  const int64_t n = mgrt_cp_block_rows(c.S, C, r);
+  const int64_t first = mgrt_cp_block_first(c.S, C, r);
+  const int64_t flags = flagsOf(c);
+  Rows a(c, n, first), p(c, all, first);
+  const float nan = std::nanf("");
+  for (mgrt_memref_f32_3 *t : {&p.q, &p.k, &p.v, &p.dO})
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t i = n; i < all; ++i)
+        for (int64_t x = 0; x < t->sizes[2]; ++x)
+          t->aligned[b * t->strides[0] + i * t->strides[1] + x] = nan;
+  for (int64_t h = 0; h < c.biasB * c.biasH; ++h)
+    for (int64_t i = n; i < all; ++i)
+      for (int64_t j = 0; j < c.S; ++j)
+        p.bias[(h * all + i) * c.S + j] = nan;
+  ASSERT_EQ(mgrt_cp_attention_f32(world(), GetParam(), &a.o, &a.q, &a.k, &a.v,
+                                  &a.b, &a.m, c.H, 0.3f, flags),
+            MGRT_OK);
+  ASSERT_EQ(mgrt_cp_attention_bwd_f32(world(), GetParam(), &a.dQ, &a.dK, &a.dV,
+                                      &a.dB, &a.dO, &a.q, &a.k, &a.v, &a.b,
+                                      &a.m, c.H, 0.3f, flags),
+            MGRT_OK);
+  _mlir_ciface_mgrt_cp_attention_f32(&p.o, &p.q, &p.k, &p.v, &p.b, &p.m, c.H,
+                                     0.3f, flags, 1, 1, C, 1, 1 << 2,
+                                     GetParam(), c.S);
+  _mlir_ciface_mgrt_cp_attention_bwd_f32(
+      &p.dQ, &p.dK, &p.dV, &p.dB, &p.dO, &p.q, &p.k, &p.v, &p.b, &p.m, c.H,
+      0.3f, flags, 1, 1, C, 1, 1 << 2, GetParam(), c.S);
+  // [d0, rows, d2] arrays: the block's rows equal, the padding zero.
+  int wrong = 0;
+  auto compare = [&](const std::vector<float> &block,
+                     const std::vector<float> &padded, int64_t d0, int64_t d2) {
+    for (int64_t x = 0; x < d0; ++x)
+      for (int64_t i = 0; i < all; ++i)
+        for (int64_t y = 0; y < d2; ++y) {
+          const float got = padded[(x * all + i) * d2 + y];
+          const float want = i < n ? block[(x * n + i) * d2 + y] : 0.f;
+          wrong += !(got == want);
+        }
+  };
+  compare(a.out, p.out, c.B, c.Dv);
+  compare(a.dq, p.dq, c.B, c.D);
+  compare(a.dk, p.dk, c.B, c.D);
+  compare(a.dv, p.dv, c.B, c.Dv);
+  compare(a.dbias, p.dbias, c.biasB * c.biasH, c.S);
+  EXPECT_EQ(wrong, 0) << "rank " << r << " of " << C << ": " << n << " of "
+                      << all << " rows";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CpAttention,

@@ -112,10 +112,10 @@ void checkCp(int64_t mode) {
     if (cp) {
       _mlir_ciface_mgrt_cuda_cp_attention_f32(&od, &q, &k, &vd, &bd, &noMask, H,
                                               scale, MGRT_ATTENTION_BIAS, 1, 1,
-                                              1, 1, 4, mode);
+                                              1, 1, 4, mode, /*seq=*/0);
       _mlir_ciface_mgrt_cuda_cp_attention_bwd_f32(
           &dqd, &dkd, &dvd, &dbd, &gd, &q, &k, &vd, &bd, &noMask, H, scale,
-          flags, 1, 1, 1, 1, 4, mode);
+          flags, 1, 1, 1, 1, 4, mode, /*seq=*/0);
     } else {
       _mlir_ciface_mgrt_cuda_attention_f32(&od, &q, &k, &vd, &bd, &noMask, H,
                                            scale, MGRT_ATTENTION_BIAS);

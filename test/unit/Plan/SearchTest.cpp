@@ -89,9 +89,9 @@ struct Brute {
 /// documents) and of every stage split. ZeRO applies wherever gradients are
 /// summed over more than one rank, dp x cp (cp blocks of one sequence hold
 /// partial gradients, and the compiler shards over dp x cp), so cp > 1
-/// with dp = 1 has ZeRO stages too; a cp block has at least minCpRows rows;
-/// and
-/// Ulysses needs cp to divide the heads.
+/// with dp = 1 has ZeRO stages too; a cp block has at least minCpRows rows
+/// (cp need not divide S: uneven blocks); the cp modes are the compiler's
+/// (SearchOptions::cpModes), Ulysses only where cp divides the heads.
 Brute bruteForce(const ModelProfile &m, const HardwareProfile &hw, int64_t P,
                  int64_t budget, bool recompute) {
   Brute best;
@@ -100,7 +100,7 @@ Brute bruteForce(const ModelProfile &m, const HardwareProfile &hw, int64_t P,
       if (P % (dp * pp))
         continue;
       int64_t cp = P / (dp * pp);
-      if (m.batch % dp || m.seqLen % cp || pp > m.layers() ||
+      if (m.batch % dp || pp > m.layers() ||
           (cp > 1 && m.seqLen / cp < SearchOptions().minCpRows))
         continue;
       int64_t b = m.batch / dp;
@@ -109,10 +109,10 @@ Brute bruteForce(const ModelProfile &m, const HardwareProfile &hw, int64_t P,
           continue;
         for (int64_t zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero)
           for (int rec = 0; rec <= (recompute ? 1 : 0); ++rec)
-            for (const char *mode : {"allgather", "ring", "ulysses"}) {
-              if (cp == 1 && std::string(mode) != "allgather")
+            for (const std::string &mode : SearchOptions().cpModes) {
+              if (cp == 1 && mode != "allgather")
                 continue;
-              if (std::string(mode) == "ulysses" && m.heads % cp)
+              if (mode == "ulysses" && m.heads % cp)
                 continue;
               ParallelPlan p;
               p.dp = dp, p.pp = pp, p.cp = cp, p.microBatches = mb;
@@ -301,6 +301,17 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   ASSERT_TRUE(p4.valid);
   EXPECT_NEAR(p4.bubbleTime, p4.stepTime * 3 / 11, 1e-9 * p4.stepTime);
   EXPECT_EQ(p4.firstUnit.size(), 4u);
+  // Every rank of a pipeline stores every stage's parameters and moments
+  // (the module's state globals); its gradients are its stage's only.
+  EXPECT_DOUBLE_EQ(p4.memory.parameters, P);
+  EXPECT_DOUBLE_EQ(p4.memory.optimizerState, 2 * P);
+  EXPECT_LT(p4.memory.gradients, P);
+  ParallelPlan ppz3 = pp;
+  ppz3.dp = 2, ppz3.zero = 3;
+  Prediction pz = predict(m, ppz3, hw);
+  ASSERT_TRUE(pz.valid);
+  EXPECT_DOUBLE_EQ(pz.memory.parameters, P / 2);
+  EXPECT_DOUBLE_EQ(pz.memory.optimizerState, 2 * P / 2);
   // Plans that do not divide the batch are reported as such.
   ParallelPlan bad;
   bad.dp = 3;
@@ -313,6 +324,16 @@ TEST(PlanSearch, ConsidersOnlyPlansThatCanExist) {
   ModelProfile m = syntheticTransformer(4, 128, 8, 1024, 256);
   SearchOptions o;
   o.devices = 1024;
+  // By default only what compiles: no Ulysses, every plan accepted by
+  // checkPlanImplemented (what megagraph-compile --plan refuses).
+  for (const ParallelPlan &p : enumeratePlans(m, o)) {
+    EXPECT_NE(p.cpMode, "ulysses") << toString(p);
+    llvm::Error e = checkPlanImplemented(p);
+    EXPECT_FALSE(static_cast<bool>(e)) << toString(p);
+    llvm::consumeError(std::move(e));
+  }
+  // Ulysses, when asked for, only where cp divides the heads.
+  o.cpModes.push_back("ulysses");
   std::vector<ParallelPlan> plans = enumeratePlans(m, o);
   ASSERT_FALSE(plans.empty());
   bool ulysses = false;
@@ -330,6 +351,25 @@ TEST(PlanSearch, ConsidersOnlyPlansThatCanExist) {
   for (const ParallelPlan &p : enumeratePlans(m, o))
     zeroUnderCp |= p.dp == 1 && p.cp == 4 && p.zero == 3;
   EXPECT_TRUE(zeroUnderCp);
+  // cp need not divide S: 3 devices give cp = 3 over S = 256 (uneven
+  // blocks of 85 and 86 rows), priced at the longest block's rows.
+  o = SearchOptions();
+  o.devices = 3;
+  bool uneven = false;
+  for (const ParallelPlan &p : enumeratePlans(m, o))
+    if (p.cp == 3) {
+      uneven = true;
+      Prediction pr = predict(m, p, testProfile());
+      EXPECT_TRUE(pr.valid) << toString(p) << ": " << pr.invalidReason;
+    }
+  EXPECT_TRUE(uneven);
+  ParallelPlan c3, c4;
+  c3.cp = 3, c4.cp = 4;
+  Prediction p3 = predict(m, c3, testProfile()),
+             p4 = predict(m, c4, testProfile());
+  ASSERT_TRUE(p3.valid && p4.valid);
+  // 86 rows per rank against 64: the activations scale with the rows.
+  EXPECT_NEAR(p3.memory.activations / p4.memory.activations, 86.0 / 64.0, 1e-9);
 }
 
 TEST(PlanSearch, LargeSearchAndNoFit) {

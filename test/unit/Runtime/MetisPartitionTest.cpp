@@ -168,3 +168,44 @@ TEST(MetisPartition, DegenerateCasesAndErrors) {
 }
 
 } // namespace
+
+TEST(MetisPartition, GivenPartSizes) {
+  // Uneven parts (the cp blocks of a sequence cp does not divide): 3 parts
+  // of 11, 11 and 10 nodes of a 32-node SBM with 3 blocks, each part's
+  // nodes in increasing id, fewer edges cut than a random split.
+  Sbm s("synthetic:sbm,nodes=32,classes=3,degree=6,seed=2");
+  ASSERT_EQ(s.rc, MGRT_OK) << s.err;
+  const int64_t n = 32;
+  const int64_t sizes[3] = {11, 11, 10};
+  std::vector<int64_t> order(n, -1);
+  char err[256] = "";
+  ASSERT_EQ(mgrt_partition_metis_sizes(&s.g, 3, sizes, 1, order.data(), err,
+                                       sizeof err),
+            MGRT_OK)
+      << err;
+  ASSERT_TRUE(isPermutation(order));
+  std::vector<int64_t> part(n);
+  for (int64_t p = 0, first = 0; p < 3; first += sizes[p++]) {
+    EXPECT_TRUE(
+        std::is_sorted(order.begin() + first, order.begin() + first + sizes[p]))
+        << "part " << p;
+    for (int64_t i = first; i < first + sizes[p]; ++i)
+      part[order[i]] = p;
+  }
+  int64_t cut = 0;
+  for (int64_t u = 0; u < n; ++u)
+    for (int64_t e = s.g.row_ptr[u]; e < s.g.row_ptr[u + 1]; ++e)
+      cut += part[u] != part[s.g.col_idx[e]];
+  EXPECT_LT(cut, s.g.num_edges * 2 / 3) << "a random split cuts about 2/3";
+  // The sizes must add up to the nodes, and none may be negative.
+  const int64_t wrong[3] = {11, 11, 11}, negative[3] = {22, 11, -1};
+  EXPECT_EQ(mgrt_partition_metis_sizes(&s.g, 3, wrong, 1, order.data(), err,
+                                       sizeof err),
+            MGRT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(err).find("3 part sizes summing to 33 for 32 nodes"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(mgrt_partition_metis_sizes(&s.g, 3, negative, 1, order.data(), err,
+                                       sizeof err),
+            MGRT_ERR_ARGUMENT);
+}

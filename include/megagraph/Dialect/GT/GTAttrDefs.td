@@ -210,9 +210,17 @@ def GT_ContextParallelAttr : GT_Attr<"ContextParallel", "cp"> {
     * `size`: the context-parallel group size (`cp`).
     * `mode`: how K/V move, an mgrt_cp_mode: `allgather`, `ring`,
       `ulysses`.
-    * `grid`: the runtime's 4-D process grid (`[dp, cp, 1, 1]`), and
-      `axes` the bit mask of the grid axes that form the cp group (2: the
-      second axis), as in the runtime's shard calls.
+    * `grid`: the runtime's 4-D process grid (`[dp, cp, 1, 1]`, or
+      `[dp, pp, cp, 1]` inside pipeline stages), and `axes` the bit mask of
+      the grid axes that form the cp group (2: the second axis), as in the
+      runtime's shard calls.
+    * `seq` (omitted when 0): the sequence length S when `size` does not
+      divide it. Block c then holds `mgrt_cp_block_rows(S, size, c)` rows
+      (megagraph/ModelABI.h: S / size, one more for the first S % size
+      blocks) in the first rows of its ceil(S / size) local ones; the rest
+      are padding, which the kernels neither read nor count as keys and
+      whose outputs and gradients they zero. The bias and mask keep S key
+      columns.
 
     Example:
 
@@ -225,7 +233,8 @@ def GT_ContextParallelAttr : GT_Attr<"ContextParallel", "cp"> {
     "int64_t":$size,
     GT_CpModeParameter:$mode,
     GT_I64ListParameter:$grid,
-    "int64_t":$axes
+    "int64_t":$axes,
+    DefaultValuedParameter<"int64_t", "0">:$seq
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
