@@ -35,13 +35,19 @@ constexpr const char *kBufferPipeline =
     "buffer-deallocation-simplification,bufferization-lower-deallocations,"
     "cse,canonicalize,gt-early-dealloc";
 
-/// lower-cpu: loops on the host.
+/// lower-cpu: loops on the host. Before it, on the host target proper, the
+/// large loop nests go to the runtime's thread pool (kCpuParallelLoops).
 constexpr const char *kCpuPipeline =
     "convert-linalg-to-loops,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,"
     "finalize-memref-to-llvm{use-generic-functions=true},"
     "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
     "reconcile-unrealized-casts";
+
+/// The host's parallel loops: independent iterations only, so the results
+/// do not depend on the thread count.
+constexpr const char *kCpuParallelLoops =
+    "convert-linalg-to-parallel-loops,gt-parallel-to-runtime,";
 
 /// lower-cuda: one kernel per loop nest (gt-gpu-offload), kernels to PTX
 /// through NVVM, launches to mgpu* calls, buffers and globals on the
@@ -166,7 +172,7 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
   else
     pipeline +=
         std::string(options.emulateGpu ? "gt-gpu-offload{emulate-on-host},"
-                                       : "") +
+                                       : kCpuParallelLoops) +
         kCpuPipeline;
   addTextual(pm, pipeline);
 }

@@ -239,6 +239,67 @@ def GTEarlyDealloc : Pass<"gt-early-dealloc", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTParallelToRuntime : Pass<"gt-parallel-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Run large scf.parallel loop nests on the runtime's thread pool";
+  let description = [{
+    Runs on buffers, after `convert-linalg-to-parallel-loops`. Each outermost
+    `scf.parallel` without reductions whose work (iterations times the ops
+    of its body, nested loops included) reaches `min-work` is outlined into
+    a function `@<parent>_loop<N>(ctx: !llvm.ptr, begin: index, end:
+    index)` and replaced by one call of the runtime's
+    `mgrt_parallel_for(@<parent>_loop<N>, ctx, n, grain)`, which hands
+    disjoint ranges of `[0, n)` to the pool's workers
+    (`MEGAGRAPH_NUM_THREADS`). `n` counts the iterations of the leading
+    parallel dimensions (the fewest that give at least 64, never the
+    innermost unless it is the only one); the outlined function walks its
+    range of them and runs the remaining dimensions as an inner
+    `scf.parallel`, so the innermost loop stays a plain, vectorizable loop.
+
+    Only dimensions that `scf.parallel` declares independent are split, and
+    every iteration runs the same code whichever worker runs it, so results
+    are bitwise identical for any thread count; reductions (`scf.reduce`
+    with operands, and the `scf.for` loops linalg emits for reduction
+    dimensions) stay sequential inside one iteration. A body that calls a
+    function stays where it is.
+
+    The values the body uses from outside are passed in a stack record:
+    `ctx` points to an `!llvm.struct` of their LLVM types (memref
+    descriptors, integers, floats; `index` as i64), written before the
+    call; `builtin.unrealized_conversion_cast` bridges memref and
+    descriptor until the LLVM conversion folds the pairs. Constants and
+    `memref.get_global` are cloned into the outlined function instead, so
+    LLVM still sees constant bounds.
+
+    Example:
+
+    ```mlir
+    // before
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c4096, %c128) step (%c1, %c1) {
+      %x = memref.load %in[%i, %j] : memref<4096x128xf32>
+      %y = math.exp %x : f32
+      memref.store %y, %out[%i, %j] : memref<4096x128xf32>
+    }
+    // after
+    %ctx = llvm.alloca %c1 x !llvm.struct<(struct<(ptr, ptr, i64, ...)>, ...)>
+    ... llvm.store of the descriptors of %in and %out ...
+    %f = constant @f_loop0 : (!llvm.ptr, index, index) -> ()
+    call @mgrt_parallel_for(%f, %ctx, %c4096, %c1) : ...
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Smallest work (innermost iterations times body ops) that is "
+           "dispatched to the thread pool">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numOutlined", "outlined", "loop nests run on the thread pool">,
+  ];
+}
+
 def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
   let summary = "Run every loop nest of the bufferized step as a GPU kernel";
   let description = [{

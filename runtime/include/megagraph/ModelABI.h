@@ -299,6 +299,9 @@ typedef struct mgrt_state_info {
 #define MGRT_KERNEL_SPMM "mgrt_spmm_f32"
 #define MGRT_KERNEL_CSR_TRANSPOSE "mgrt_csr_transpose"
 #define MGRT_KERNEL_SPARSE_ATTENTION "mgrt_sparse_attention_f32"
+/* The thread pool entry of the generated code's parallel loop nests
+ * (gt-parallel-to-runtime; megagraph/Runtime.h): a plain C call. */
+#define MGRT_PARALLEL_FOR "mgrt_parallel_for"
 /* Context-parallel attention (megagraph/RuntimeCp.h): the operands of the
  * attention kernels, then grid g0..g3, axes and an mgrt_cp_mode. */
 #define MGRT_KERNEL_CP_ATTENTION "mgrt_cp_attention_f32"
