@@ -137,9 +137,9 @@ extern "C" void mgrt_parallel_for(mgrt_loop_body body, void *ctx, int64_t n,
   if (n <= 0)
     return;
   grain = std::max<int64_t>(grain, 1);
-  const int64_t ranges =
-      std::min((n + grain - 1) / grain,
-               static_cast<int64_t>(mgrt::numThreads()) * kRangesPerThread);
+  // At most n / grain ranges, so that each (but the last) has grain or more.
+  const int64_t ranges = std::min(
+      n / grain, static_cast<int64_t>(mgrt::numThreads()) * kRangesPerThread);
   if (ranges <= 1) {
     body(ctx, 0, n);
     return;
