@@ -35,8 +35,9 @@ constexpr const char *kBufferPipeline =
     "buffer-deallocation-simplification,bufferization-lower-deallocations,"
     "cse,canonicalize,gt-early-dealloc";
 
-/// lower-cpu: loops on the host. Before it, on the host target proper, the
-/// large loop nests go to the runtime's thread pool (kCpuParallelLoops).
+/// lower-cpu: loops on the host. Before it, on the host target proper (not
+/// the GPU emulation), the buffer arenas and the thread pool's loop nests
+/// (kCpuHostPasses).
 constexpr const char *kCpuPipeline =
     "convert-linalg-to-loops,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,"
@@ -44,10 +45,12 @@ constexpr const char *kCpuPipeline =
     "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 
-/// The host's parallel loops: independent iterations only, so the results
-/// do not depend on the thread count.
-constexpr const char *kCpuParallelLoops =
-    "convert-linalg-to-parallel-loops,gt-parallel-to-runtime,";
+/// Host only: the local buffers of each function in one arena planned by
+/// liveness, and the large loop nests on the runtime's thread pool
+/// (independent iterations only, so the results do not depend on the
+/// thread count).
+constexpr const char *kCpuHostPasses =
+    "gt-memory-plan,convert-linalg-to-parallel-loops,gt-parallel-to-runtime,";
 
 /// lower-cuda: one kernel per loop nest (gt-gpu-offload), kernels to PTX
 /// through NVVM, launches to mgpu* calls, buffers and globals on the
@@ -172,7 +175,7 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
   else
     pipeline +=
         std::string(options.emulateGpu ? "gt-gpu-offload{emulate-on-host},"
-                                       : kCpuParallelLoops) +
+                                       : kCpuHostPasses) +
         kCpuPipeline;
   addTextual(pm, pipeline);
 }

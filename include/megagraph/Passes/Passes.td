@@ -239,6 +239,56 @@ def GTEarlyDealloc : Pass<"gt-early-dealloc", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTMemoryPlan : Pass<"gt-memory-plan", "::mlir::ModuleOp"> {
+  let summary = "Place a function's local buffers in one arena by liveness";
+  let description = [{
+    Runs on buffers, after `gt-early-dealloc` (each buffer is allocated
+    where it is first written and freed after its last use). Every
+    `memref.alloc` of static shape and identity layout in a function's body
+    block whose single `memref.dealloc` is in the same block becomes a
+    `memref.view` of one arena at a constant byte offset; the alloc-to-
+    dealloc spans of two buffers that share bytes never overlap. Offsets are
+    chosen greedily by size (largest first, lowest aligned offset that is
+    free for the buffer's whole span), as TensorFlow Lite's arena planner
+    does. The arena is allocated at the top of the body and freed before
+    the return: one allocation per call, of the same size every call, which
+    the runtime's block cache hands back each step, so a steady-state step
+    neither maps nor faults in memory, and its peak is the plan's.
+
+    Buffers that are returned, freed in another block, of dynamic shape, or
+    in nested regions keep their own allocation.
+
+    Example:
+
+    ```mlir
+    // before
+    %a = memref.alloc() : memref<1024xf32>
+    ... uses of %a ...
+    memref.dealloc %a : memref<1024xf32>
+    %b = memref.alloc() : memref<512xf32>
+    ... uses of %b ...
+    memref.dealloc %b : memref<512xf32>
+    // after: %a and %b share the first bytes of the arena
+    %arena = memref.alloc() {alignment = 64 : i64} : memref<4096xi8>
+    %a = memref.view %arena[%c0][] : memref<4096xi8> to memref<1024xf32>
+    ... uses of %a ...
+    %b = memref.view %arena[%c0][] : memref<4096xi8> to memref<512xf32>
+    ... uses of %b ...
+    memref.dealloc %arena : memref<4096xi8>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Byte alignment of every buffer in the arena">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numBuffers", "buffers", "buffers placed in arenas">,
+    Statistic<"numArenaBytes", "arena-bytes", "bytes of all arenas">,
+  ];
+}
+
 def GTParallelToRuntime : Pass<"gt-parallel-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Run large scf.parallel loop nests on the runtime's thread pool";
   let description = [{
