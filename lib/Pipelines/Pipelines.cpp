@@ -22,10 +22,12 @@ namespace {
 /// The upstream part of the lowering after gt-decompose, up to buffers
 /// that are freed after their last use (both targets). Elementwise chains
 /// are fused before bufferization: one loop nest and no intermediate
-/// buffer per chain (an optimizer update is ~15 TOSA ops per parameter).
+/// buffer per chain (an optimizer update is ~15 TOSA ops per parameter),
+/// but never at the price of keeping large tensors alive across other
+/// work (gt-fuse-elementwise).
 constexpr const char *kBufferPipeline =
     "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
-    "linalg-fuse-elementwise-ops,"
+    "gt-fuse-elementwise,"
     "tosa-to-tensor,canonicalize),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"

@@ -239,6 +239,44 @@ def GTEarlyDealloc : Pass<"gt-early-dealloc", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTFuseElementwise : Pass<"gt-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops without keeping large tensors alive longer";
+  let description = [{
+    Upstream's `linalg-fuse-elementwise-ops` (elementwise producer ->
+    consumer fusion, reshape propagation, constant folding) with one more
+    condition on each fusion: the producer's operands must not outlive it
+    across unrelated work. A single-use producer is fused into its consumer
+    when its full-size tensor operands that the consumer does not read
+    anyway hold no more bytes than its result (a unary op, broadcast or
+    constant operands: fusion never grows the live bytes), or when only
+    elementwise generics, `tensor.empty`, constants and reshapes lie
+    between the two. Otherwise the producer stays a loop of its own and its
+    operands die where it runs.
+
+    What this keeps apart: gradients summed as they arrive, from layers far
+    apart in the backward pass. gt-autodiff accumulates the gradient of a
+    value used by four layers as `((g4 + g3) + g2) + g1`, each add right
+    after its gradient exists; fusing the adds into one four-input loop at
+    the end kept all four gradients alive through three layers.
+
+    Example:
+
+    ```mlir
+    %s = linalg.generic {add} ins(%g4, %g3) ...   // 2 x 1 GiB in, 1 GiB out
+    %x = gt.attention_grad ...                     // not elementwise
+    %t = linalg.generic {add} ins(%s, %g2) ...
+    // upstream: one generic ins(%g4, %g3, %g2) at %t's place; here: unchanged
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numKept", "kept-apart",
+              "elementwise fusions refused to keep live ranges short">,
+  ];
+}
+
 def GTMemoryPlan : Pass<"gt-memory-plan", "::mlir::ModuleOp"> {
   let summary = "Place a function's local buffers in one arena by liveness";
   let description = [{
