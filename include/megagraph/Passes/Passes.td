@@ -644,6 +644,14 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
     Every store comes after the last read of any state (see the pass's
     file comment). The module records the recipe in `gt.training`.
 
+    Parameters of fewer than `pack-below` elements (biases, norm scales)
+    are updated in groups of up to `pack-below` elements: the weights,
+    gradients and states of a group are flattened and concatenated, the
+    recipe runs once on the flat tensors (after elementwise fusion, one
+    loop) and each result is sliced back into its parameter's global. The
+    recipe is elementwise, so each element is computed as it would be on
+    its own parameter; the states stay one global per parameter.
+
     Example:
 
     ```mlir
@@ -659,11 +667,17 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
            "Testing: also return every gradient (grad:<param>) and every "
            "global the step stores, read back after the step "
            "(state:<global>)">,
+    Option<"packBelow", "pack-below", "int64_t", /*default=*/"65536",
+           "Parameters of fewer elements are updated in groups of up to "
+           "this many elements, each as one flat tensor (one loop); 0 or 1: "
+           "every parameter on its own">,
   ]);
   let dependentDialects = ["::mlir::ml_program::MLProgramDialect",
                            "::mlir::tosa::TosaDialect"];
   let statistics = [
     Statistic<"numUpdated", "parameters", "parameters updated per step">,
+    Statistic<"numPacked", "packed",
+              "parameters updated in a group of several">,
   ];
 }
 
