@@ -22,12 +22,13 @@ namespace {
 /// The upstream part of the lowering after gt-decompose, up to buffers
 /// that are freed after their last use (both targets). Elementwise chains
 /// are fused before bufferization: one loop nest and no intermediate
-/// buffer per chain (an optimizer update is ~15 TOSA ops per parameter).
-/// The kernels' precision (gt-precision) is chosen once the runtime calls
-/// exist.
+/// buffer per chain (an optimizer update is ~15 TOSA ops per parameter),
+/// but never at the price of keeping large tensors alive across other
+/// work (gt-fuse-elementwise). The kernels' precision (gt-precision) is
+/// chosen once the runtime calls exist.
 std::string bufferPipeline(const LowerPipelineOptions &options) {
   return "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
-         "linalg-fuse-elementwise-ops,"
+         "gt-fuse-elementwise,"
          "tosa-to-tensor,canonicalize),"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
@@ -41,13 +42,22 @@ std::string bufferPipeline(const LowerPipelineOptions &options) {
          "cse,canonicalize,gt-early-dealloc";
 }
 
-/// lower-cpu: loops on the host.
+/// lower-cpu: loops on the host. Before it, on the host target proper (not
+/// the GPU emulation), the buffer arenas and the thread pool's loop nests
+/// (kCpuHostPasses).
 constexpr const char *kCpuPipeline =
     "convert-linalg-to-loops,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,"
     "finalize-memref-to-llvm{use-generic-functions=true},"
     "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
     "reconcile-unrealized-casts";
+
+/// Host only: the local buffers of each function in one arena planned by
+/// liveness, and the large loop nests on the runtime's thread pool
+/// (independent iterations only, so the results do not depend on the
+/// thread count).
+constexpr const char *kCpuHostPasses =
+    "gt-memory-plan,convert-linalg-to-parallel-loops,gt-parallel-to-runtime,";
 
 /// lower-cuda: one kernel per loop nest (gt-gpu-offload), kernels to PTX
 /// through NVVM, launches to mgpu* calls, buffers and globals on the
@@ -211,7 +221,7 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
   else
     pipeline +=
         std::string(options.emulateGpu ? "gt-gpu-offload{emulate-on-host},"
-                                       : "") +
+                                       : kCpuHostPasses) +
         kCpuPipeline;
   addTextual(pm, pipeline);
 }

@@ -169,12 +169,28 @@ struct GTOptimizerPass : megagraph::impl::GTOptimizerBase<GTOptimizerPass> {
   /// clip_grad_norm_'s coefficient min(1, max / (||g||_2 + 1e-6)) over all
   /// `params`' gradients (a tensor<1xf32>).
   Value clipCoefficient(Updater &u, ArrayRef<ParamUpdate> params);
-  /// Appends the update of one parameter to `stores`; `lr` is the
-  /// scheduled rate (a tensor<f32>, null for the constant `learningRate`),
-  /// `t` the step number from 1 and `corr1`, `corr2` Adam's
-  /// 1 / (1 - beta^t).
-  void update(Updater &u, ModuleOp module, OpBuilder &mb, const ParamUpdate &p,
-              Value lr, Value t, Value corr1, Value corr2,
+  /// The suffixes of the recipe's per-parameter state globals.
+  SmallVector<StringRef, 2> stateSuffixes() const {
+    if (optimizer != "sgd")
+      return {".adam_m", ".adam_v"};
+    if (momentum > 0)
+      return {".momentum_buffer"};
+    return {};
+  }
+  /// The recipe on values of one shape: from weight `w`, gradient `g` and
+  /// the old states (in stateSuffixes() order), the new states followed by
+  /// the new weight. `lr` is the scheduled rate (a tensor<f32>, null for
+  /// the constant `learningRate`), `t` the step number from 1 and `corr1`,
+  /// `corr2` Adam's 1 / (1 - beta^t).
+  SmallVector<Value> compute(Updater &u, Value w, Value g,
+                             ArrayRef<Value> states, Value lr, Value t,
+                             Value corr1, Value corr2);
+  /// Appends the update of `group` to `stores`: one parameter on its own
+  /// shape, or several flattened and concatenated, updated as one tensor
+  /// (one loop) and sliced back.
+  void update(Updater &u, ModuleOp module, OpBuilder &mb,
+              ArrayRef<const ParamUpdate *> group, Value lr, Value t,
+              Value corr1, Value corr2,
               SmallVectorImpl<std::pair<FlatSymbolRefAttr, Value>> &stores);
 
   void runOnOperation() override;
@@ -207,6 +223,8 @@ LogicalResult GTOptimizerPass::verifyOptions(ModuleOp module) {
                 beta2);
   if (!(epsilon > 0.0))
     return fail("eps must be positive, got ", epsilon);
+  if (packBelow < 0)
+    return fail("pack-below must be non-negative, got ", int64_t(packBelow));
 
   const bool decays = lrSchedule != "constant";
   if (decays && lrSchedule != "linear" && lrSchedule != "cosine" &&
@@ -288,22 +306,13 @@ Value GTOptimizerPass::clipCoefficient(Updater &u,
   return u.min(coef, u.splat(coef, 1.0));
 }
 
-void GTOptimizerPass::update(
-    Updater &u, ModuleOp module, OpBuilder &mb, const ParamUpdate &p, Value lr,
-    Value t, Value corr1, Value corr2,
-    SmallVectorImpl<std::pair<FlatSymbolRefAttr, Value>> &stores) {
-  auto type = cast<RankedTensorType>(p.grad.getType());
-  auto state = [&](StringRef suffix) {
-    ml_program::GlobalOp g =
-        zeroGlobal(module, mb, (p.name + suffix).str(), type);
-    auto ref = FlatSymbolRefAttr::get(g.getSymNameAttr());
-    Value old = ml_program::GlobalLoadOp::create(u.b, u.loc, type, ref);
-    return std::make_pair(ref, old);
-  };
+SmallVector<Value> GTOptimizerPass::compute(Updater &u, Value w, Value g,
+                                            ArrayRef<Value> states, Value lr,
+                                            Value t, Value corr1, Value corr2) {
   auto timesLr = [&](Value x) {
     return lr ? u.mul(x, u.broadcastLike(lr, x)) : u.scale(x, learningRate);
   };
-  Value w = p.weight, g = p.grad;
+  SmallVector<Value> newStates;
   // L2 weight decay (sgd, adam) joins the gradient; adamw's is decoupled.
   if (weightDecay > 0 && optimizer != "adamw")
     g = u.add(g, u.scale(w, weightDecay));
@@ -316,7 +325,7 @@ void GTOptimizerPass::update(
       // buf = momentum * buf + (1 - dampening) * g. The buffer starts at 0,
       // so step 1 only differs with dampening: there the gradient's
       // coefficient is 1 - dampening * (1 - first), first = max(0, 2 - t).
-      auto [ref, buf] = state(".momentum_buffer");
+      Value buf = states[0];
       Value gScaled = g;
       if (dampening > 0) {
         Value first = u.max(u.sub(u.splat(t, 2.0), t), u.splat(t, 0.0));
@@ -325,16 +334,15 @@ void GTOptimizerPass::update(
         gScaled = u.mul(g, u.broadcastLike(c, g));
       }
       buf = u.add(u.scale(buf, momentum), gScaled);
-      stores.push_back({ref, buf});
+      newStates.push_back(buf);
       dir = nesterov ? u.add(g, u.scale(buf, momentum)) : buf;
     }
   } else {
-    auto [mref, m] = state(".adam_m");
-    auto [vref, v] = state(".adam_v");
-    m = u.add(u.scale(m, beta1), u.scale(g, 1.0 - beta1));
-    v = u.add(u.scale(v, beta2), u.scale(u.mul(g, g), 1.0 - beta2));
-    stores.push_back({mref, m});
-    stores.push_back({vref, v});
+    Value m = u.add(u.scale(states[0], beta1), u.scale(g, 1.0 - beta1));
+    Value v =
+        u.add(u.scale(states[1], beta2), u.scale(u.mul(g, g), 1.0 - beta2));
+    newStates.push_back(m);
+    newStates.push_back(v);
     // mhat / (sqrt(vhat) + eps)
     Value mhat = u.mul(m, u.broadcastLike(corr1, m));
     Value vhat = u.mul(v, u.broadcastLike(corr2, v));
@@ -342,7 +350,79 @@ void GTOptimizerPass::update(
     if (optimizer == "adamw" && weightDecay > 0)
       dir = u.add(dir, u.scale(w, weightDecay));
   }
-  stores.push_back({p.ref, u.sub(w, timesLr(dir))});
+  newStates.push_back(u.sub(w, timesLr(dir)));
+  return newStates;
+}
+
+void GTOptimizerPass::update(
+    Updater &u, ModuleOp module, OpBuilder &mb,
+    ArrayRef<const ParamUpdate *> group, Value lr, Value t, Value corr1,
+    Value corr2, SmallVectorImpl<std::pair<FlatSymbolRefAttr, Value>> &stores) {
+  SmallVector<StringRef, 2> suffixes = stateSuffixes();
+  // Per parameter: the globals it stores (states, then the parameter, the
+  // order of compute's results) and the operands (weight, gradient,
+  // states).
+  SmallVector<SmallVector<FlatSymbolRefAttr>> refs;
+  SmallVector<SmallVector<Value>> olds;
+  for (const ParamUpdate *p : group) {
+    auto type = cast<RankedTensorType>(p->grad.getType());
+    refs.emplace_back();
+    olds.push_back({p->weight, p->grad});
+    for (StringRef suffix : suffixes) {
+      ml_program::GlobalOp g =
+          zeroGlobal(module, mb, (p->name + suffix).str(), type);
+      auto ref = FlatSymbolRefAttr::get(g.getSymNameAttr());
+      refs.back().push_back(ref);
+      olds.back().push_back(
+          ml_program::GlobalLoadOp::create(u.b, u.loc, type, ref));
+    }
+    refs.back().push_back(p->ref);
+  }
+  auto computeOn = [&](ArrayRef<Value> in) {
+    return compute(u, in[0], in[1], in.drop_front(2), lr, t, corr1, corr2);
+  };
+  if (group.size() == 1) {
+    for (auto [ref, value] : llvm::zip_equal(refs[0], computeOn(olds[0])))
+      stores.push_back({ref, value});
+    return;
+  }
+  // Several: each operand (weight, gradient, states) of all the parameters
+  // as one flat tensor, the recipe on those, and each result sliced back
+  // to every parameter's shape. The recipe is elementwise, so every element
+  // is computed exactly as on its own parameter.
+  Type elementType =
+      cast<RankedTensorType>(olds[0][0].getType()).getElementType();
+  int64_t total = 0;
+  SmallVector<int64_t> offsets;
+  for (SmallVector<Value> &o : olds) {
+    offsets.push_back(total);
+    total += cast<RankedTensorType>(o[0].getType()).getNumElements();
+  }
+  auto flatType = RankedTensorType::get({total}, elementType);
+  SmallVector<Value> flat;
+  for (size_t k = 0; k < olds[0].size(); ++k) {
+    SmallVector<Value> pieces;
+    for (SmallVector<Value> &o : olds) {
+      RankedTensorType type = u.typeOf(o[k]);
+      pieces.push_back(u.reshape(
+          o[k], RankedTensorType::get({type.getNumElements()}, elementType)));
+    }
+    flat.push_back(tosa::ConcatOp::create(u.b, u.loc, flatType, pieces,
+                                          u.b.getI32IntegerAttr(0)));
+  }
+  SmallVector<Value> results = computeOn(flat);
+  ImplicitLocOpBuilder ib(u.loc, u.b);
+  for (auto [i, o] : llvm::enumerate(olds)) {
+    RankedTensorType type = u.typeOf(o[0]);
+    int64_t n = type.getNumElements();
+    for (auto [ref, value] : llvm::zip_equal(refs[i], results)) {
+      Value piece = tosa::SliceOp::create(
+          u.b, u.loc, RankedTensorType::get({n}, elementType), value,
+          tosa::getTosaConstShape(ib, {offsets[i]}),
+          tosa::getTosaConstShape(ib, {n}));
+      stores.push_back({ref, u.reshape(piece, type)});
+    }
+  }
 }
 
 void GTOptimizerPass::runOnOperation() {
@@ -426,9 +506,39 @@ void GTOptimizerPass::runOnOperation() {
     for (ParamUpdate &p : params)
       p.grad = u.mul(p.grad, u.broadcastLike(coef, p.grad));
   }
+  // Parameters of fewer than `pack-below` elements are updated in groups
+  // of up to `pack-below` elements, each group as one flat tensor: one
+  // loop instead of one per bias or norm scale (less code to compile, fewer
+  // loops to run), for a transient copy of the group's few elements. Not
+  // under ZeRO, whose buckets are already flat.
+  bool pack = packBelow > 1;
+  if (auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan"))
+    pack = pack && !(plan.getDp() > 1 && plan.getZero() >= 1);
+  SmallVector<SmallVector<const ParamUpdate *>> groups;
+  llvm::DenseMap<Type, size_t> openGroup; // element type -> group index
+  llvm::DenseMap<Type, int64_t> openSize;
   for (const ParamUpdate &p : params) {
-    update(u, module, mb, p, lr, t, corr1, corr2, stores);
+    auto type = cast<RankedTensorType>(p.grad.getType());
+    int64_t n = type.getNumElements();
     ++numUpdated;
+    if (!pack || !type.hasStaticShape() || n >= packBelow) {
+      groups.push_back({&p});
+      continue;
+    }
+    Type e = type.getElementType();
+    auto it = openGroup.find(e);
+    if (it == openGroup.end() || openSize[e] + n > packBelow) {
+      openGroup[e] = groups.size();
+      openSize[e] = 0;
+      groups.emplace_back();
+    }
+    groups[openGroup[e]].push_back(&p);
+    openSize[e] += n;
+  }
+  for (ArrayRef<const ParamUpdate *> group : groups) {
+    update(u, module, mb, group, lr, t, corr1, corr2, stores);
+    if (group.size() > 1)
+      numPacked += group.size();
   }
   for (auto [ref, value] : stores)
     ml_program::GlobalStoreOp::create(b, loc, ref, value);

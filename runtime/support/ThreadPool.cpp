@@ -8,6 +8,9 @@
 
 #include "support/ThreadPool.h"
 
+#include "megagraph/Runtime.h"
+
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -124,3 +127,25 @@ void parallelFor(int64_t n, const std::function<void(int64_t, int)> &fn) {
 }
 
 } // namespace mgrt
+
+/// Ranges per thread: enough for the dynamic hand-out to even out threads
+/// that another process slows down, few enough to keep the dispatch cheap.
+constexpr int64_t kRangesPerThread = 4;
+
+extern "C" void mgrt_parallel_for(mgrt_loop_body body, void *ctx, int64_t n,
+                                  int64_t grain) {
+  if (n <= 0)
+    return;
+  grain = std::max<int64_t>(grain, 1);
+  // At most n / grain ranges, so that each (but the last) has grain or more.
+  const int64_t ranges = std::min(
+      n / grain, static_cast<int64_t>(mgrt::numThreads()) * kRangesPerThread);
+  if (ranges <= 1) {
+    body(ctx, 0, n);
+    return;
+  }
+  const int64_t per = (n + ranges - 1) / ranges;
+  mgrt::parallelFor((n + per - 1) / per, [&](int64_t r, int) {
+    body(ctx, r * per, std::min(n, (r + 1) * per));
+  });
+}

@@ -18,6 +18,8 @@
 // RUN: not megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=sgd momentum=0.9 dampening=0.1 nesterov=true" 2>&1 | FileCheck %s --check-prefix=NEST
 // RUN: not megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=adam momentum=0.9" 2>&1 | FileCheck %s --check-prefix=ADAMMOM
 // ADAMMOM: error: gt-optimizer: momentum, dampening and nesterov are sgd options, not adam's
+// RUN: not megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=adamw pack-below=-1" 2>&1 | FileCheck %s --check-prefix=PACK
+// PACK: error: gt-optimizer: pack-below must be non-negative, got -1
 // RUN: not megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=adamw beta2=1" 2>&1 | FileCheck %s --check-prefix=BETA
 // BETA: error: gt-optimizer: beta1 and beta2 must be in [0, 1), got 9.000000e-01 and 1.000000e+00
 // RUN: not megagraph-opt %s --gt-autodiff --gt-optimizer="optimizer=adam eps=0" 2>&1 | FileCheck %s --check-prefix=EPS

@@ -65,9 +65,9 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // NEST-NOT:  @gt.step
 // NEST-LABEL: func.func @main
 // NEST:        %[[W:.*]] = ml_program.global_load @w :
+// NEST:        %[[BUF0:.*]] = ml_program.global_load @w.momentum_buffer
 // NEST:        %[[DECAY:.*]] = tosa.mul %[[W]], %{{.*}} :
 // NEST:        %[[G:.*]] = tosa.add %{{.*}}, %[[DECAY]] :
-// NEST:        %[[BUF0:.*]] = ml_program.global_load @w.momentum_buffer
 // NEST:        %[[MB:.*]] = tosa.mul %[[BUF0]], %{{.*}} :
 // NEST:        %[[BUF:.*]] = tosa.add %[[MB]], %[[G]] :
 // NEST:        %[[MBUF:.*]] = tosa.mul %[[BUF]], %{{.*}} :
@@ -95,9 +95,9 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // ADAML2-LABEL: func.func @main
 // ADAML2:        %[[W:.*]] = ml_program.global_load @w :
 // ADAML2:        "tosa.const"() <{values = dense<8.000000e-01> : tensor<f32>}>
+// ADAML2:        ml_program.global_load @w.adam_m
 // ADAML2:        %[[DECAY:.*]] = tosa.mul %[[W]], %{{.*}} :
 // ADAML2:        %[[G:.*]] = tosa.add %{{.*}}, %[[DECAY]] :
-// ADAML2:        ml_program.global_load @w.adam_m
 // ADAML2:        tosa.mul %[[G]], %{{.*}} :
 // ADAML2:        tosa.mul %[[G]], %[[G]], %{{.*}} :
 // ADAML2-NOT:    tosa.mul %[[W]],

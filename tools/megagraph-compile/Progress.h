@@ -1,8 +1,10 @@
 //===- Progress.h - megagraph-compile's phase timings -----------*- C++ -*-===//
 //
 // Part of MegaGraph. megagraph-compile names each phase it finishes
-// (import, plan, raise, autodiff, lower, LLVM, link) with its elapsed time,
-// one stderr line each, when stderr is a terminal; piped, it is quiet.
+// (import, plan, raise, autodiff, lower, LLVM, codegen, link) with its
+// elapsed time and the CPU time the process spent in it (which, unlike the
+// elapsed time, does not grow when other jobs share the cores), one stderr
+// line each, when stderr is a terminal; piped, it is quiet.
 // --progress or MEGAGRAPH_PROGRESS=1 force the lines, MEGAGRAPH_PROGRESS=0
 // silences them.
 //
@@ -34,6 +36,7 @@ private:
   using Clock = std::chrono::steady_clock;
   bool enabled;
   Clock::time_point start, phaseStart;
+  double phaseCpu; // CPU seconds of the process when the phase began
 };
 
 } // namespace megagraph

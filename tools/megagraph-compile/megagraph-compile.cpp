@@ -44,6 +44,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -507,6 +508,7 @@ int compileForCpu(ModuleOp module) {
       megagraph::translateToLLVMIR(module, llvmContext, options);
   if (!llvmModule)
     return 1;
+  phases->done("LLVM");
   std::string error;
   if (emit == Emit::Llvm) {
     std::unique_ptr<ToolOutputFile> output = openOutputFile(outputFile, &error);
@@ -514,7 +516,6 @@ int compileForCpu(ModuleOp module) {
       return toolError(error);
     llvmModule->print(output->os(), nullptr);
     output->keep();
-    phases->done("LLVM");
     return 0;
   }
   if (outputFile == "-")
@@ -522,7 +523,7 @@ int compileForCpu(ModuleOp module) {
   if (emit == Emit::Obj) {
     if (failed(megagraph::emitObjectFile(*llvmModule, outputFile, error)))
       return toolError(error);
-    phases->done("LLVM");
+    phases->done("codegen");
     return 0;
   }
   // An executable: the object file + the runtime.
@@ -533,7 +534,7 @@ int compileForCpu(ModuleOp module) {
   FileRemover removeObj(objPath);
   if (failed(megagraph::emitObjectFile(*llvmModule, objPath, error)))
     return toolError(error);
-  phases->done("LLVM");
+  phases->done("codegen");
   if (failed(megagraph::linkExecutable(
           objPath, outputFile, megagraph::needsTrainingDriver(*signature),
           *backend, options, error)))
@@ -736,6 +737,7 @@ int run(MLIRContext &context) {
   auto configured = [&](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();
+    applyDefaultTimingPassManagerCLOptions(pm);
     if (debugIR)
       pm.enableIRPrinting(
           /*shouldPrintBeforePass=*/nullptr,
@@ -808,6 +810,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "megagraph-compile " MEGAGRAPH_VERSION " (MegaGraph, LLVM/MLIR "
        << LLVM_VERSION_STRING << ")\n";

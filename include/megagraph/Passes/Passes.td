@@ -317,6 +317,155 @@ def GTPrecision : Pass<"gt-precision", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTFuseElementwise : Pass<"gt-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops without keeping large tensors alive longer";
+  let description = [{
+    Upstream's `linalg-fuse-elementwise-ops` (elementwise producer ->
+    consumer fusion, reshape propagation, constant folding) with one more
+    condition on each fusion: the producer's operands must not outlive it
+    across unrelated work. A single-use producer is fused into its consumer
+    when its full-size tensor operands that the consumer does not read
+    anyway hold no more bytes than its result (a unary op, broadcast or
+    constant operands: fusion never grows the live bytes), or when only
+    elementwise generics, `tensor.empty`, constants and reshapes lie
+    between the two. Otherwise the producer stays a loop of its own and its
+    operands die where it runs.
+
+    What this keeps apart: gradients summed as they arrive, from layers far
+    apart in the backward pass. gt-autodiff accumulates the gradient of a
+    value used by four layers as `((g4 + g3) + g2) + g1`, each add right
+    after its gradient exists; fusing the adds into one four-input loop at
+    the end kept all four gradients alive through three layers.
+
+    Example:
+
+    ```mlir
+    %s = linalg.generic {add} ins(%g4, %g3) ...   // 2 x 1 GiB in, 1 GiB out
+    %x = gt.attention_grad ...                     // not elementwise
+    %t = linalg.generic {add} ins(%s, %g2) ...
+    // upstream: one generic ins(%g4, %g3, %g2) at %t's place; here: unchanged
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numKept", "kept-apart",
+              "elementwise fusions refused to keep live ranges short">,
+  ];
+}
+
+def GTMemoryPlan : Pass<"gt-memory-plan", "::mlir::ModuleOp"> {
+  let summary = "Place a function's local buffers in one arena by liveness";
+  let description = [{
+    Runs on buffers, after `gt-early-dealloc` (each buffer is allocated
+    where it is first written and freed after its last use). Every
+    `memref.alloc` of static shape and identity layout in a function's body
+    block whose single `memref.dealloc` is in the same block becomes a
+    `memref.view` of one arena at a constant byte offset; the alloc-to-
+    dealloc spans of two buffers that share bytes never overlap. Offsets are
+    chosen greedily by size (largest first, lowest aligned offset that is
+    free for the buffer's whole span), as TensorFlow Lite's arena planner
+    does. The arena is allocated at the top of the body and freed before
+    the return: one allocation per call, of the same size every call, which
+    the runtime's block cache hands back each step, so a steady-state step
+    neither maps nor faults in memory, and its peak is the plan's.
+
+    Buffers that are returned, freed in another block, of dynamic shape, or
+    in nested regions keep their own allocation.
+
+    Example:
+
+    ```mlir
+    // before
+    %a = memref.alloc() : memref<1024xf32>
+    ... uses of %a ...
+    memref.dealloc %a : memref<1024xf32>
+    %b = memref.alloc() : memref<512xf32>
+    ... uses of %b ...
+    memref.dealloc %b : memref<512xf32>
+    // after: %a and %b share the first bytes of the arena
+    %arena = memref.alloc() {alignment = 64 : i64} : memref<4096xi8>
+    %a = memref.view %arena[%c0][] : memref<4096xi8> to memref<1024xf32>
+    ... uses of %a ...
+    %b = memref.view %arena[%c0][] : memref<4096xi8> to memref<512xf32>
+    ... uses of %b ...
+    memref.dealloc %arena : memref<4096xi8>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Byte alignment of every buffer in the arena">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numBuffers", "buffers", "buffers placed in arenas">,
+    Statistic<"numArenaBytes", "arena-bytes", "bytes of all arenas">,
+  ];
+}
+
+def GTParallelToRuntime : Pass<"gt-parallel-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Run large scf.parallel loop nests on the runtime's thread pool";
+  let description = [{
+    Runs on buffers, after `convert-linalg-to-parallel-loops`. Each outermost
+    `scf.parallel` without reductions whose work (iterations times the ops
+    of its body, nested loops included) reaches `min-work` is outlined into
+    a function `@<parent>_loop<N>(ctx: !llvm.ptr, begin: index, end:
+    index)` and replaced by one call of the runtime's
+    `mgrt_parallel_for(@<parent>_loop<N>, ctx, n, grain)`, which hands
+    disjoint ranges of `[0, n)` to the pool's workers
+    (`MEGAGRAPH_NUM_THREADS`). `n` counts the iterations of the leading
+    parallel dimensions (the fewest that give at least 64, never the
+    innermost unless it is the only one); the outlined function walks its
+    range of them and runs the remaining dimensions as an inner
+    `scf.parallel`, so the innermost loop stays a plain, vectorizable loop.
+
+    Only dimensions that `scf.parallel` declares independent are split, and
+    every iteration runs the same code whichever worker runs it, so results
+    are bitwise identical for any thread count; reductions (`scf.reduce`
+    with operands, and the `scf.for` loops linalg emits for reduction
+    dimensions) stay sequential inside one iteration. A body that calls a
+    function stays where it is.
+
+    The values the body uses from outside are passed in a stack record:
+    `ctx` points to an `!llvm.struct` of their LLVM types (memref
+    descriptors, integers, floats; `index` as i64), written before the
+    call; `builtin.unrealized_conversion_cast` bridges memref and
+    descriptor until the LLVM conversion folds the pairs. Constants and
+    `memref.get_global` are cloned into the outlined function instead, so
+    LLVM still sees constant bounds.
+
+    Example:
+
+    ```mlir
+    // before
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c4096, %c128) step (%c1, %c1) {
+      %x = memref.load %in[%i, %j] : memref<4096x128xf32>
+      %y = math.exp %x : f32
+      memref.store %y, %out[%i, %j] : memref<4096x128xf32>
+    }
+    // after
+    %ctx = llvm.alloca %c1 x !llvm.struct<(struct<(ptr, ptr, i64, ...)>, ...)>
+    ... llvm.store of the descriptors of %in and %out ...
+    %f = constant @f_loop0 : (!llvm.ptr, index, index) -> ()
+    call @mgrt_parallel_for(%f, %ctx, %c4096, %c1) : ...
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Smallest work (innermost iterations times body ops) that is "
+           "dispatched to the thread pool">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numOutlined", "outlined", "loop nests run on the thread pool">,
+  ];
+}
+
 def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
   let summary = "Run every loop nest of the bufferized step as a GPU kernel";
   let description = [{
@@ -642,6 +791,14 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
     Every store comes after the last read of any state (see the pass's
     file comment). The module records the recipe in `gt.training`.
 
+    Parameters of fewer than `pack-below` elements (biases, norm scales)
+    are updated in groups of up to `pack-below` elements: the weights,
+    gradients and states of a group are flattened and concatenated, the
+    recipe runs once on the flat tensors (after elementwise fusion, one
+    loop) and each result is sliced back into its parameter's global. The
+    recipe is elementwise, so each element is computed as it would be on
+    its own parameter; the states stay one global per parameter.
+
     Example:
 
     ```mlir
@@ -657,11 +814,17 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
            "Testing: also return every gradient (grad:<param>) and every "
            "global the step stores, read back after the step "
            "(state:<global>)">,
+    Option<"packBelow", "pack-below", "int64_t", /*default=*/"65536",
+           "Parameters of fewer elements are updated in groups of up to "
+           "this many elements, each as one flat tensor (one loop); 0 or 1: "
+           "every parameter on its own">,
   ]);
   let dependentDialects = ["::mlir::ml_program::MLProgramDialect",
                            "::mlir::tosa::TosaDialect"];
   let statistics = [
     Statistic<"numUpdated", "parameters", "parameters updated per step">,
+    Statistic<"numPacked", "packed",
+              "parameters updated in a group of several">,
   ];
 }
 

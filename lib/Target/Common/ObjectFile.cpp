@@ -30,6 +30,10 @@ LogicalResult megagraph::lowerToLLVMDialect(ModuleOp module,
                                             const TargetBackend &backend,
                                             const CompileOptions &options) {
   PassManager pm(module.getContext());
+  // The tools' --mlir-timing and --mlir-print-ir-* flags, when registered.
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   backend.buildLowerPipeline(pm, options);
   return pm.run(module);
 }

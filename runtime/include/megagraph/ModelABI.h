@@ -363,6 +363,9 @@ enum {
 #define MGRT_KERNEL_ATTENTION_BWD_BF16 "mgrt_attention_bwd_bf16_f32"
 #define MGRT_KERNEL_ATTENTION_LSE_BF16 "mgrt_attention_lse_bf16_f32"
 #define MGRT_KERNEL_ATTENTION_BWD_LSE_BF16 "mgrt_attention_bwd_lse_bf16_f32"
+/* The thread pool entry of the generated code's parallel loop nests
+ * (gt-parallel-to-runtime; megagraph/Runtime.h): a plain C call. */
+#define MGRT_PARALLEL_FOR "mgrt_parallel_for"
 /* Context-parallel attention (megagraph/RuntimeCp.h): the operands of the
  * attention kernels, then grid g0..g3, axes and an mgrt_cp_mode. */
 #define MGRT_KERNEL_CP_ATTENTION "mgrt_cp_attention_f32"

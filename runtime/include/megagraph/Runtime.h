@@ -307,6 +307,21 @@ void _mlir_ciface_mgrt_sparse_attention_f32(
     mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_2 *edge_bias, int64_t num_heads,
     float scale, int64_t flags);
 
+/*===-- Parallel loops of the generated code ------------------------------===*/
+
+/** One range of a parallel loop nest outlined by gt-parallel-to-runtime:
+ *  runs iterations [begin, end) with the captured values `ctx` points to. */
+typedef void (*mgrt_loop_body)(void *ctx, int64_t begin, int64_t end);
+
+/** Runs body(ctx, begin, end) over disjoint ranges that cover [0, n), each
+ *  of at least `grain` iterations (but the last), on the kernels' pool; the
+ *  calling thread works too and the call returns when all ranges are done.
+ *  The iterations must be independent: which thread runs a range does not
+ *  change what it computes. Called from inside a pool task, it runs the
+ *  whole range on the caller. (MGRT_PARALLEL_FOR in ModelABI.h) */
+void mgrt_parallel_for(mgrt_loop_body body, void *ctx, int64_t n,
+                       int64_t grain);
+
 /*===-- Tensors and .npy --------------------------------------------------===*/
 
 /* mgrt_dtype and MGRT_MAX_RANK: megagraph/ModelABI.h. */
