@@ -511,6 +511,29 @@ func.func @cross_entropy(%l: tensor<4x3xf32>, %y: tensor<4xi64>, %m: tensor<4xi1
 
 // -----
 
+// Over more than 1024 rows the masked sums go by blocks of 1024 rows, then
+// the block sums, then the rows left over (2500 = 2 x 1024 + 452): one
+// float32 loop over all rows loses accuracy as the row count grows.
+// CHECK-LABEL: func.func @cross_entropy_blocked
+// CHECK-COUNT-2: tosa.reduce_sum %{{.*}} {axis = 1 : i32} : (tensor<2x1024xf32>) -> tensor<2x1xf32>
+// CHECK-NOT:     tosa.reduce_sum %{{.*}} : (tensor<2500x1xf32>)
+// CHECK:         tosa.maximum
+// CHECK-LABEL: func.func @cross_entropy_exact_blocks
+// CHECK-NOT:     tosa.slice
+// CHECK:         tosa.reduce_sum %{{.*}} {axis = 1 : i32} : (tensor<3x1024xf32>) -> tensor<3x1xf32>
+// CHECK-NOT:     tosa.reduce_sum %{{.*}} : (tensor<3072x1xf32>)
+// CHECK:         tosa.maximum
+func.func @cross_entropy_blocked(%l: tensor<2500x3xf32>, %y: tensor<2500xi64>, %m: tensor<2500xi1>) -> tensor<f32> {
+  %0 = gt.cross_entropy %l, %y mask(%m) : (tensor<2500x3xf32>, tensor<2500xi64>, tensor<2500xi1>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @cross_entropy_exact_blocks(%l: tensor<3072x3xf32>, %y: tensor<3072xi64>) -> tensor<f32> {
+  %0 = gt.cross_entropy %l, %y : (tensor<3072x3xf32>, tensor<3072xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // gt.edge_bias: one generic reducing over (hop, input head), then a
 // division by the clamped path length broadcast over heads.
 // CHECK-LABEL: func.func @edge_bias
