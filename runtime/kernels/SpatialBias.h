@@ -123,17 +123,19 @@ MGRT_INLINE void spatialHistogram(const float *ds, int64_t ldS,
                                   int64_t n, int64_t V, float *hist) {
   const int32_t hi = static_cast<int32_t>(V - 1);
   switch (V) { // one register per table row, as many as the table has
+    // clang-format off
 #define MGRT_BINS(NB)                                                          \
   case NB:                                                                     \
     return histogramBins<NB>(ds, ldS, d, ldD, rows, n, hi, hist);
-    MGRT_BINS(1)
-    MGRT_BINS(2) MGRT_BINS(3) MGRT_BINS(4) MGRT_BINS(5) MGRT_BINS(6)
-        MGRT_BINS(7) MGRT_BINS(8) MGRT_BINS(9) MGRT_BINS(10) MGRT_BINS(11)
-            MGRT_BINS(12) MGRT_BINS(13) MGRT_BINS(14) MGRT_BINS(15)
-                MGRT_BINS(16)
+    MGRT_BINS(1) MGRT_BINS(2) MGRT_BINS(3) MGRT_BINS(4)
+    MGRT_BINS(5) MGRT_BINS(6) MGRT_BINS(7) MGRT_BINS(8)
+    MGRT_BINS(9) MGRT_BINS(10) MGRT_BINS(11) MGRT_BINS(12)
+    MGRT_BINS(13) MGRT_BINS(14) MGRT_BINS(15) MGRT_BINS(16)
 #undef MGRT_BINS
-                    default : break;
+  default:
+    break;
   }
+  // clang-format on
   if (V <= 24)
     return histogramBins<24>(ds, ldS, d, ldD, rows, n, hi, hist);
   for (int64_t r = 0; r < rows; ++r)
