@@ -364,7 +364,8 @@ extern "C" void _mlir_ciface_mgrt_cp_attention_f32(
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t numHeads, float scale, int64_t flags, int64_t g0, int64_t g1,
     int64_t g2, int64_t g3, int64_t axes, int64_t mode, int64_t seq) {
-  mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_f32");
+  mgrt_comm_group *group =
+      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_f32");
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
   const Padded pad(group, q, seq);
   mgrt_memref_f32_3 o = *out, qq = *q, kk = *k, vv = *v;
@@ -391,7 +392,8 @@ extern "C" void _mlir_ciface_mgrt_cp_attention_bwd_f32(
     mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags,
     int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode,
     int64_t seq) {
-  mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_bwd_f32");
+  mgrt_comm_group *group =
+      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_bwd_f32");
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
   const Padded pad(group, q, seq);
   mgrt_memref_f32_3 ddq = *dq, ddk = *dk, ddv = *dv, ddo = *dout, qq = *q,

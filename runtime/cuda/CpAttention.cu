@@ -596,8 +596,8 @@ void refuseUneven(const char *call, int64_t seq) {
   if (seq == 0)
     return;
   const std::string msg =
-      std::string(call) + ": context-parallel blocks of unequal size (S = " +
-      std::to_string(seq) +
+      std::string(call) +
+      ": context-parallel blocks of unequal size (S = " + std::to_string(seq) +
       " not divisible by cp) are not implemented on --target cuda; choose a "
       "cp that divides S";
   mgrt_comm_abort(msg.c_str(), 3);

@@ -225,7 +225,6 @@ extern "C" void _mlir_ciface_mgrt_halo_spmm_f32(
     mgrt_memref_f32_2 *out, mgrt_memref_i64_1 *rowPtr,
     mgrt_memref_i64_1 *colIdx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
     int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes) {
-  mgrt_halo_spmm_f32(
-      mgrt::comm::shardGroup({{g0, g1, g2, g3}, axes}, kName), out, rowPtr,
-      colIdx, values, x);
+  mgrt_halo_spmm_f32(mgrt::comm::shardGroup({{g0, g1, g2, g3}, axes}, kName),
+                     out, rowPtr, colIdx, values, x);
 }

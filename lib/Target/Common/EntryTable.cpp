@@ -66,8 +66,7 @@ public:
     entryInfo =
         LLVM::LLVMStructType::getLiteral(ctx, {ptr, i32, ptr, i32, ptr, ptr});
     plan = LLVM::LLVMStructType::getLiteral(
-        ctx, {i64, i64, i64, i64, i64, i32, i32, ptr, i64, i64, i32, i32,
-              i64});
+        ctx, {i64, i64, i64, i64, i64, i32, i32, ptr, i64, i64, i32, i32, i64});
     stateInfo =
         LLVM::LLVMStructType::getLiteral(ctx, {tensorInfo, i32, i32, i64, ptr});
     modelInfo = LLVM::LLVMStructType::getLiteral(
