@@ -214,9 +214,17 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
       unit.activationBytes += 4.0 * q.getDimSize(0) * q.getDimSize(1) *
                               static_cast<double>(att.getNumHeads());
       if (Value bias = att.getBias()) {
+        // A spatial bias alone is what gt-fuse-spatial-bias moves into the
+        // attention kernels (read in place, no dense gradient).
+        const bool spatial = bias.getDefiningOp<gt::SpatialBiasOp>() != nullptr;
+        if (spatial && isFloatTensor(bias) && !kept.count(bias))
+          unit.spatialBiasBytes += bytesOf(bias.getType());
         keep(unit, bias, true);
-        if (biasGrads.insert(bias).second)
+        if (biasGrads.insert(bias).second) {
           model.biasGradBytesPerSeq += bytesOf(bias.getType());
+          if (spatial)
+            model.spatialBiasGradBytesPerSeq += bytesOf(bias.getType());
+        }
       }
       // The backward kernel's workspace: Q, dO, K, V and their transposes
       // packed with rows padded to 96 and head dims to 16 (runtime/kernels/
@@ -288,10 +296,12 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     for (double *f :
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
-          &unit.inputBytes, &unit.transientBytes, &unit.kvBytes})
+          &unit.spatialBiasBytes, &unit.inputBytes, &unit.transientBytes,
+          &unit.kvBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
+  model.spatialBiasGradBytesPerSeq /= b0;
   return model;
 }
 
@@ -365,6 +375,24 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
     return static_cast<double>(plan.cp);
   const int64_t rows = (model.seqLen + plan.cp - 1) / plan.cp;
   return static_cast<double>(model.seqLen) / static_cast<double>(rows);
+}
+
+/// Whether the step reads Graphormer's spatial bias in place: the training
+/// pipeline runs gt-fuse-spatial-bias when the plan has neither cp nor a
+/// pipeline schedule (stages or micro-batches).
+bool spatialBiasInPlace(const ParallelPlan &plan) {
+  return plan.cp == 1 && plan.pp == 1 && plan.microBatches == 1;
+}
+
+/// The attention bias bytes unit `u` keeps per sequence under `plan`.
+double keptBias(const UnitProfile &u, const ParallelPlan &plan) {
+  return u.biasBytes - (spatialBiasInPlace(plan) ? u.spatialBiasBytes : 0);
+}
+
+/// The bias gradients accumulated in the backward per sequence.
+double biasGradBytes(const ModelProfile &model, const ParallelPlan &plan) {
+  return model.biasGradBytesPerSeq -
+         (spatialBiasInPlace(plan) ? model.spatialBiasGradBytesPerSeq : 0);
 }
 
 /// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
@@ -475,7 +503,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     if (plan.pp > 1)
       out.stateConstant += params + state;
     c.activationBytes = static_cast<int64_t>(keptActivations(u, m, cp, plan) +
-                                             m / cp * u.biasBytes);
+                                             m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     transient = std::max(transient, m / cp * u.transientBytes);
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
@@ -489,7 +517,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   // The kernels' workspace and the attention backward's packed operands
   // are not live at once; the bias gradient accumulates over the layers.
   out.memoryConstant = std::max(transient, (double)hw.scratchBytes) +
-                       m / cp * model.biasGradBytesPerSeq +
+                       m / cp * biasGradBytes(model, plan) +
                        model.ioBytesPerSeq * b / cp +
                        (zero >= 3 ? (double)largestUnitParams : 0);
   return "";
@@ -554,7 +582,7 @@ Prediction megagraph::predict(const ModelProfile &model,
   for (int64_t u = begin; u < end; ++u) {
     p += model.units[u].paramBytes;
     act += keptActivations(model.units[u], m, cp, plan);
-    bias += m / cp * model.units[u].biasBytes;
+    bias += m / cp * keptBias(model.units[u], plan);
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
@@ -578,9 +606,9 @@ Prediction megagraph::predict(const ModelProfile &model,
     mem.attentionBias = inFlight * bias;
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
-  mem.attentionBias += m / cp * model.biasGradBytesPerSeq;
+  mem.attentionBias += m / cp * biasGradBytes(model, plan);
   mem.transient =
-      pu.memoryConstant - mem.io - m / cp * model.biasGradBytesPerSeq;
+      pu.memoryConstant - mem.io - m / cp * biasGradBytes(model, plan);
   // Time: every stage runs mb + pp - 1 slots of its bottleneck.
   double bottleneck = split.bottleneck + pu.stageTimeConstant;
   pred.stepTime = pu.slots * bottleneck;

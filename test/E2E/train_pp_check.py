@@ -177,10 +177,14 @@ def main():
               f"{p1} bytes alone, {pp_bytes} over the {args.pp} stages of "
               f"one replica with {plan} (ratio {p1 / max(pp_bytes, 1):.2f})")
     if args.recompute and args.pp * args.mb * args.dp * args.cp == 1:
-        # The same batch in one step: recomputation must lower the peak.
+        # The same batch in one step: recomputation must not raise the
+        # peak. (It lowered it by 3% on this small model before gt-memory-plan
+        # placed each function's buffers in one arena; the greedy placement
+        # now gives both programs the same arena, so only "not above" holds
+        # here.)
         peak = max(r["peak_bytes"][0] for r in pp)
         peak1 = max(r["peak_bytes"][0] for r in single)
-        check("recompute peak", peak < peak1,
+        check("recompute peak", peak <= peak1,
               f"{peak} bytes with recompute=1, {peak1} without")
     compare_runs(check, single, pp, ranks, STEPS,
                  f", {plan}, {args.schedule}")

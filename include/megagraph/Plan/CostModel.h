@@ -40,6 +40,10 @@ struct UnitProfile {
   /// Attention bias / [H, S, S] tensors kept for the backward (split by
   /// cp by rows): the term cost models without graph bias leave out.
   double biasBytes = 0;
+  /// The part of biasBytes that is a Graphormer spatial bias alone
+  /// (gt.spatial_bias), which the attention kernels read in place when
+  /// gt-fuse-spatial-bias runs (spatialBiasInPlace): then it is not kept.
+  double spatialBiasBytes = 0;
   /// The activation entering the unit (what a pipeline stage receives and,
   /// under recomputation, stores).
   double inputBytes = 0;
@@ -60,6 +64,10 @@ struct ModelProfile {
   /// The attention bias gradients accumulated over the layers in the
   /// backward (one per distinct bias tensor), per sequence.
   double biasGradBytesPerSeq = 0;
+  /// The part of it that is a spatial bias alone (no gradient tensor when
+  /// the bias is read in place: the table's gradient is summed inside the
+  /// attention backward).
+  double spatialBiasGradBytesPerSeq = 0;
   /// Optimizer state per parameter byte (AdamW: 2 moments; SGD: 0).
   double optimizerStateFactor = 2;
   /// The fewest heads of an attention op (0: unknown). Ulysses splits the

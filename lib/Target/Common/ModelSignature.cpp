@@ -113,8 +113,9 @@ LogicalResult readState(ModuleOp module, ModelSignature &sig) {
 }
 
 /// The number of rows of the embedding tables each argument of `fn`
-/// indexes (the ids of gt.node_embedding, gt.degree_embedding and
-/// gt.spatial_bias, seen through reshapes, casts and slices), by argument
+/// indexes (the ids of gt.node_embedding, gt.degree_embedding,
+/// gt.spatial_bias and the attentions' spatial operands, seen through
+/// reshapes, casts and slices), by argument
 /// number; the smallest when an argument indexes several tables. The
 /// driver range-checks these inputs against it (mgrt_index_bound).
 llvm::DenseMap<unsigned, int64_t> indexBounds(func::FuncOp fn) {
@@ -145,6 +146,16 @@ llvm::DenseMap<unsigned, int64_t> indexBounds(func::FuncOp fn) {
       record(e.getDegree(), e.getTable());
     else if (auto e = dyn_cast<gt::SpatialBiasOp>(op))
       record(e.getDistance(), e.getTable());
+    // The spatial bias read in place (gt-fuse-spatial-bias): the kernels
+    // would clamp an out-of-range distance, so it is checked here too.
+    else if (auto a = dyn_cast<gt::AttentionOp>(op); a && a.getSpatialTable())
+      record(a.getSpatialDistance(), a.getSpatialTable());
+    else if (auto a = dyn_cast<gt::AttentionLseOp>(op);
+             a && a.getSpatialTable())
+      record(a.getSpatialDistance(), a.getSpatialTable());
+    else if (auto a = dyn_cast<gt::AttentionGradOp>(op);
+             a && a.getSpatialTable())
+      record(a.getSpatialDistance(), a.getSpatialTable());
   });
   return bounds;
 }
