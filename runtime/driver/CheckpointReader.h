@@ -4,8 +4,8 @@
 // layout) in one process, without the job that wrote it and without MPI:
 // the manifest, and each logical tensor's full values cut out of the rank
 // files (gathered from the ZeRO shards of the ranks that hold them, or
-// taken from the rank whose copy is current; StateLayout.h). Used by --resume under
-// another plan and by inference executables (--mode infer --checkpoint).
+// taken from the rank whose copy is current; StateLayout.h). Used by --resume
+// under another plan and by inference executables (--mode infer --checkpoint).
 //
 //===----------------------------------------------------------------------===//
 
