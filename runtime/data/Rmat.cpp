@@ -149,12 +149,7 @@ extern "C" {
 int mgrt_rmat_generate(const char *spec, mgrt_graph *graph,
                        mgrt_tensor *features, mgrt_tensor *labels, char *err,
                        size_t errlen) {
-  if (graph)
-    std::memset(graph, 0, sizeof *graph);
-  if (features)
-    std::memset(features, 0, sizeof *features);
-  if (labels)
-    std::memset(labels, 0, sizeof *labels);
+  clearGenerated(graph, features, labels);
   if (!graph)
     return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
                     "mgrt_rmat_generate: graph is NULL");
@@ -281,30 +276,9 @@ int mgrt_rmat_generate(const char *spec, mgrt_graph *graph,
   for (int64_t old = 0; old < n; ++old)
     classOf[perm[old]] = static_cast<int64_t>(
         static_cast<unsigned __int128>(old) * C / static_cast<uint64_t>(n));
-  if (labels) {
-    const int64_t shape[1] = {n};
-    if (mgrt_tensor_alloc(labels, MGRT_I64, 1, shape) != MGRT_OK) {
-      mgrt_graph_free(graph);
-      return dataFail(err, errlen, MGRT_ERR_NOMEM,
-                      "mgrt_rmat_generate: cannot allocate labels");
-    }
-    std::memcpy(labels->data, classOf.data(), sizeof(int64_t) * n);
-  }
-  if (features) {
-    const int64_t F = s.features;
-    const int64_t shape[2] = {n, F};
-    if (mgrt_tensor_alloc(features, MGRT_F32, 2, shape) != MGRT_OK) {
-      mgrt_graph_free(graph);
-      mgrt_tensor_free(labels);
-      return dataFail(err, errlen, MGRT_ERR_NOMEM,
-                      "mgrt_rmat_generate: cannot allocate features [%lld, "
-                      "%lld]",
-                      (long long)n, (long long)F);
-    }
-    classFeatures(static_cast<float *>(features->data), classOf.data(), n, F, C,
-                  s.signal, s.seed, kFeatureStream);
-  }
-  return MGRT_OK;
+  return writeClassData(classOf, s.features, C, s.signal, s.seed,
+                        kFeatureStream, graph, features, labels,
+                        "mgrt_rmat_generate", err, errlen);
 }
 
 int mgrt_synthetic_generate(const char *spec, mgrt_graph *graph,

@@ -167,12 +167,7 @@ extern "C" {
 int mgrt_sbm_generate(const char *spec, mgrt_graph *graph,
                       mgrt_tensor *features, mgrt_tensor *labels, char *err,
                       size_t errlen) {
-  if (graph)
-    std::memset(graph, 0, sizeof *graph);
-  if (features)
-    std::memset(features, 0, sizeof *features);
-  if (labels)
-    std::memset(labels, 0, sizeof *labels);
+  clearGenerated(graph, features, labels);
   if (!graph)
     return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
                     "mgrt_sbm_generate: graph is NULL");
@@ -280,37 +275,13 @@ int mgrt_sbm_generate(const char *spec, mgrt_graph *graph,
   graph->row_ptr = rowPtr;
   graph->col_idx = colIdx;
 
-  if (labels) {
-    const int64_t shape[1] = {n};
-    if (mgrt_tensor_alloc(labels, MGRT_I64, 1, shape) != MGRT_OK) {
-      mgrt_graph_free(graph);
-      return dataFail(err, errlen, MGRT_ERR_NOMEM,
-                      "mgrt_sbm_generate: cannot allocate labels");
-    }
-    int64_t *l = static_cast<int64_t *>(labels->data);
-    for (int64_t i = 0; i < n; ++i)
-      l[i] = i % C;
-  }
-
-  if (features) {
-    const int64_t F = s.features;
-    const int64_t shape[2] = {n, F};
-    if (mgrt_tensor_alloc(features, MGRT_F32, 2, shape) != MGRT_OK) {
-      mgrt_graph_free(graph);
-      mgrt_tensor_free(labels);
-      return dataFail(err, errlen, MGRT_ERR_NOMEM,
-                      "mgrt_sbm_generate: cannot allocate features [%lld, "
-                      "%lld]",
-                      (long long)n, (long long)F);
-    }
-    // Block i % C is the class: the labels are those above.
-    std::vector<int64_t> classOf(n);
-    for (int64_t i = 0; i < n; ++i)
-      classOf[i] = i % C;
-    classFeatures(static_cast<float *>(features->data), classOf.data(), n, F, C,
-                  s.signal, s.seed, kFeatureStream);
-  }
-  return MGRT_OK;
+  // Block i % C is the class.
+  std::vector<int64_t> classOf(n);
+  for (int64_t i = 0; i < n; ++i)
+    classOf[i] = i % C;
+  return writeClassData(classOf, s.features, C, s.signal, s.seed,
+                        kFeatureStream, graph, features, labels,
+                        "mgrt_sbm_generate", err, errlen);
 }
 
 } // extern "C"

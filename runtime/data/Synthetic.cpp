@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace mgrt {
 namespace {
@@ -131,6 +132,46 @@ void classFeatures(float *x, const int64_t *labels, int64_t n, int64_t F,
       }
     }
   });
+}
+
+void clearGenerated(mgrt_graph *graph, mgrt_tensor *features,
+                    mgrt_tensor *labels) {
+  if (graph)
+    std::memset(graph, 0, sizeof *graph);
+  if (features)
+    std::memset(features, 0, sizeof *features);
+  if (labels)
+    std::memset(labels, 0, sizeof *labels);
+}
+
+int writeClassData(const std::vector<int64_t> &classOf, int64_t F, int64_t C,
+                   double signal, uint64_t seed, uint64_t stream,
+                   mgrt_graph *graph, mgrt_tensor *features,
+                   mgrt_tensor *labels, const char *who, char *err,
+                   size_t errlen) {
+  const auto n = static_cast<int64_t>(classOf.size());
+  if (labels) {
+    const int64_t shape[1] = {n};
+    if (mgrt_tensor_alloc(labels, MGRT_I64, 1, shape) != MGRT_OK) {
+      mgrt_graph_free(graph);
+      return dataFail(err, errlen, MGRT_ERR_NOMEM, "%s: cannot allocate labels",
+                      who);
+    }
+    std::memcpy(labels->data, classOf.data(), sizeof(int64_t) * n);
+  }
+  if (features) {
+    const int64_t shape[2] = {n, F};
+    if (mgrt_tensor_alloc(features, MGRT_F32, 2, shape) != MGRT_OK) {
+      mgrt_graph_free(graph);
+      mgrt_tensor_free(labels);
+      return dataFail(err, errlen, MGRT_ERR_NOMEM,
+                      "%s: cannot allocate features [%lld, %lld]", who,
+                      (long long)n, (long long)F);
+    }
+    classFeatures(static_cast<float *>(features->data), classOf.data(), n, F, C,
+                  signal, seed, stream);
+  }
+  return MGRT_OK;
 }
 
 } // namespace mgrt

@@ -10,6 +10,8 @@
 #ifndef MEGAGRAPH_RUNTIME_DATA_SYNTHETIC_H
 #define MEGAGRAPH_RUNTIME_DATA_SYNTHETIC_H
 
+#include "megagraph/RuntimeData.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,6 +47,21 @@ bool parseReal(const std::string &v, double &out);
 /// threads.
 void classFeatures(float *x, const int64_t *labels, int64_t n, int64_t F,
                    int64_t C, double signal, uint64_t seed, uint64_t stream);
+
+/// Zeroes the outputs a generator may fill (each may be NULL), so that a
+/// failure leaves nothing to free.
+void clearGenerated(mgrt_graph *graph, mgrt_tensor *features,
+                    mgrt_tensor *labels);
+
+/// The generators' node data from each node's class: `labels` ([n] i64,
+/// the classes) and `features` ([n, F] f32, classFeatures with `signal`,
+/// `seed` and `stream`), each skipped when NULL. On an allocation failure
+/// frees what was made, `graph` included, and fails naming `who`.
+int writeClassData(const std::vector<int64_t> &classOf, int64_t F, int64_t C,
+                   double signal, uint64_t seed, uint64_t stream,
+                   mgrt_graph *graph, mgrt_tensor *features,
+                   mgrt_tensor *labels, const char *who, char *err,
+                   size_t errlen);
 
 } // namespace mgrt
 
