@@ -675,41 +675,31 @@ void legalizeSpatialAttentions(ModuleOp module, bool keep) {
   auto rows = [](Value table) {
     return cast<RankedTensorType>(table.getType()).getDimSize(0);
   };
+  // gt.attention and gt.attention_lse: the same operands and rebuild.
+  auto legalizeForward = [&](auto a, Location loc) {
+    using OpTy = decltype(a);
+    if (keep && rows(a.getSpatialTable()) <= kMaxSpatialRows) {
+      a.getSpatialDistanceMutable().assign(
+          narrowDistance(builder, dom, a.getSpatialDistance(), narrowed));
+      return;
+    }
+    Value bias = dense.dense(builder, loc, a.getBias(),
+                             dense.spatialBias(builder, a.getSpatialDistance(),
+                                               a.getSpatialTable()));
+    auto plain = OpTy::create(builder, loc, a.getQuery(), a.getKey(),
+                              a.getValue(), bias, a.getMask(), Value(), Value(),
+                              a.getNumHeadsAttr(), a.getScaleAttr());
+    plain->setDiscardableAttrs(a->getDiscardableAttrDictionary());
+    a->replaceAllUsesWith(plain);
+    a.erase();
+  };
   for (Operation *op : ops) {
     builder.setInsertionPoint(op);
     Location loc = op->getLoc();
     if (auto a = dyn_cast<gt::AttentionOp>(op)) {
-      if (keep && rows(a.getSpatialTable()) <= kMaxSpatialRows) {
-        a.getSpatialDistanceMutable().assign(
-            narrowDistance(builder, dom, a.getSpatialDistance(), narrowed));
-        continue;
-      }
-      Value bias =
-          dense.dense(builder, loc, a.getBias(),
-                      dense.spatialBias(builder, a.getSpatialDistance(),
-                                        a.getSpatialTable()));
-      auto plain = gt::AttentionOp::create(
-          builder, loc, a.getQuery(), a.getKey(), a.getValue(), bias,
-          a.getMask(), Value(), Value(), a.getNumHeadsAttr(), a.getScaleAttr());
-      plain->setDiscardableAttrs(a->getDiscardableAttrDictionary());
-      a.getResult().replaceAllUsesWith(plain.getResult());
-      a.erase();
+      legalizeForward(a, loc);
     } else if (auto a = dyn_cast<gt::AttentionLseOp>(op)) {
-      if (keep && rows(a.getSpatialTable()) <= kMaxSpatialRows) {
-        a.getSpatialDistanceMutable().assign(
-            narrowDistance(builder, dom, a.getSpatialDistance(), narrowed));
-        continue;
-      }
-      Value bias =
-          dense.dense(builder, loc, a.getBias(),
-                      dense.spatialBias(builder, a.getSpatialDistance(),
-                                        a.getSpatialTable()));
-      auto plain = gt::AttentionLseOp::create(
-          builder, loc, a.getQuery(), a.getKey(), a.getValue(), bias,
-          a.getMask(), Value(), Value(), a.getNumHeadsAttr(), a.getScaleAttr());
-      plain->setDiscardableAttrs(a->getDiscardableAttrDictionary());
-      a->replaceAllUsesWith(plain);
-      a.erase();
+      legalizeForward(a, loc);
     } else {
       auto g = cast<gt::AttentionGradOp>(op);
       if (keep && rows(g.getSpatialTable()) <= kMaxSpatialRows) {

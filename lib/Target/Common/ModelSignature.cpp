@@ -139,6 +139,10 @@ llvm::DenseMap<unsigned, int64_t> indexBounds(func::FuncOp fn) {
     if (!inserted)
       it->second = std::min(it->second, type.getDimSize(0));
   };
+  auto recordSpatial = [&](auto attention) {
+    if (attention.getSpatialTable())
+      record(attention.getSpatialDistance(), attention.getSpatialTable());
+  };
   fn.walk([&](Operation *op) {
     if (auto e = dyn_cast<gt::NodeEmbeddingOp>(op))
       record(e.getIds(), e.getTable());
@@ -148,14 +152,12 @@ llvm::DenseMap<unsigned, int64_t> indexBounds(func::FuncOp fn) {
       record(e.getDistance(), e.getTable());
     // The spatial bias read in place (gt-fuse-spatial-bias): the kernels
     // would clamp an out-of-range distance, so it is checked here too.
-    else if (auto a = dyn_cast<gt::AttentionOp>(op); a && a.getSpatialTable())
-      record(a.getSpatialDistance(), a.getSpatialTable());
-    else if (auto a = dyn_cast<gt::AttentionLseOp>(op);
-             a && a.getSpatialTable())
-      record(a.getSpatialDistance(), a.getSpatialTable());
-    else if (auto a = dyn_cast<gt::AttentionGradOp>(op);
-             a && a.getSpatialTable())
-      record(a.getSpatialDistance(), a.getSpatialTable());
+    else if (auto a = dyn_cast<gt::AttentionOp>(op))
+      recordSpatial(a);
+    else if (auto a = dyn_cast<gt::AttentionLseOp>(op))
+      recordSpatial(a);
+    else if (auto a = dyn_cast<gt::AttentionGradOp>(op))
+      recordSpatial(a);
   });
   return bounds;
 }
