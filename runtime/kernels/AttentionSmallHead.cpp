@@ -52,6 +52,11 @@ namespace {
 /// row max once per group.
 constexpr int kGroup = 8;
 
+/// How far (natural log) a row's scores may rise above the reference it
+/// subtracts before the accumulators are rescaled: P <= e^8 ~ 3e3, and a
+/// sum of 2^31 of them stays far below the float range.
+constexpr float kSlack = 8.f;
+
 /// Whether some lane of a is greater than b's (false for NaN lanes). On
 /// AVX-512 one mask compare and a test (inline assembly for the reason
 /// fmaBroadcast gives); elsewhere the compare's lanes ORed as 64-bit words.
@@ -104,8 +109,8 @@ MGRT_INLINE void fmaBroadcast(VFloat &acc, VFloat x, const float *p) {
 /// into the running state m, l, o of 16 query rows.
 template <int G, int DH, int DV, int NT, SimdLevel L>
 MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
-                          VFloat &l, VFloat t0, VFloat t1, const float *kv,
-                          const int16_t *idx) {
+                          VFloat &ref, VFloat &l, VFloat t0, VFloat t1,
+                          const float *kv, const int16_t *idx) {
   constexpr int ld = DH + DV; // packed rows: k then v of one key
   VFloat s[G];
 #pragma GCC unroll 8
@@ -128,18 +133,22 @@ MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
 #pragma GCC unroll 8
   for (int g = 1; g < G; ++g)
     mx = vmax(mx, s[g]);
-  if (anyGreater<L>(mx, m)) {
+  // m is the reference each row subtracts before exp, its running max up
+  // to kSlack: P <= e^kSlack, and the rescale is only needed (and only
+  // done, for every row at once) when a group raises some row's max by
+  // more than that.
+  if (anyGreater<L>(mx, m + kSlack)) {
     const VFloat mNew = vmax(mx, m);
-    // 1 where the max stays (also -inf to -inf), else e^(m - m').
+    // 1 where the reference stays (also -inf to -inf), else e^(m - m').
     const VFloat alpha = mx > m ? vexp(m - mNew) : splat(1.f);
     l *= alpha;
 #pragma GCC unroll 32
     for (int c = 0; c < DV; ++c)
       o[c] *= alpha;
     m = mNew;
+    // A row whose scores so far are all -inf subtracts 0: its P stays 0.
+    ref = m == splat(kNegInf) ? splat(0.f) : m;
   }
-  // A row whose scores so far are all -inf subtracts 0: its P stays 0.
-  const VFloat ref = m == splat(kNegInf) ? splat(0.f) : m;
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
     s[g] = vexp(s[g] - ref);
@@ -170,7 +179,7 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
 #pragma GCC unroll 32
   for (int c = 0; c < DV; ++c)
     o[c] = splat(0.f);
-  VFloat m = splat(kNegInf), l = splat(0.f);
+  VFloat m = splat(kNegInf), ref = splat(0.f), l = splat(0.f);
   VFloat t0 = splat(0.f), t1 = splat(0.f);
   if constexpr (NT >= 1)
     t0 = load(p.spatial.head(h));
@@ -181,10 +190,10 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
   // (No index tile without a spatial bias: idx stays null, never offset.)
   auto tileAt = [idx](int64_t j) { return NT ? idx + j * kLanes : idx; };
   for (; j + kGroup <= p.Sk; j += kGroup)
-    keyGroup<kGroup, DH, DV, NT, L>(qt, o, m, l, t0, t1, kv + j * (DH + DV),
-                                    tileAt(j));
+    keyGroup<kGroup, DH, DV, NT, L>(qt, o, m, ref, l, t0, t1,
+                                    kv + j * (DH + DV), tileAt(j));
   for (; j < p.Sk; ++j)
-    keyGroup<1, DH, DV, NT, L>(qt, o, m, l, t0, t1, kv + j * (DH + DV),
+    keyGroup<1, DH, DV, NT, L>(qt, o, m, ref, l, t0, t1, kv + j * (DH + DV),
                                tileAt(j));
 
   // out = o / l, 0 for a row without keys; lse = m + log l, or -inf.
