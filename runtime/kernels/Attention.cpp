@@ -13,6 +13,7 @@
 
 #include "kernels/AttentionBlock.h"
 #include "kernels/AttentionInternal.h"
+#include "kernels/AttentionSmallHead.h"
 #include "support/Check.h"
 #include "support/ThreadPool.h"
 
@@ -115,6 +116,10 @@ void mgrt::attentionForward(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
   p.lse = lse;
   if (spatial)
     p.spatial = *spatial;
+  // Narrow heads without a dense bias or mask: queries across the lanes,
+  // scores in registers (AttentionSmallHead.cpp).
+  if (smallHeadApplies(p))
+    return runSmallHeadAttention(p);
 
   // Smaller query blocks when there are too few tasks to feed every thread.
   const int threads = numThreads();

@@ -1,6 +1,7 @@
 //===- AttentionSpatialBench.cpp - Spatial bias in place vs dense ---------===//
 //
-//   MegaGraphAttentionSpatialBench [--only=PATH | --paths=PATH,PATH...]
+//   MegaGraphAttentionSpatialBench [--forward] [--only=PATH |
+//                                  --paths=PATH,PATH...]
 //                                  [reps] [S ...]   (default 5, 1024 2048)
 // One layer's attention forward and backward at the shape of the
 // Graphormer benchmark (B = 2, H = 8, D = Dv = 128, distances 0..8 into a
@@ -12,11 +13,17 @@
 //            gradient dbias [B,H,S,S] (which the step then scatters into
 //            the table, also outside this timing)
 //   spatial  mgrt_attention_spatial_f32 (with lse) and its backward, which
-//            read the table in place and return dtable [9, 8]
+//            read the table in place and return dtable [9, 8]; at this
+//            shape (dh = 16, no dense bias or mask) the forward is the
+//            narrow-head kernel of AttentionSmallHead.cpp
+//   blockwise  spatial with MEGAGRAPH_ATTENTION_SMALL_HEAD=0 during the
+//            forward: the blockwise forward of AttentionBlock.cpp
 // Prints the median and best ms of each path's forward and backward, and
 // the max abs difference of out, dq, dk, dv and of the table gradient (the
 // dense path's dbias summed per table row) to the first path's. --only runs
-// one path (for callgrind counts per path). Not a test.
+// one path (for instruction counts per path: perf stat; callgrind's CPU
+// has no AVX-512, so the narrow-head kernel is off under it); --forward
+// skips the backward. Not a test.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,10 +62,13 @@ double best(const std::vector<double> &v) {
 
 int main(int argc, char **argv) {
   int first = 1;
+  bool forwardOnly = false;
+  if (argc > first && std::strcmp(argv[first], "--forward") == 0)
+    forwardOnly = true, ++first;
   std::vector<std::string> paths = {"dense", "spatial"};
-  if (argc > 1 && (std::strncmp(argv[1], "--only=", 7) == 0 ||
-                   std::strncmp(argv[1], "--paths=", 8) == 0)) {
-    std::string list = std::strchr(argv[1], '=') + 1;
+  if (argc > first && (std::strncmp(argv[first], "--only=", 7) == 0 ||
+                       std::strncmp(argv[first], "--paths=", 8) == 0)) {
+    std::string list = std::strchr(argv[first], '=') + 1;
     paths.clear();
     for (size_t at = 0; at <= list.size();) {
       size_t comma = list.find(',', at);
@@ -70,8 +80,8 @@ int main(int argc, char **argv) {
     ++first;
   }
   for (const std::string &path : paths)
-    if (path != "dense" && path != "spatial") {
-      std::fprintf(stderr, "unknown path '%s' (dense, spatial)\n",
+    if (path != "dense" && path != "spatial" && path != "blockwise") {
+      std::fprintf(stderr, "unknown path '%s' (dense, spatial, blockwise)\n",
                    path.c_str());
       return 2;
     }
@@ -134,21 +144,26 @@ int main(int argc, char **argv) {
                                               nullptr, H, scale,
                                               MGRT_ATTENTION_BIAS);
           t1 = now();
-          _mlir_ciface_mgrt_attention_bwd_lse_f32(
-              &dqd, &dkd, &dvd, &dbd, &od, &qd, &kd, &vd, &bd, nullptr, &outd,
-              &lsed, H, scale, MGRT_ATTENTION_BIAS | MGRT_ATTENTION_DBIAS);
+          if (!forwardOnly)
+            _mlir_ciface_mgrt_attention_bwd_lse_f32(
+                &dqd, &dkd, &dvd, &dbd, &od, &qd, &kd, &vd, &bd, nullptr, &outd,
+                &lsed, H, scale, MGRT_ATTENTION_BIAS | MGRT_ATTENTION_DBIAS);
           t2 = now();
         } else {
           x.dtable.resize(V * H);
           auto dtd = memref<mgrt_memref_f32_2>(x.dtable.data(), {V, H});
+          if (paths[mode] == "blockwise")
+            setenv("MEGAGRAPH_ATTENTION_SMALL_HEAD", "0", 1);
           t0 = now();
           _mlir_ciface_mgrt_attention_spatial_f32(&outd, &lsed, &qd, &kd, &vd,
                                                   nullptr, nullptr, &dd, &td, H,
                                                   scale, MGRT_ATTENTION_LSE);
           t1 = now();
-          _mlir_ciface_mgrt_attention_spatial_bwd_f32(
-              &dqd, &dkd, &dvd, nullptr, &dtd, &od, &qd, &kd, &vd, nullptr,
-              nullptr, &dd, &td, &outd, &lsed, H, scale, MGRT_ATTENTION_LSE);
+          unsetenv("MEGAGRAPH_ATTENTION_SMALL_HEAD");
+          if (!forwardOnly)
+            _mlir_ciface_mgrt_attention_spatial_bwd_f32(
+                &dqd, &dkd, &dvd, nullptr, &dtd, &od, &qd, &kd, &vd, nullptr,
+                nullptr, &dd, &td, &outd, &lsed, H, scale, MGRT_ATTENTION_LSE);
           t2 = now();
         }
         if (r > 0) { // the first round warms up the pool and the pages

@@ -318,6 +318,18 @@ const Case kCases[] = {
     {"v1_s1", 1, 1, 1, 1, 8, 8, 1, true, Dense::None, false},
     // Several runs of query blocks per (b, h).
     {"v9_runs", 1, 300, 290, 1, 16, 16, 9, true, Dense::None, true},
+    // Narrow heads without a dense bias or mask take the forward of
+    // AttentionSmallHead.cpp (16 queries across the lanes, keys in groups
+    // of 8): sizes off both multiples, one query, one key, one- and
+    // two-register tables, dh = 8, 16, 32, B = 1 and 2, and enough tiles
+    // that a task runs every head of its tile.
+    {"narrow_s37", 1, 37, 37, 8, 16, 16, 9, true, Dense::None, false},
+    {"narrow_s1", 1, 1, 1, 2, 16, 16, 9, true, Dense::None, false},
+    {"narrow_sq1_sk45", 2, 1, 45, 2, 16, 16, 16, true, Dense::None, false},
+    {"narrow_v20_shared", 2, 45, 131, 2, 16, 16, 20, false, Dense::None, false},
+    {"narrow_d32_v32", 1, 70, 29, 2, 32, 32, 32, true, Dense::None, false},
+    {"narrow_d8", 2, 33, 50, 3, 8, 8, 5, true, Dense::None, false},
+    {"narrow_all_heads", 1, 200, 203, 4, 16, 16, 9, true, Dense::None, false},
 };
 
 TEST(AttentionSpatial, MatchesDenseReferencesAndAutograd) {

@@ -146,6 +146,16 @@ const Case kCases[] = {
     {"s520_two_blocks", 1, 520, 513, 2, 16, 16, Bcast::OneBoth, Bcast::None,
      false},
     {"no_keys", 2, 5, 0, 2, 8, 8, Bcast::Full, Bcast::None, false},
+    // Narrow heads, no bias or mask: the forward of AttentionSmallHead.cpp
+    // (16 queries across the lanes, keys in groups of 8), at sizes off both
+    // multiples, one query or key, no keys, B = 1 and 2.
+    {"narrow_s37_h8", 1, 37, 37, 8, 16, 16, Bcast::None, Bcast::None, false},
+    {"narrow_s1", 1, 1, 1, 1, 16, 16, Bcast::None, Bcast::None, false},
+    {"narrow_sq130_sk9_d32", 2, 130, 9, 2, 32, 32, Bcast::None, Bcast::None,
+     false},
+    {"narrow_sq17_sk300_d8", 2, 17, 300, 4, 8, 8, Bcast::None, Bcast::None,
+     false},
+    {"narrow_no_keys", 1, 20, 0, 2, 16, 16, Bcast::None, Bcast::None, false},
 };
 
 // Grouped (not one test per case) to keep the CTest process count low.
@@ -182,6 +192,20 @@ TEST(Attention, LargeScoresStayFinite) {
   AttentionProblem p = makeProblem(c, 9);
   for (float &b : p.bias)
     b *= 200.f;
+  std::vector<float> got = runKernel(p);
+  for (float x : got)
+    ASSERT_TRUE(std::isfinite(x));
+  EXPECT_LE(maxAbsDiff(got, naiveAttention(p)), 1e-4f);
+}
+
+TEST(Attention, NarrowHeadLargeScoresStayFinite) {
+  // The narrow-head path without bias: queries scaled so that scores reach
+  // +-several hundred and rows' maxima rise key group after key group.
+  Case c{"narrow_large", 2,           45,   300, 2, 16, 16,
+         Bcast::None,    Bcast::None, false};
+  AttentionProblem p = makeProblem(c, 13);
+  for (int64_t e = 0; e < static_cast<int64_t>(p.k.size()); ++e)
+    p.k[e] *= 20.f * (1.f + static_cast<float>(e / (c.H * c.dh)) / c.Sk);
   std::vector<float> got = runKernel(p);
   for (float x : got)
     ASSERT_TRUE(std::isfinite(x));

@@ -1,0 +1,342 @@
+//===- AttentionSmallHead.cpp - Attention forward for narrow heads --------===//
+//
+// The blockwise kernel (AttentionBlock.cpp) multiplies a [rows, 256] score
+// block out of micro GEMMs whose inner dimension is the head width; at
+// dh = 16 each register tile does 16 multiply-adds between its loads and
+// stores, and the scores travel through an L2-sized buffer between Q K^T,
+// the softmax and P V. This path turns the problem around: 16 query rows
+// lie across the lanes of one vector, and the keys are walked one at a
+// time, so that everything a key needs stays in registers:
+//
+//   s_j    = tab[idx_j] + sum_c (scale q_c) k[j][c]   one vector per key j:
+//            the 16 queries' scores (dh multiply-adds, k[j][c] broadcast)
+//   m, l   the running max and sum of each query row, lane-wise: no
+//            horizontal reduction anywhere, and the rescale of the
+//            accumulator is skipped unless a group of kGroup keys raises
+//            some row's max
+//   o_c   += exp(s_j - m) v[j][c]                   dvh accumulators, one
+//            per output column
+//
+// The accumulators o (dvh vectors) stay in registers from the first key to
+// the last; the scores of a group of kGroup keys go from the Q K^T product
+// through the exponential into the P V product without leaving them. k
+// and v are packed per head, key by key. The spatial bias is a one- or
+// two-register permute of the head's table column by the clamped distances,
+// which each task transposes once into a [Sk][16] int16 index tile shared by
+// the heads it runs.
+//
+// Numerics are those of the blockwise kernel: the same exponential (vexp),
+// P = exp(s - m) <= 1 with m the running max, out = o / l (0 where l = 0),
+// lse = m + log l (-inf where l = 0); only the order of the additions of a
+// score and of the output sums differs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/AttentionSmallHead.h"
+
+#include "megagraph/Runtime.h"
+
+#include "kernels/VectorMath.h"
+#include "support/ThreadPool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace mgrt {
+namespace {
+
+/// Keys whose scores are in registers at once: the softmax checks for a new
+/// row max once per group.
+constexpr int kGroup = 8;
+
+/// How far (natural log) a row's scores may rise above the reference it
+/// subtracts before the accumulators are rescaled: P <= e^8 ~ 3e3, and a
+/// sum of 2^31 of them stays far below the float range.
+constexpr float kSlack = 8.f;
+
+/// Whether some lane of a is greater than b's (false for NaN lanes). On
+/// AVX-512 one mask compare and a test (inline assembly for the reason
+/// fmaBroadcast gives); elsewhere the compare's lanes ORed as 64-bit words.
+template <SimdLevel L> MGRT_INLINE bool anyGreater(VFloat a, VFloat b) {
+  if constexpr (L == SimdLevel::V4) {
+    bool any;
+    asm("vcmpps $0x1e, %[b], %[a], %%k1\n\tkortestw %%k1, %%k1"
+        : "=@ccnz"(any)
+        : [a] "v"(a), [b] "v"(b)
+        : "k1");
+    return any;
+  } else {
+    const VInt gt = a > b;
+    int64_t w[kLanes / 2];
+    std::memcpy(w, &gt, sizeof w);
+    int64_t any = 0;
+#pragma GCC unroll 8
+    for (int i = 0; i < kLanes / 2; ++i)
+      any |= w[i];
+    return any != 0;
+  }
+}
+
+/// The 16 clamped table rows of one key, widened to int32 (int16 in the
+/// tile: GCC widens int16 vectors with two vpmovsxwd, int8 ones lane by
+/// lane).
+MGRT_INLINE VInt loadIndexTile(const int16_t *p) {
+  VShort s;
+  std::memcpy(&s, p, sizeof s);
+  return __builtin_convertvector(s, VInt);
+}
+
+/// acc += x * (*p in every lane). AVX-512 folds the broadcast into the
+/// multiply-add ({1to16}), one instruction; GCC 12 will not emit that form
+/// here by itself: it merges the broadcasts of 16 adjacent floats into one
+/// load and 16 permutes (a shuffle per multiply-add), or, without SLP
+/// vectorization, builds the vector lane by lane. Hence the inline
+/// assembly, only in the AVX-512 body; the others multiply by a splat.
+template <SimdLevel L>
+MGRT_INLINE void fmaBroadcast(VFloat &acc, VFloat x, const float *p) {
+  if constexpr (L == SimdLevel::V4)
+    asm("vfmadd231ps %[m]%{1to16%}, %[x], %[acc]"
+        : [acc] "+v"(acc)
+        : [x] "v"(x), [m] "m"(*p));
+  else
+    acc += x * splat(*p);
+}
+
+/// G keys (packed k, v rows, index tiles at stride kLanes)
+/// into the running state m, l, o of 16 query rows.
+template <int G, int DH, int DV, int NT, SimdLevel L>
+MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
+                          VFloat &ref, VFloat &l, VFloat t0, VFloat t1,
+                          const float *kv, const int16_t *idx) {
+  constexpr int ld = DH + DV; // packed rows: k then v of one key
+  VFloat s[G];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) {
+    if constexpr (NT == 0)
+      s[g] = splat(0.f);
+    else if constexpr (NT == 1)
+      s[g] = __builtin_shuffle(t0, loadIndexTile(idx + g * kLanes));
+    else
+      s[g] = __builtin_shuffle(t0, t1, loadIndexTile(idx + g * kLanes));
+  }
+#pragma GCC unroll 32
+  for (int c = 0; c < DH; ++c) {
+    const VFloat qc = load(qt + c * kLanes);
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g)
+      fmaBroadcast<L>(s[g], qc, kv + g * ld + c);
+  }
+  VFloat mx = s[0];
+#pragma GCC unroll 8
+  for (int g = 1; g < G; ++g)
+    mx = vmax(mx, s[g]);
+  // m is the reference each row subtracts before exp, its running max up
+  // to kSlack: P <= e^kSlack, and the rescale is only needed (and only
+  // done, for every row at once) when a group raises some row's max by
+  // more than that.
+  if (anyGreater<L>(mx, m + kSlack)) {
+    const VFloat mNew = vmax(mx, m);
+    // 1 where the reference stays (also -inf to -inf), else e^(m - m').
+    const VFloat alpha = mx > m ? vexp(m - mNew) : splat(1.f);
+    l *= alpha;
+#pragma GCC unroll 32
+    for (int c = 0; c < DV; ++c)
+      o[c] *= alpha;
+    m = mNew;
+    // A row whose scores so far are all -inf subtracts 0: its P stays 0.
+    ref = m == splat(kNegInf) ? splat(0.f) : m;
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) {
+    s[g] = vexp(s[g] - ref);
+    l += s[g];
+  }
+#pragma GCC unroll 32
+  for (int c = 0; c < DV; ++c)
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g)
+      fmaBroadcast<L>(o[c], s[g], kv + g * ld + DH + c);
+}
+
+/// Query rows [i0, i0 + mq) (mq <= 16) of batch b, head h: out, and lse
+/// when asked. `idx` is the task's index tile (NT > 0).
+template <int DH, int DV, int NT, SimdLevel L>
+MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
+                          const int16_t *idx, int64_t b, int64_t h, int64_t i0,
+                          int64_t mq) {
+  alignas(64) float buf[(DH > DV ? DH : DV) * kLanes];
+  const float *q = p.q + b * p.qStride[0] + i0 * p.qStride[1] + h * DH;
+  for (int64_t r = 0; r < kLanes; ++r)
+    for (int c = 0; c < DH; ++c)
+      buf[c * kLanes + r] = r < mq ? p.scale * q[r * p.qStride[1] + c] : 0.f;
+  alignas(64) float qt[DH * kLanes];
+  std::memcpy(qt, buf, sizeof qt);
+
+  VFloat o[DV];
+#pragma GCC unroll 32
+  for (int c = 0; c < DV; ++c)
+    o[c] = splat(0.f);
+  VFloat m = splat(kNegInf), ref = splat(0.f), l = splat(0.f);
+  VFloat t0 = splat(0.f), t1 = splat(0.f);
+  if constexpr (NT >= 1)
+    t0 = load(p.spatial.head(h));
+  if constexpr (NT == 2)
+    t1 = load(p.spatial.head(h) + kLanes);
+  const float *kv = packed + (b * p.H + h) * p.Sk * (DH + DV);
+  int64_t j = 0;
+  // (No index tile without a spatial bias: idx stays null, never offset.)
+  auto tileAt = [idx](int64_t j) { return NT ? idx + j * kLanes : idx; };
+  for (; j + kGroup <= p.Sk; j += kGroup)
+    keyGroup<kGroup, DH, DV, NT, L>(qt, o, m, ref, l, t0, t1,
+                                    kv + j * (DH + DV), tileAt(j));
+  for (; j < p.Sk; ++j)
+    keyGroup<1, DH, DV, NT, L>(qt, o, m, ref, l, t0, t1, kv + j * (DH + DV),
+                               tileAt(j));
+
+  // out = o / l, 0 for a row without keys; lse = m + log l, or -inf.
+  const VFloat inv = l > splat(0.f) ? splat(1.f) / l : splat(0.f);
+#pragma GCC unroll 32
+  for (int c = 0; c < DV; ++c)
+    store(buf + c * kLanes, o[c] * inv);
+  float *out = p.out + b * p.oStride[0] + i0 * p.oStride[1] + h * DV;
+  for (int64_t r = 0; r < mq; ++r)
+    for (int c = 0; c < DV; ++c)
+      out[r * p.oStride[1] + c] = buf[c * kLanes + r];
+  if (p.lse) {
+    float *lse = p.lse + (b * p.H + h) * p.Sq + i0;
+    for (int64_t r = 0; r < mq; ++r)
+      lse[r] = l[r] > 0.f ? m[r] + std::log(l[r]) : kNegInf;
+  }
+}
+
+/// One task: query rows [i0, i0 + mq) of batch b, heads [h0, h1).
+template <SimdLevel L>
+MGRT_INLINE void smallHeadTaskBody(const AttentionProblem &p,
+                                   const float *packed, int16_t *idx, int64_t b,
+                                   int64_t i0, int64_t h0, int64_t h1) {
+  const int64_t mq = std::min<int64_t>(kLanes, p.Sq - i0);
+  int nt = 0;
+  if (p.spatial) {
+    // The clamped table rows, transposed: idx[j * 16 + r] for row i0 + r
+    // (rows past mq read row 0 of the table; their lanes are dropped).
+    const int32_t hi = static_cast<int32_t>(p.spatial.V - 1);
+    std::memset(idx, 0, sizeof(int16_t) * p.Sk * kLanes);
+    for (int64_t r = 0; r < mq; ++r) {
+      const int16_t *d = p.spatial.row(b, i0 + r);
+      for (int64_t j = 0; j < p.Sk; ++j)
+        idx[j * kLanes + r] = static_cast<int16_t>(clampIndex(d[j], hi));
+    }
+    nt = p.spatial.V <= kLanes ? 1 : 2;
+  }
+  for (int64_t h = h0; h < h1; ++h) {
+#define MGRT_SMALL_HEAD_CASE(D, N)                                             \
+  if (p.dh == D && nt == N)                                                    \
+    headTile<D, D, N, L>(p, packed, idx, b, h, i0, mq);                        \
+  else
+    MGRT_SMALL_HEAD_CASE(16, 1)
+    MGRT_SMALL_HEAD_CASE(16, 0)
+    MGRT_SMALL_HEAD_CASE(16, 2)
+    MGRT_SMALL_HEAD_CASE(8, 1)
+    MGRT_SMALL_HEAD_CASE(8, 0)
+    MGRT_SMALL_HEAD_CASE(8, 2)
+    MGRT_SMALL_HEAD_CASE(32, 1)
+    MGRT_SMALL_HEAD_CASE(32, 0)
+    MGRT_SMALL_HEAD_CASE(32, 2)
+#undef MGRT_SMALL_HEAD_CASE
+    MGRT_CHECK(false, MGRT_KERNEL_ATTENTION,
+               "no narrow-head kernel for dh=%lld", (long long)p.dh);
+  }
+}
+
+__attribute__((target("arch=x86-64-v4"))) void
+smallHeadTaskV4(const AttentionProblem &p, const float *packed, int16_t *idx,
+                int64_t b, int64_t i0, int64_t h0, int64_t h1) {
+  smallHeadTaskBody<SimdLevel::V4>(p, packed, idx, b, i0, h0, h1);
+}
+
+__attribute__((target("arch=x86-64-v3"))) void
+smallHeadTaskV3(const AttentionProblem &p, const float *packed, int16_t *idx,
+                int64_t b, int64_t i0, int64_t h0, int64_t h1) {
+  smallHeadTaskBody<SimdLevel::V3>(p, packed, idx, b, i0, h0, h1);
+}
+
+void smallHeadTaskBaseline(const AttentionProblem &p, const float *packed,
+                           int16_t *idx, int64_t b, int64_t i0, int64_t h0,
+                           int64_t h1) {
+  smallHeadTaskBody<SimdLevel::Baseline>(p, packed, idx, b, i0, h0, h1);
+}
+
+} // namespace
+
+bool smallHeadApplies(const AttentionProblem &p) {
+  // On by default where the vectors are registers (AVX-512); "1" forces it
+  // on (every level runs it correctly), "0" off.
+  const char *env = std::getenv("MEGAGRAPH_ATTENTION_SMALL_HEAD");
+  if (env && std::strcmp(env, "0") == 0)
+    return false;
+  if (!(env && std::strcmp(env, "1") == 0) && simdLevel() != SimdLevel::V4)
+    return false;
+  return !p.hasBias && !p.hasMask && p.dh == p.dvh &&
+         (p.dh == 8 || p.dh == 16 || p.dh == 32) &&
+         (!p.spatial || p.spatial.V <= 2 * kLanes);
+}
+
+void runSmallHeadAttention(const AttentionProblem &p) {
+  const int threads = numThreads();
+  const int64_t tiles = (p.Sq + kLanes - 1) / kLanes;
+  // A task runs every head of its query tile (one index tile for all), or
+  // one head when that leaves too few tasks to feed every thread.
+  const int64_t perTask = p.B * tiles >= 4 * threads ? p.H : 1;
+  const int64_t groups = p.H / perTask;
+  std::vector<int16_t *> idx(threads, nullptr);
+  if (p.spatial)
+    for (int t = 0; t < threads; ++t) {
+      const size_t bytes =
+          sizeof(int16_t) * std::max<int64_t>(p.Sk, 1) * kLanes;
+      idx[t] = static_cast<int16_t *>(mgrt_alloc(bytes));
+      MGRT_CHECK(idx[t], MGRT_KERNEL_ATTENTION,
+                 "out of memory (%zu bytes of scratch)", bytes);
+    }
+  // k and v of each (b, h) packed key by key, [Sk][dh + dvh]: the key
+  // group's broadcasts then address one base register plus constants.
+  const int64_t ld = p.dh + p.dvh;
+  const size_t packedBytes =
+      sizeof(float) * std::max<int64_t>(p.B * p.H * p.Sk * ld, 1);
+  float *packed = static_cast<float *>(mgrt_alloc(packedBytes));
+  MGRT_CHECK(packed, MGRT_KERNEL_ATTENTION,
+             "out of memory (%zu bytes of packed K, V)", packedBytes);
+  parallelFor(p.B * p.H, [&](int64_t task, int) {
+    const int64_t b = task / p.H, h = task % p.H;
+    const float *k = p.k + b * p.kStride[0] + h * p.dh;
+    const float *v = p.v + b * p.vStride[0] + h * p.dvh;
+    float *dst = packed + task * p.Sk * ld;
+    for (int64_t j = 0; j < p.Sk; ++j, dst += ld) {
+      std::copy(k + j * p.kStride[1], k + j * p.kStride[1] + p.dh, dst);
+      std::copy(v + j * p.vStride[1], v + j * p.vStride[1] + p.dvh, dst + p.dh);
+    }
+  });
+  const SimdLevel level = simdLevel();
+  parallelFor(p.B * tiles * groups, [&](int64_t task, int worker) {
+    const int64_t b = task / (tiles * groups);
+    const int64_t i0 = (task / groups) % tiles * kLanes;
+    const int64_t h0 = task % groups * perTask;
+    switch (level) {
+    case SimdLevel::V4:
+      return smallHeadTaskV4(p, packed, idx[worker], b, i0, h0, h0 + perTask);
+    case SimdLevel::V3:
+      return smallHeadTaskV3(p, packed, idx[worker], b, i0, h0, h0 + perTask);
+    default:
+      return smallHeadTaskBaseline(p, packed, idx[worker], b, i0, h0,
+                                   h0 + perTask);
+    }
+  });
+  for (int16_t *block : idx)
+    if (block)
+      mgrt_free(block);
+  mgrt_free(packed);
+}
+
+} // namespace mgrt
