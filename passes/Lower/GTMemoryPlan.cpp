@@ -13,7 +13,10 @@
 // is one allocation of the plan's peak per call, of the same size on every
 // call, so the runtime's cache hands the same block back each step: no
 // mapping and no page fault in a steady-state step, and the step's memory
-// is the plan's peak.
+// is the plan's peak. The arena lives from the first planned buffer's
+// allocation to the last one's free, so that what the function allocates
+// outside that span (the first step's one-time work in an `scf.if`, say)
+// is freed before the arena exists instead of stacking on it.
 //
 // Offsets come from the greedy-by-size heuristic of TensorFlow Lite's
 // arena planner: buffers in decreasing size, each at the lowest
@@ -141,17 +144,26 @@ struct GTMemoryPlanPass : megagraph::impl::GTMemoryPlanBase<GTMemoryPlanPass> {
       return; // nothing to share
     // 2. Offsets.
     int64_t total = placeBuffers(buffers);
-    // 3. One arena for the body: allocated first, freed before the return.
+    // 3. One arena for the body, alive from the first planned buffer's
+    //    allocation to the last one's free: what the function allocates
+    //    and frees before (or after) its planned buffers, in nested
+    //    regions for instance, does not add to the arena's bytes.
     OpBuilder b(fn.getContext());
     Location loc = fn.getLoc();
-    b.setInsertionPointToStart(&block);
+    Buffer *firstBuf = &buffers.front(), *lastBuf = &buffers.front();
     int64_t arenaAlignment = 1;
-    for (Buffer &buf : buffers)
+    for (Buffer &buf : buffers) {
       arenaAlignment = std::max(arenaAlignment, buf.alignment);
+      if (buf.first < firstBuf->first)
+        firstBuf = &buf;
+      if (buf.last > lastBuf->last)
+        lastBuf = &buf;
+    }
+    b.setInsertionPoint(firstBuf->alloc);
     auto arenaType = MemRefType::get({total}, b.getI8Type());
     Value arena = memref::AllocOp::create(b, loc, arenaType,
                                           b.getI64IntegerAttr(arenaAlignment));
-    b.setInsertionPoint(block.getTerminator());
+    b.setInsertionPointAfter(lastBuf->dealloc);
     memref::DeallocOp::create(b, loc, arena);
     // 4. Each buffer becomes a view of it.
     for (Buffer &buf : buffers) {

@@ -231,6 +231,22 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
     Value firstStep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             readyI32, zeroI32);
+    // On the first step, store this rank's slice of the initial parameters
+    // into each shard global. The cuts come before anything else of the
+    // step, so that their temporaries (a whole packed bucket each) are freed
+    // before the step's own buffers exist (gt-memory-plan's arena starts at
+    // the first of those). (The `scf.if` yields nothing, so no buffer
+    // crosses it and the deallocations stay simple.)
+    for (Bucket &bk : buckets) {
+      auto shardType = cast<RankedTensorType>(bk.global.getType());
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, firstStep,
+                                    /*withElseRegion=*/false);
+      OpBuilder tb = ifOp.getThenBodyBuilder();
+      Value init = shard::AllSliceOp::create(
+          tb, loc, shardType, packParams(tb, loc, bk), kGrid, axes, 0);
+      ml_program::GlobalStoreOp::create(
+          tb, loc, FlatSymbolRefAttr::get(bk.global.getSymNameAttr()), init);
+    }
     // ready | 1, not a constant tensor: the CPU pipeline turned a stored
     // dense<1> : tensor<i32> into an uninitialized buffer.
     Value oneI32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
@@ -242,18 +258,6 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     for (Bucket &bk : buckets) {
       StringAttr name = bk.global.getSymNameAttr();
       auto shardType = cast<RankedTensorType>(bk.global.getType());
-      // On the first step, store this rank's slice of the initial
-      // parameters into the shard global. (The `scf.if` yields nothing, so
-      // no buffer crosses it and the deallocations stay simple.)
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, firstStep,
-                                    /*withElseRegion=*/false);
-      {
-        OpBuilder tb = ifOp.getThenBodyBuilder();
-        Value init = shard::AllSliceOp::create(
-            tb, loc, shardType, packParams(tb, loc, bk), kGrid, axes, 0);
-        ml_program::GlobalStoreOp::create(tb, loc, FlatSymbolRefAttr::get(name),
-                                          init);
-      }
       const bool readsParams = llvm::any_of(bk.params, [&](auto param) {
         return loads.count(param.getSymNameAttr());
       });

@@ -113,3 +113,40 @@ func.func @kept(%n: index, %cond: i1) -> memref<8xf32> {
   memref.dealloc %one : memref<4xf32>
   return %r : memref<8xf32>
 }
+
+// -----
+
+// The arena lives from the first planned buffer's allocation to the last
+// one's free: the buffer of the `scf.if` before them (one-time work) is
+// freed before the arena exists, and the one allocated after them is not
+// stacked on it either.
+// CHECK-LABEL: func.func @span
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[ONCE:.+]] = memref.alloc() : memref<4096xf32>
+// CHECK:           memref.dealloc %[[ONCE]]
+// CHECK:         }
+// CHECK-NEXT:    %[[ARENA:.+]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK:         memref.view %[[ARENA]]
+// CHECK:         memref.view %[[ARENA]]
+// CHECK:         memref.dealloc %[[ARENA]] : memref<8192xi8>
+// CHECK-NEXT:    %[[LATE:.+]] = memref.alloc() : memref<2048xf32>
+// CHECK-NEXT:    scf.if
+// CHECK-NEXT:      memref.dealloc %[[LATE]]
+func.func @span(%cond: i1, %in: memref<1024xf32>, %out: memref<1024xf32>) {
+  scf.if %cond {
+    %once = memref.alloc() : memref<4096xf32>
+    memref.dealloc %once : memref<4096xf32>
+  }
+  %a = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%in : memref<1024xf32>) outs(%a : memref<1024xf32>)
+  %b = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%a : memref<1024xf32>) outs(%b : memref<1024xf32>)
+  memref.dealloc %a : memref<1024xf32>
+  linalg.copy ins(%b : memref<1024xf32>) outs(%out : memref<1024xf32>)
+  memref.dealloc %b : memref<1024xf32>
+  %late = memref.alloc() : memref<2048xf32>
+  scf.if %cond {
+    memref.dealloc %late : memref<2048xf32>
+  }
+  return
+}

@@ -2,7 +2,9 @@
 // ZeRO-3 (sharded parameters): gt-zero-gather keeps @gt.zero.bucket0 (14
 // of the 28 packed elements) as the parameters' storage. The parameter
 // globals become immutable initial weights, read on the first step only
-// (flag @gt.zero.ready) to cut this rank's shard. Every step all-gathers
+// (flag @gt.zero.ready) to cut this rank's shard, before any other work
+// of the step (its packed temporaries are freed before the step's arena
+// exists). Every step all-gathers
 // the shard into temporaries that replace the parameters' loads; the
 // optimizer writes only the shard.
 
@@ -21,13 +23,14 @@ ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32>
 // CHECK:      %[[R:.*]] = ml_program.global_load @gt.zero.ready : tensor<i32>
 // CHECK:      %[[RV:.*]] = tensor.extract %[[R]][] : tensor<i32>
 // CHECK:      %[[FIRST:.*]] = arith.cmpi eq, %[[RV]], %{{.*}} : i32
-// CHECK:      ml_program.global_store @gt.zero.ready =
 // CHECK:      scf.if %[[FIRST]] {
 // CHECK:        ml_program.global_load @w : tensor<8x3xf32>
 // CHECK:        ml_program.global_load @b : tensor<3xf32>
 // CHECK:        %[[INIT:.*]] = shard.all_slice %{{.*}} on @gt_dp grid_axes = [0] slice_axis = 0 : tensor<28xf32> -> tensor<14xf32>
 // CHECK:        ml_program.global_store @gt.zero.bucket0 = %[[INIT]] : tensor<14xf32>
 // CHECK-NEXT: }
+// The cuts come before anything else of the step: then the flag is set.
+// CHECK:      ml_program.global_store @gt.zero.ready =
 // The full parameters of the step, gathered into temporaries.
 // CHECK:      %[[S:.*]] = ml_program.global_load @gt.zero.bucket0 : tensor<14xf32>
 // CHECK:      %[[ALL:.*]] = shard.all_gather %[[S]] on @gt_dp grid_axes = [0] gather_axis = 0 : tensor<14xf32> -> tensor<28xf32>

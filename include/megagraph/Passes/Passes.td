@@ -366,8 +366,10 @@ def GTMemoryPlan : Pass<"gt-memory-plan", "::mlir::ModuleOp"> {
     dealloc spans of two buffers that share bytes never overlap. Offsets are
     chosen greedily by size (largest first, lowest aligned offset that is
     free for the buffer's whole span), as TensorFlow Lite's arena planner
-    does. The arena is allocated at the top of the body and freed before
-    the return: one allocation per call, of the same size every call, which
+    does. The arena is allocated right before the first planned buffer
+    and freed right after the last one's free (what the function allocates
+    before or after them, in a nested region for instance, does not stack
+    on it): one allocation per call, of the same size every call, which
     the runtime's block cache hands back each step, so a steady-state step
     neither maps nor faults in memory, and its peak is the plan's.
 
