@@ -163,6 +163,11 @@ bool holdsState(const mgrt_model_info &model, int i) {
 }
 
 size_t heldStateBytes(const mgrt_model_info &model) {
+  // A pipelined program's mutable globals all live in mgrt_stage_global's
+  // storage: what this process has materialised, by the driver or by the
+  // compiled entries (another stage's global touched would show here).
+  if (localStateOf(model))
+    return mgrt_stage_global_bytes();
   size_t n = 0;
   for (int i = 0; i < model.num_state; ++i)
     if (isSavedState(model, model.state[i]) && holdsState(model, i))

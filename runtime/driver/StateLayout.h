@@ -97,8 +97,10 @@ const mgrt_model_info &localStateModel(const mgrt_model_info &compiled,
 /// saves zeros for it and a resume leaves it alone.
 bool holdsState(const mgrt_model_info &model, int i);
 
-/// Bytes of the saved state tensors this rank holds (isSavedState,
-/// holdsState).
+/// Bytes of the model state this rank holds: for a model from
+/// localStateModel what the process materialised through
+/// mgrt_stage_global (the driver and the compiled entries), else the saved
+/// state tensors (isSavedState).
 size_t heldStateBytes(const mgrt_model_info &model);
 
 /// The layout of `model`'s state under the plan it was compiled for. False

@@ -5,7 +5,8 @@ materialises only the mutable globals its stage's entries use
 (gt-stage-globals): its parameters (or ZeRO-3 shards) and optimizer
 moments. For Graphormer-style models compiled with `--plan pp=K,...` and
 trained for a few steps under `mpirun`, the log's per-rank `state_bytes`
-(the state each rank holds) must:
+(what each rank's process materialised: the driver's copies and any
+global the compiled entries touched) must:
   * sum, over one rank of each stage, to the bytes of the module's mutable
     globals (`--emit=gt`, as plan_accuracy_check counts them) within 1 %:
     every stage's state is held once, not once per stage (with every
