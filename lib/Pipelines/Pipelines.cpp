@@ -222,7 +222,9 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
     pipeline +=
         std::string(options.emulateGpu ? "gt-gpu-offload{emulate-on-host},"
                                        : kCpuHostPasses) +
-        kCpuPipeline;
+        kCpuPipeline +
+        // A pipelined program: each rank materialises its stage's globals.
+        ",gt-stage-globals";
   addTextual(pm, pipeline);
 }
 

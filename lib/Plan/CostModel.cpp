@@ -359,11 +359,7 @@ struct PlanUnits {
   StageSplitOptions split;
   double stageTimeConstant = 0; // pipeline sends per micro-batch
   double memoryConstant = 0;    // io + transient + gathered shards
-  // pp > 1: the parameters and optimizer moments of every stage, which
-  // each rank stores (every rank's program holds the module's state
-  // globals; the stage split does not move them), instead of the units'.
-  double stateConstant = 0;
-  double slots = 1; // mb + pp - 1
+  double slots = 1;             // mb + pp - 1
   int64_t localBatch = 0, microBatch = 0;
 };
 
@@ -496,12 +492,9 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     double params = zero >= 3 ? p / shard : p;
     double grads = zero >= 2 ? p / shard : p;
     double state = model.optimizerStateFactor * (zero >= 1 ? p / shard : p);
-    // Under pp every rank stores all the parameters and moments
-    // (stateConstant); only the gradients are the stage's own.
-    c.persistentBytes =
-        static_cast<int64_t>(plan.pp > 1 ? grads : params + grads + state);
-    if (plan.pp > 1)
-      out.stateConstant += params + state;
+    // Under pp a rank holds its own stage's parameters, gradients and
+    // moments only (gt-stage-globals).
+    c.persistentBytes = static_cast<int64_t>(params + grads + state);
     c.activationBytes = static_cast<int64_t>(keptActivations(u, m, cp, plan) +
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
@@ -549,8 +542,7 @@ Prediction megagraph::predict(const ModelProfile &model,
     pu.split.memoryLimit =
         memoryLimit > 0
             ? std::max<int64_t>(1, memoryLimit -
-                                       static_cast<int64_t>(pu.memoryConstant +
-                                                            pu.stateConstant))
+                                       static_cast<int64_t>(pu.memoryConstant))
             : 0;
     split = splitStages(pu.units, pu.split);
     if (!split.feasible) {
@@ -586,18 +578,12 @@ Prediction megagraph::predict(const ModelProfile &model,
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
-  // Parameters and moments: the stage's, except under pp, where every rank
-  // stores every stage's (the module's state globals).
-  double stored = p;
-  if (plan.pp > 1) {
-    stored = 0;
-    for (const UnitProfile &u : model.units)
-      stored += u.paramBytes;
-  }
-  mem.parameters = plan.zero >= 3 ? stored / shard : stored;
+  // Parameters, gradients and moments: the worst stage's (under pp each
+  // rank materialises only its own stage's state, gt-stage-globals).
+  mem.parameters = plan.zero >= 3 ? p / shard : p;
   mem.gradients = plan.zero >= 2 ? p / shard : p;
   mem.optimizerState =
-      model.optimizerStateFactor * (plan.zero >= 1 ? stored / shard : stored);
+      model.optimizerStateFactor * (plan.zero >= 1 ? p / shard : p);
   if (plan.recompute) {
     mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
     mem.attentionBias = bias;

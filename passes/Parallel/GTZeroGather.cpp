@@ -188,8 +188,9 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     return success();
   }
 
-  /// zero=3, at the start of `fn`: whichever function runs first cuts every
-  /// bucket's shard from the initial weights (flag `flag`); then each
+  /// zero=3, at the start of `fn`: whichever function runs first cuts the
+  /// shards of the buckets it reads (under pp its stage's; @main reads
+  /// all) from the initial weights (flag `flag`); then each
   /// bucket `fn` reads is loaded and, where `fn` reads its parameters,
   /// all-gathered into temporaries that replace their loads, right before
   /// the forward's first read and again before the backward's.
@@ -237,7 +238,18 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     // before the step's own buffers exist (gt-memory-plan's arena starts at
     // the first of those). (The `scf.if` yields nothing, so no buffer
     // crosses it and the deallocations stay simple.)
+    // A pipeline stage's entry cuts only the buckets it reads, its stage's
+    // (a rank runs one stage's entries, and its first entry reads all of
+    // them): another stage's shard global is never touched on this rank.
+    auto reads = [&](Bucket &bk) {
+      return loads.count(bk.global.getSymNameAttr()) ||
+             llvm::any_of(bk.params, [&](ml_program::GlobalOp param) {
+               return loads.count(param.getSymNameAttr());
+             });
+    };
     for (Bucket &bk : buckets) {
+      if (!reads(bk))
+        continue;
       auto shardType = cast<RankedTensorType>(bk.global.getType());
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, firstStep,
                                     /*withElseRegion=*/false);

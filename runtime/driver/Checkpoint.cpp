@@ -153,8 +153,15 @@ std::vector<char> packState(const mgrt_model_info &model) {
     const mgrt_state_info &s = model.state[i];
     if (!isSavedState(model, s))
       continue;
+    // Another stage's tensor (a pipelined program): not on this rank, and
+    // never read from its file (the stage's ranks save the current one).
+    const size_t n = bytesOfTensor(s.tensor);
+    if (!holdsState(model, i)) {
+      bytes.insert(bytes.end(), n, 0);
+      continue;
+    }
     const char *p = static_cast<const char *>(s.data);
-    bytes.insert(bytes.end(), p, p + bytesOfTensor(s.tensor));
+    bytes.insert(bytes.end(), p, p + n);
   }
   return bytes;
 }
@@ -167,7 +174,8 @@ void unpackState(const mgrt_model_info &model, const char *bytes) {
     if (!isSavedState(model, s))
       continue;
     const size_t n = bytesOfTensor(s.tensor);
-    std::memcpy(s.data, bytes + offset, n);
+    if (holdsState(model, i))
+      std::memcpy(s.data, bytes + offset, n);
     offset += n;
   }
 }
@@ -231,6 +239,8 @@ bool readResharded(const mgrt_model_info &model, const JobRank &job,
   std::vector<char> full;
   for (size_t k = 0; k < here.tensors.size(); ++k) {
     const LogicalTensor &t = here.tensors[k];
+    if (!holdsState(model, t.stateIndex))
+      continue; // another stage's, not on this rank
     if (!ck.fetch(*sources[k], full, error))
       return false;
     const size_t es = mgrt_dtype_size(t.dtype);
@@ -271,7 +281,8 @@ bool readResharded(const mgrt_model_info &model, const JobRank &job,
 std::string firstNonFiniteState(const mgrt_model_info &model) {
   for (int i = 0; i < model.num_state; ++i) {
     const mgrt_state_info &s = model.state[i];
-    if (!isSavedState(model, s) || s.tensor.dtype != MGRT_F32)
+    if (!isSavedState(model, s) || s.tensor.dtype != MGRT_F32 ||
+        !holdsState(model, i))
       continue;
     const float *v = static_cast<const float *>(s.data);
     const size_t n = bytesOfTensor(s.tensor) / sizeof(float);

@@ -215,6 +215,8 @@ bool readCheckpointParameters(const mgrt_model_info &model,
                                  describeLogical(*src) +
                                  " in the checkpoint, " +
                                  describeLogical(mine) + " in this model");
+    if (!holdsState(model, i))
+      continue; // another stage's, not on this rank
     if (!ck.fetch(*src, values, error))
       return false;
     std::memcpy(s.data, values.data(), values.size());

@@ -334,8 +334,12 @@ bool readParameters(const mgrt_model_info &model,
     }
     const mgrt_state_info &storage = model.state[t.stateIndex];
     if (t.shards.empty()) {
-      const float *from = static_cast<const float *>(storage.data) + t.offset;
-      p.values.assign(from, from + n);
+      // Under pp only the owning stage's ranks hold it (holdsState); the
+      // owner's values are broadcast.
+      if (holdsState(model, t.stateIndex)) {
+        const float *from = static_cast<const float *>(storage.data) + t.offset;
+        p.values.assign(from, from + n);
+      }
       if (pipelined && size > 1 &&
           mgrt_comm_broadcast(world, p.values.data(), n, MGRT_F32, t.rank) !=
               MGRT_OK)

@@ -82,6 +82,8 @@ std::string MetricsLog::jsonLine(const StepMetrics &m) {
     j.attributeArray("peak_bytes", m.peakBytes)
         .attributeArray("base_bytes", m.baseBytes)
         .attributeArray("comm_bytes", m.commBytes);
+    if (!m.stateBytes.empty())
+      j.attributeArray("state_bytes", m.stateBytes);
     if (m.hasDevicePeaks)
       j.attributeArray("device_peak_bytes", m.devicePeakBytes);
     if (m.hasCompute)

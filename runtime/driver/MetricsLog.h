@@ -6,7 +6,8 @@
 // (support/Json.h). The keys, in order (Train.h documents their meaning):
 //   step, loss, accuracy, test_accuracy, step_time_s
 // and for graph data sets (not --data npy:)
-//   peak_bytes, base_bytes, comm_bytes, [device_peak_bytes], [compute_s,
+//   peak_bytes, base_bytes, comm_bytes, [state_bytes], [device_peak_bytes],
+//   [compute_s,
 //   compute_cpu_s], tokens_per_s, epoch
 // Non-finite numbers (an accuracy without counted items) are null.
 //
@@ -32,6 +33,8 @@ struct StepMetrics {
   size_t localPeakBytes = 0;                ///< this rank's, for the console
   std::vector<size_t> peakBytes, baseBytes; ///< per rank
   std::vector<size_t> commBytes; ///< per rank: sent in the step (Comm.h)
+  /// per rank: the model state it holds (heldStateBytes, StateLayout.h)
+  std::vector<size_t> stateBytes;
   bool hasDevicePeaks = false;
   std::vector<size_t> devicePeakBytes; ///< per rank (--target cuda)
   bool hasCompute = false;             ///< pipelined: seconds per rank

@@ -6,6 +6,7 @@
 
 #include "driver/StateLayout.h"
 
+#include "driver/CheckpointReader.h"
 #include "driver/Roles.h"
 #include "support/Error.h"
 
@@ -75,6 +76,102 @@ int64_t LogicalTensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
+  return n;
+}
+
+std::vector<int> stateStages(const mgrt_model_info &model) {
+  std::vector<int> out(model.num_state, -1);
+  if (!model.plan || model.plan->pp <= 1 || model.num_entries <= 0)
+    return out;
+  // The parameters' stages, then each ZeRO bucket's (its parameters'),
+  // then the moments `<parameter or bucket>.<moment>`.
+  std::map<std::string, int> stages = stageOfParameters(model);
+  for (int i = 0; i < model.num_state; ++i) {
+    const mgrt_state_info &s = model.state[i];
+    auto it = stages.find(s.tensor.name);
+    if (it != stages.end() && s.bucket >= 0 && s.bucket < model.num_state)
+      stages.emplace(model.state[s.bucket].tensor.name, it->second);
+  }
+  for (int i = 0; i < model.num_state; ++i) {
+    const mgrt_state_info &s = model.state[i];
+    auto it = stages.find(s.tensor.name);
+    if (it == stages.end() && s.bucket >= 0 && s.bucket < model.num_state)
+      it = stages.find(model.state[s.bucket].tensor.name);
+    if (it == stages.end())
+      it = stages.find(parameterOfMoment(s.tensor.name, stages));
+    if (it != stages.end())
+      out[i] = it->second;
+  }
+  return out;
+}
+
+namespace {
+/// localStateModel's tables, by the compiled model.
+struct LocalState {
+  mgrt_model_info model;
+  std::vector<mgrt_state_info> state;
+  std::vector<bool> held;
+};
+
+std::map<const mgrt_model_info *, LocalState> &localStates() {
+  static auto *states = new std::map<const mgrt_model_info *, LocalState>;
+  return *states;
+}
+
+const LocalState *localStateOf(const mgrt_model_info &model) {
+  for (const auto &[compiled, local] : localStates())
+    if (&local.model == &model)
+      return &local;
+  return nullptr;
+}
+} // namespace
+
+const mgrt_model_info &localStateModel(const mgrt_model_info &compiled,
+                                       int stage) {
+  // Only pipelined host programs go through mgrt_stage_global (the CUDA
+  // runtime keeps device copies of its own, mgrt_cuda_global).
+  std::string onDevice;
+  if (!compiled.plan || compiled.plan->pp <= 1 || compiled.num_entries <= 0 ||
+      !stateIsOnHost(onDevice))
+    return compiled;
+  auto found = localStates().find(&compiled);
+  if (found != localStates().end())
+    return found->second.model;
+  LocalState &local = localStates()[&compiled];
+  local.model = compiled;
+  local.state.assign(compiled.state, compiled.state + compiled.num_state);
+  local.held.assign(compiled.num_state, true);
+  const std::vector<int> stages = stateStages(compiled);
+  for (int i = 0; i < compiled.num_state; ++i) {
+    mgrt_state_info &s = local.state[i];
+    if (!isSavedState(compiled, s))
+      continue;
+    if (stages[i] >= 0 && stages[i] != stage) {
+      local.held[i] = false;
+      continue;
+    }
+    s.data = mgrt_stage_global(s.data,
+                               static_cast<int64_t>(bytesOfTensor(s.tensor)));
+  }
+  local.model.state = local.state.data();
+  return local.model;
+}
+
+bool holdsState(const mgrt_model_info &model, int i) {
+  const LocalState *local = localStateOf(model);
+  return !local || local->held[i];
+}
+
+size_t heldStateBytes(const mgrt_model_info &model) {
+  // A pipelined program's mutable globals all live in mgrt_stage_global's
+  // storage: what this process has materialised, by the driver or by the
+  // compiled entries (another stage's global touched would show here).
+  if (localStateOf(model))
+    return mgrt_stage_global_bytes();
+  size_t n = 0;
+  for (int i = 0; i < model.num_state; ++i)
+    if (isSavedState(model, model.state[i]) && holdsState(model, i))
+      n += bytesOfTensor(model.state[i].tensor);
   return n;
 }
 

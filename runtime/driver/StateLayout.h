@@ -76,6 +76,33 @@ struct StateLayout {
   int readyFlag = -1;
 };
 
+/// Per state tensor of a pipelined model (pp > 1 with stage entries), the
+/// stage whose update entry takes its gradient (or its ZeRO bucket's, or
+/// for a moment `<parameter>.<moment>` its parameter's); -1 for state of
+/// no stage (the step counter, flags) and for every tensor without pp.
+std::vector<int> stateStages(const mgrt_model_info &model);
+
+/// This rank's view of the model's state. A pipelined host program reaches
+/// its mutable globals through mgrt_stage_global (gt-stage-globals): the
+/// returned model's state table points at this rank's storage for the
+/// tensors of its stage `stage` and of no stage (materialised here), and
+/// at the static globals for the other stages' tensors, which this rank
+/// neither holds nor updates. Other programs: `compiled` itself. The table
+/// lives as long as the process.
+const mgrt_model_info &localStateModel(const mgrt_model_info &compiled,
+                                       int stage);
+
+/// Whether this rank holds state tensor `i` of `model` (false only for
+/// another stage's tensor of a model from localStateModel): a checkpoint
+/// saves zeros for it and a resume leaves it alone.
+bool holdsState(const mgrt_model_info &model, int i);
+
+/// Bytes of the model state this rank holds: for a model from
+/// localStateModel what the process materialised through
+/// mgrt_stage_global (the driver and the compiled entries), else the saved
+/// state tensors (isSavedState).
+size_t heldStateBytes(const mgrt_model_info &model);
+
 /// The layout of `model`'s state under the plan it was compiled for. False
 /// with `error` when the table contradicts itself (a bucket too small for
 /// its parameters).

@@ -20,6 +20,7 @@
 #include "driver/MetricsLog.h"
 #include "driver/NpyBatches.h"
 #include "driver/Roles.h"
+#include "driver/StateLayout.h"
 #include "driver/StepRunner.h"
 #include "driver/Topology.h"
 #include "megagraph/Comm.h"
@@ -411,6 +412,7 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
       m.peakBytes = runner.gather(m.localPeakBytes);
       m.baseBytes = runner.gather(base);
       m.commBytes = runner.gather(static_cast<size_t>(sent));
+      m.stateBytes = runner.gather(heldStateBytes(model));
       runner.addMetrics(m);
       m.epoch = counts.epoch;
       m.tokensPerSecond =
@@ -625,28 +627,36 @@ int trainFullGraph(const mgrt_model_info &model, const Options &opts,
 
 } // namespace
 
-int train(const mgrt_model_info &model, const Options &opts) {
+int train(const mgrt_model_info &compiled, const Options &opts) {
   if (opts.mode == "graph-stats")
     return writeGraphStats(opts);
-  const StepOutputs outs(model);
+  const StepOutputs outs(compiled);
   // The user's tensors: any input names, no graph data set.
   if (opts.data.compare(0, 4, "npy:") == 0) {
     if (outs.loss < 0)
       return reportError("--mode train: the model has no training step (no "
                          "output 'loss'); compile it with --train",
                          2);
-    return trainOnNpy(model, opts);
+    return trainOnNpy(compiled, opts);
   }
   // The step runner: data parallelism (runtime/comm/DriverComm.h: rank r of
   // P takes the sequences [r B, (r + 1) B) of each global batch of P B) or
   // pipeline parallelism (driver/Pipeline.h: the world is dp x pp, and dp
   // is this rank's replica); the lead rank logs.
   std::string error;
-  std::unique_ptr<StepRunner> runner = makeStepRunner(model, error);
+  std::unique_ptr<StepRunner> runner = makeStepRunner(compiled, error);
   if (!runner)
     return reportError(error);
   const DataParallel &dp = runner->dataParallel();
   const bool lead = runner->lead();
+  // The state as this rank holds it: under pp its stage's tensors only
+  // (the world is dp x pp x cp, cp innermost).
+  int stage = 0;
+  if (compiled.plan && compiled.plan->pp > 1) {
+    const int64_t cpSize = std::max<int64_t>(1, compiled.plan->cp);
+    stage = static_cast<int>((jobRank().rank / cpSize) % compiled.plan->pp);
+  }
+  const mgrt_model_info &model = localStateModel(compiled, stage);
   // Context parallelism (driver/ContextParallel.h): the world is dp x cp.
   ContextParallel cp;
   if (!setupContextParallel(model.plan, dp.rank, dp.size, cp, error))

@@ -74,13 +74,16 @@
 // entry (timed: step_time_s), print `step t/K  loss L  acc A  T s  peak P
 // MiB` to stdout (unless --quiet) and append to --log-json one line
 //   {"step":t,"loss":L,"accuracy":A,"test_accuracy":TA,"step_time_s":T,
-//    "peak_bytes":[P],"base_bytes":[Q],"comm_bytes":[C],
+//    "peak_bytes":[P],"base_bytes":[Q],"comm_bytes":[C],"state_bytes":[M],
 //    "tokens_per_s":B*S/T,"epoch":e}
 // (t from 1; accuracy null without `correct` or counted nodes, TA null
 // without eval_mask / eval_correct or test nodes in the batch; peak_bytes
 // one entry per rank, here one; comm_bytes per rank the bytes sent inside
-// the step, mgrt_comm_bytes_sent of megagraph/Comm.h; a pipelined model
-// adds "compute_s":[C] and "compute_cpu_s":[U], per rank the wall and
+// the step, mgrt_comm_bytes_sent of megagraph/Comm.h; state_bytes per rank
+// the bytes of the model state it holds outside the runtime's allocator:
+// parameters or ZeRO-3 shards, optimizer moments, counters, under pp only
+// its stage's (so a rank's memory is peak_bytes + state_bytes); a pipelined
+// model adds "compute_s":[C] and "compute_cpu_s":[U], per rank the wall and
 // process CPU seconds inside its
 // stage forward/backward entries). The summary's test accuracy pools the
 // last min(steps, steps per epoch) steps. A non-finite loss is logged (as null)

@@ -23,6 +23,11 @@
 // environment turns the cache off. The tracked bytes (mgrt_current_bytes, the
 // peak, the cap) count the requested sizes of the blocks in use only.
 //
+// mgrt_stage_global gives a pipelined program's mutable globals their
+// per-rank storage (a copy of the static global's bytes, made on first
+// use): model state that lives as long as the process, like the static
+// globals of other programs, so it is not counted in the tracked bytes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Runtime.h"
@@ -295,3 +300,51 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
 void _mlir_memref_to_llvm_free(void *ptr) { mgrt_free(ptr); }
 
 } // extern "C"
+
+namespace {
+/// mgrt_stage_global's copies, by the static global's address.
+struct StageGlobals {
+  std::mutex lock;
+  std::map<const void *, void *> storage;
+  size_t bytes = 0;
+};
+
+StageGlobals &stageGlobals() {
+  static StageGlobals *g = new StageGlobals; // outlives static destructors
+  return *g;
+}
+} // namespace
+
+void *mgrt_stage_global(const void *host, int64_t bytes) {
+  StageGlobals &g = stageGlobals();
+  std::lock_guard<std::mutex> guard(g.lock);
+  auto it = g.storage.find(host);
+  if (it != g.storage.end())
+    return it->second;
+  const size_t n = static_cast<size_t>(std::max<int64_t>(bytes, 1));
+  void *p = std::aligned_alloc(64, (n + 63) / 64 * 64);
+  if (!p) {
+    std::fprintf(stderr,
+                 "megagraph runtime: out of memory materialising a global "
+                 "of %zu bytes\n",
+                 n);
+    std::abort();
+  }
+  std::memcpy(p, host, static_cast<size_t>(bytes));
+  g.storage.emplace(host, p);
+  g.bytes += static_cast<size_t>(bytes);
+  return p;
+}
+
+void *mgrt_stage_global_find(const void *host) {
+  StageGlobals &g = stageGlobals();
+  std::lock_guard<std::mutex> guard(g.lock);
+  auto it = g.storage.find(host);
+  return it == g.storage.end() ? nullptr : it->second;
+}
+
+size_t mgrt_stage_global_bytes(void) {
+  StageGlobals &g = stageGlobals();
+  std::lock_guard<std::mutex> guard(g.lock);
+  return g.bytes;
+}

@@ -11,8 +11,9 @@ listed as not built. For each built plan:
   memory    predicted (`--emit=plan --plan P --devices 4 --profile
             cpu-here`: parameters + gradients + optimizer state +
             activations + attention bias + transient) against measured
-            (max over ranks of the step's peak_bytes - base_bytes, plus the
-            rank's mutable globals; plan_accuracy_check.py says why), within
+            (max over ranks of the step's peak_bytes - base_bytes plus the
+            state the rank holds, the log's state_bytes; plan_accuracy_check.py
+            says why), within
             +-TOL;
   step time the least step_time_s of the steps after the first (on the
             loaded shared machine the others include waits for a core);
@@ -39,7 +40,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plan_accuracy_check import (C, F, MAX_DIST, Graphormer,  # noqa: E402
-                                 spearman, state_bytes)
+                                 rank_memory, spearman, state_bytes)
 from train_dp_check import mpirun  # noqa: E402
 
 RANKS = 4
@@ -143,13 +144,11 @@ def measure(compiler, work, i, plan, steps):
     if r.returncode != 0 or len(recs) != steps:
         return (f"did not run: exit code {r.returncode}, {len(recs)} steps: "
                 + (r.stderr.strip().splitlines() or ["?"])[-1])
-    per_rank = [max(r["peak_bytes"][k] - r["base_bytes"][k] for r in recs)
-                for k in range(RANKS)]
-    state = state_bytes(mlir)
+    per_rank = rank_memory(recs, mlir)
     return dict(pred, **{
-        "measured": max(per_rank) + state,
-        "per_rank": [m + state for m in per_rank],
-        "state": state,
+        "measured": max(per_rank),
+        "per_rank": per_rank,
+        "state": recs[-1].get("state_bytes") or state_bytes(mlir),
         "t_meas": min(r["step_time_s"] for r in recs[1:]),
     })
 

@@ -126,9 +126,7 @@ def main():
                                "--mlir-elide-elementsattrs-if-larger=1"],
                               check=True, capture_output=True,
                               text=True).stdout
-        step = max(p - b for r in recs[name]
-                   for p, b in zip(r["peak_bytes"], r["base_bytes"]))
-        return step + pa.state_bytes(mlir)
+        return max(pa.rank_memory(recs[name], mlir))
 
     m_pure = measured("puredp", shapes(B // 4) + ["--plan", "dp=4"])
     m_searched = measured("searched", shapes(B) + ["--devices", "4",

@@ -24,6 +24,8 @@
 // SHARD3:         scf.if
 // SHARD3:           shard.all_slice {{.*}} : tensor<40xf32> -> tensor<20xf32>
 // SHARD3:           ml_program.global_store @gt.zero.s0.bucket0 =
+// A stage's entries cut only its own stage's shards.
+// SHARD3-NOT:       ml_program.global_store @gt.zero.s1.bucket0
 // SHARD3:         %[[S:.*]] = ml_program.global_load @gt.zero.s0.bucket0 : tensor<20xf32>
 // SHARD3:         %[[ALL:.*]] = shard.all_gather %[[S]] on @gt_dp grid_axes = [0] gather_axis = 0 : tensor<20xf32> -> tensor<40xf32>
 // SHARD3:         tosa.slice %[[ALL]]
@@ -43,6 +45,8 @@
 // SHARD3-NOT:     shard.all_gather
 // SHARD3:         return
 // SHARD3-LABEL: func.func @pp_s1_bwd(
+// SHARD3-NOT:       ml_program.global_store @gt.zero.s0.bucket0
+// SHARD3:           ml_program.global_store @gt.zero.s1.bucket0 =
 // SHARD3:         shard.all_gather {{.*}} : tensor<36xf32> -> tensor<72xf32>
 // SHARD3-NOT:     ml_program.global_load @w1
 // SHARD3:         return

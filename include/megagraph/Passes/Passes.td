@@ -548,6 +548,37 @@ def GTGpuOffload : Pass<"gt-gpu-offload", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTStageGlobals : Pass<"gt-stage-globals", "::mlir::ModuleOp"> {
+  let summary = "Give each pipeline rank storage for its own stage's globals";
+  let description = [{
+    On the LLVM dialect of a host program whose `gt.plan` has pp > 1 (one
+    module for every rank, each rank running its stage's entries): in every
+    function, the address of a mutable global (parameters, ZeRO shards,
+    optimizer moments, counters) is replaced by
+    `mgrt_stage_global(host_address, bytes)`, the runtime's storage for it,
+    a copy of its initial bytes made on the first use in this process. So a
+    rank materialises only the globals its own stage's entries use, instead
+    of every stage's state; the static globals keep the initial values.
+    Without pp the module is unchanged. A mutable global without storage in
+    the module is an error.
+
+    Example:
+
+    ```mlir
+    // before
+    %0 = llvm.mlir.addressof @w : !llvm.ptr
+    // after
+    %0 = llvm.mlir.addressof @w : !llvm.ptr
+    %c = llvm.mlir.constant(4096 : i64) : i64
+    %1 = llvm.call @mgrt_stage_global(%0, %c) : (!llvm.ptr, i64) -> !llvm.ptr
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numGlobals", "globals", "global addresses given stage storage">,
+  ];
+}
+
 def GTGpuDeviceMemory : Pass<"gt-gpu-device-memory", "::mlir::ModuleOp"> {
   let summary = "Put the host code's buffers and globals in device memory";
   let description = [{

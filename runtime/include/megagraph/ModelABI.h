@@ -328,6 +328,10 @@ typedef struct mgrt_state_info {
 /** The CUDA runtime's staging call (megagraph/RuntimeCuda.h): each entry of
  *  a --target cuda executable runs through it. */
 #define MGRT_CUDA_RUN_ENTRY "mgrt_cuda_run_entry"
+/** The storage of a pipelined CPU program's mutable globals
+ *  (megagraph/Runtime.h, gt-stage-globals): each rank materialises only its
+ *  stage's. */
+#define MGRT_STAGE_GLOBAL "mgrt_stage_global"
 
 /*===-- Runtime kernels the lowering calls
  * ---------------------------------===*/

@@ -81,6 +81,20 @@ void mgrt_release_cached(void);
  *  requested X, in use Y, cap Z" and exits with MGRT_EXIT_OUT_OF_MEMORY. */
 void mgrt_set_memory_cap(size_t bytes);
 size_t mgrt_memory_cap(void);
+/** A pipelined program's storage of mutable global `host` (`bytes` long):
+ *  the program's functions reach each of their mutable globals through this
+ *  call (gt-stage-globals), so a rank materialises only the globals its own
+ *  stage's entries use (its parameters, gradients' shards and moments), on
+ *  first use, as a copy of the global's initial bytes; the static global
+ *  keeps the initial values and is otherwise not touched. The same `host`
+ *  always gives the same storage (64-byte aligned, not counted by
+ *  mgrt_current_bytes). Aborts with one line when out of memory. */
+void *mgrt_stage_global(const void *host, int64_t bytes);
+/** The storage mgrt_stage_global gave `host`, or NULL when this process has
+ *  not materialised it. */
+void *mgrt_stage_global_find(const void *host);
+/** Bytes of the globals mgrt_stage_global has materialised. */
+size_t mgrt_stage_global_bytes(void);
 /** Exit code of a process stopped by the memory cap. */
 #define MGRT_EXIT_OUT_OF_MEMORY 3
 /** Parses a byte count: "1073741824", "512MiB", "2GiB", "1.5G" (K/M/G/T and

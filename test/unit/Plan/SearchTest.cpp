@@ -302,17 +302,19 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   ASSERT_TRUE(p4.valid);
   EXPECT_NEAR(p4.bubbleTime, p4.stepTime * 3 / 11, 1e-9 * p4.stepTime);
   EXPECT_EQ(p4.firstUnit.size(), 4u);
-  // Every rank of a pipeline stores every stage's parameters and moments
-  // (the module's state globals); its gradients are its stage's only.
-  EXPECT_DOUBLE_EQ(p4.memory.parameters, P);
-  EXPECT_DOUBLE_EQ(p4.memory.optimizerState, 2 * P);
-  EXPECT_LT(p4.memory.gradients, P);
+  // A pipeline rank holds its own stage's parameters, gradients and
+  // moments (gt-stage-globals): the worst stage's, less than the model's.
+  EXPECT_LT(p4.memory.parameters, P);
+  EXPECT_GE(p4.memory.parameters, P / 4);
+  EXPECT_DOUBLE_EQ(p4.memory.gradients, p4.memory.parameters);
+  EXPECT_DOUBLE_EQ(p4.memory.optimizerState, 2 * p4.memory.parameters);
   ParallelPlan ppz3 = pp;
   ppz3.dp = 2, ppz3.zero = 3;
   Prediction pz = predict(m, ppz3, hw);
   ASSERT_TRUE(pz.valid);
-  EXPECT_DOUBLE_EQ(pz.memory.parameters, P / 2);
-  EXPECT_DOUBLE_EQ(pz.memory.optimizerState, 2 * P / 2);
+  // ZeRO-3 shards the stage's parameters and moments over its 2 replicas.
+  EXPECT_LT(pz.memory.parameters, P / 2);
+  EXPECT_DOUBLE_EQ(pz.memory.optimizerState, 2 * pz.memory.parameters);
   // Plans that do not divide the batch are reported as such.
   ParallelPlan bad;
   bad.dp = 3;

@@ -5,7 +5,8 @@
 // each of its moments into the packed buckets at the parameter's offset,
 // sharded over the ranks; a pipelined table names the rank of the stage
 // whose update takes each parameter's gradient; ZeRO-1/2 shard only the
-// moments, over the ranks of the bucket's stage.
+// moments, over the ranks of the bucket's stage. A pipeline rank's view of
+// the state holds its stage's tensors in per-rank storage.
 // The manifest line round-trips.
 //
 //===----------------------------------------------------------------------===//
@@ -183,6 +184,59 @@ TEST(StateLayout, PipelinedZeroShardsOverTheStagesRanks) {
   EXPECT_EQ(layout.tensors[1].rank, 1); // w2: stage 1
   EXPECT_EQ(layout.tensors[3].name, "w2.adam_v");
   EXPECT_EQ(layout.tensors[3].shards, std::vector<int>({1, 3}));
+}
+
+TEST(StateLayout, EachPipelineRankHoldsItsStagesState) {
+  // dp=2 x pp=2, zero=1: the updates take each parameter's gradient; the
+  // moments are packed per stage (`gt.zero.s<k>.bucket0.adam_m`), the
+  // buckets have no storage; the step counter is every stage's.
+  const mgrt_plan plan = {
+      2, 2, 1, 2, 1, 0, MGRT_CP_ALLGATHER, "dp=2,pp=2,mb=2,zero=1"};
+  const mgrt_tensor_info grads[] = {{"grad:w1", MGRT_F32, 1, {2}, 0, -1},
+                                    {"grad:w2", MGRT_F32, 1, {2}, 0, -1}};
+  const mgrt_entry_info entries[] = {
+      {"s0.update", 1, &grads[0], 0, nullptr, nullptr},
+      {"s1.update", 1, &grads[1], 0, nullptr, nullptr}};
+  static float w1[2] = {1, 2}, w2[2] = {3, 4}, step[1] = {0}, m0[1] = {0},
+               m1[1] = {5};
+  const mgrt_state_info table[] = {
+      state("w1", MGRT_STATE_PARAMETER, {2}, w1, MGRT_F32, 3, 0),
+      state("w2", MGRT_STATE_PARAMETER, {2}, w2, MGRT_F32, 4, 0),
+      state("gt.step", MGRT_STATE_OPTIMIZER, {}, step),
+      state("gt.zero.s0.bucket0", MGRT_STATE_OTHER, {1}, nullptr),
+      state("gt.zero.s1.bucket0", MGRT_STATE_OTHER, {1}, nullptr),
+      state("gt.zero.s0.bucket0.adam_m", MGRT_STATE_OPTIMIZER, {1}, m0),
+      state("gt.zero.s1.bucket0.adam_m", MGRT_STATE_OPTIMIZER, {1}, m1)};
+  static mgrt_model_info model{};
+  model.plan = &plan;
+  model.num_entries = 2;
+  model.entries = entries;
+  model.num_state = 7;
+  model.state = table;
+  EXPECT_EQ(stateStages(model), std::vector<int>({0, 1, -1, 0, 1, 0, 1}));
+  EXPECT_EQ(heldStateBytes(model), 28u); // not localised: everything
+  // Stage 1's view: w2, its moments and the counter in storage of this
+  // process (copies of the static globals' bytes, the ones the compiled
+  // code's mgrt_stage_global calls get), stage 0's left static.
+  const mgrt_model_info &local = localStateModel(model, 1);
+  ASSERT_NE(&local, &model);
+  EXPECT_EQ(&localStateModel(model, 1), &local); // built once
+  EXPECT_FALSE(holdsState(local, 0));
+  EXPECT_TRUE(holdsState(local, 1));
+  EXPECT_TRUE(holdsState(local, 2));
+  EXPECT_FALSE(holdsState(local, 5));
+  EXPECT_TRUE(holdsState(local, 6));
+  EXPECT_EQ(local.state[0].data, static_cast<void *>(w1));
+  EXPECT_EQ(local.state[1].data, mgrt_stage_global_find(w2));
+  EXPECT_NE(local.state[1].data, static_cast<void *>(w2));
+  EXPECT_EQ(static_cast<float *>(local.state[1].data)[1], 4.0f);
+  EXPECT_EQ(local.state[6].data, mgrt_stage_global_find(m1));
+  EXPECT_EQ(mgrt_stage_global_find(w1), nullptr);
+  EXPECT_EQ(mgrt_stage_global_find(m0), nullptr);
+  EXPECT_EQ(heldStateBytes(local), 16u); // w2, the counter, w2's moment
+  // Writes go to this rank's storage; the static initial values stay.
+  static_cast<float *>(local.state[1].data)[0] = 7;
+  EXPECT_EQ(w2[0], 3.0f);
 }
 
 TEST(StateLayout, ABucketTooSmallIsRefused) {
