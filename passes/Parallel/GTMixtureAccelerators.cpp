@@ -149,6 +149,7 @@ struct GTMixtureAcceleratorsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    const int64_t chunks = this->chunks;
     if (chunks < 1) {
       module.emitError() << "gt-mixture-accelerators: chunks must be at "
                             "least 1, got "
@@ -199,6 +200,7 @@ struct GTMixtureAcceleratorsPass
   }
 
   void rewrite(Match &m, DominanceInfo &dom, OpBuilder &builder) {
+    const int64_t chunks = this->chunks;
     // The new op replaces `rows` where it is defined; the transform's other
     // operands must be available there.
     Operation *point = m.rows.getDefiningOp()->getNextNode();
