@@ -57,11 +57,11 @@ bool isZeroConstant(Value v) {
 /// One aggregation and the transform of its rows.
 struct Match {
   gt::SpmmOp spmm;
-  tosa::MulOp scaleOp;  // null without a row scale
-  Value scale;          // [N, 1]
-  Value rows;           // the transform's input rows [N, D]
-  Operation *transform; // gt.linear or tosa.matmul
-  Value weight;         // [D, F] (matmul: the [1, D, F] operand)
+  SmallVector<Operation *> chain; // row-local ops from the spmm to rows
+  Value scale;                    // [N, 1]
+  Value rows;                     // the transform's input rows [N, D]
+  Operation *transform;           // gt.linear or tosa.matmul
+  Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
   Value bias;
   tosa::ReshapeOp reshape; // matmul: rows -> [1, N, D]
 };
@@ -79,6 +79,65 @@ Value rowScale(tosa::MulOp mul, Value v, int64_t n) {
   if (mul.getType() != v.getType())
     return {};
   return other;
+}
+
+/// Whether `v` is all zeros: a zero constant, or a tile or reshape of one
+/// (a scatter's zero base that is too large to fold).
+bool isZeroTensor(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tosa::ReshapeOp, tosa::TileOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return isZeroConstant(v);
+}
+
+/// Follows the aggregation `a` [N, D] through row-local ops, each the only
+/// use of the value before it: reshapes to [1, N, D] and back, the addition
+/// of zeros, and one row scale. Returns the last [N, D] value reached (the
+/// transform's input) and records the ops up to it in `m`.
+Value chainEnd(Value a, Match &m) {
+  RankedTensorType at = typeOf(a);
+  const int64_t n = at.getDimSize(0), d = at.getDimSize(1);
+  Value end = a, v = a;
+  SmallVector<Operation *> ops;
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    RankedTensorType ut =
+        user->getNumResults() == 1 ? typeOf(user->getResult(0)) : nullptr;
+    if (!ut)
+      break;
+    if (isa<tosa::ReshapeOp>(user)) {
+      if (ut.getShape() != ArrayRef<int64_t>{n, d} &&
+          ut.getShape() != ArrayRef<int64_t>{1, n, d})
+        break;
+    } else if (auto add = dyn_cast<tosa::AddOp>(user)) {
+      Value other = add.getInput1() == v ? add.getInput2() : add.getInput1();
+      if (other == v || ut != typeOf(v) || !isZeroTensor(other))
+        break;
+    } else if (auto mul = dyn_cast<tosa::MulOp>(user)) {
+      if (m.scale || typeOf(v).getRank() != 2)
+        break;
+      Value s = rowScale(mul, v, n);
+      if (!s)
+        break;
+      m.scale = s;
+    } else {
+      break;
+    }
+    ops.push_back(user);
+    v = user->getResult(0);
+    if (ut.getRank() == 2) { // back at [N, D]: a candidate end
+      end = v;
+      m.chain.assign(ops.begin(), ops.end());
+    }
+  }
+  // A scale past the end is not part of the match.
+  if (m.scale && !llvm::any_of(m.chain, [](Operation *op) {
+        return isa<tosa::MulOp>(op);
+      }))
+    m.scale = Value();
+  return end;
 }
 
 /// The transform reading the rows `v` [N, D], if any.
@@ -166,14 +225,7 @@ struct GTMixtureAcceleratorsPass
         return;
       Match m{};
       m.spmm = spmm;
-      Value rows = spmm.getResult();
-      if (rows.hasOneUse())
-        if (auto mul = dyn_cast<tosa::MulOp>(*rows.getUsers().begin()))
-          if (Value s = rowScale(mul, rows, t.getDimSize(0))) {
-            m.scaleOp = mul;
-            m.scale = s;
-            rows = mul.getResult();
-          }
+      Value rows = chainEnd(spmm.getResult(), m);
       m.rows = rows;
       if (!findTransform(rows, m))
         return;
@@ -234,8 +286,8 @@ struct GTMixtureAcceleratorsPass
     m.rows.replaceAllUsesWith(fused.getAggregate());
     if (m.reshape && m.reshape->use_empty())
       m.reshape->erase();
-    if (m.scaleOp)
-      m.scaleOp->erase();
+    for (Operation *op : llvm::reverse(m.chain))
+      op->erase();
     m.spmm->erase();
     ++numFused;
   }

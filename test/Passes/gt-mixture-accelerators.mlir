@@ -77,3 +77,52 @@ func.func @left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf3
   %z = gt.linear %b, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
   return %a, %y, %z : tensor<10x6xf32>, tensor<10x3xf32>, tensor<10x6xf32>
 }
+
+// -----
+
+// A scatter into a zero base too large to fold (a tile of a zero constant,
+// added through reshapes to [1, N, D] and back) before the scale: the zeros
+// drop out with the rest of the chain.
+// CHECK-LABEL: func.func @sage_unfolded_zeros
+// CHECK:         %[[AGG:[^,]*]], %[[Y:[^ ]*]] = gt.spmm_linear %{{.*}} scale(%{{.*}}) chunks = 3
+// CHECK-NOT:     tosa.add
+// CHECK-NOT:     tosa.mul
+// CHECK:         return %[[Y]]
+func.func @sage_unfolded_zeros(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                               %x: tensor<10x4xf32>, %s: tensor<10x1xf32>, %w: tensor<4x6xf32>)
+    -> tensor<10x6xf32> {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %zero = "tosa.const"() <{values = dense<0.0> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  %m = tosa.const_shape {values = dense<[10, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %s3 = tosa.const_shape {values = dense<[1, 10, 4]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %tile = tosa.tile %zero, %m : (tensor<1x1xf32>, !tosa.shape<2>) -> tensor<10x4xf32>
+  %base = tosa.reshape %tile, %s3 : (tensor<10x4xf32>, !tosa.shape<3>) -> tensor<1x10x4xf32>
+  %a = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %a3 = tosa.reshape %a, %s3 : (tensor<10x4xf32>, !tosa.shape<3>) -> tensor<1x10x4xf32>
+  %sum = tosa.add %base, %a3 : (tensor<1x10x4xf32>, tensor<1x10x4xf32>) -> tensor<1x10x4xf32>
+  %sum2 = tosa.reshape %sum, %m : (tensor<1x10x4xf32>, !tosa.shape<2>) -> tensor<10x4xf32>
+  %scaled = tosa.mul %sum2, %s, %shift : (tensor<10x4xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x4xf32>
+  %y = gt.linear %scaled, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  return %y : tensor<10x6xf32>
+}
+
+// -----
+
+// Added to something that is not zero: the sum is not the aggregation's
+// rows, so only the aggregation would be pipelined, and it feeds no
+// transform directly; the other function keeps the pass from failing.
+// CHECK-LABEL: func.func @nonzero_base
+// CHECK:         gt.spmm %
+// CHECK:         tosa.add
+// CHECK:         gt.linear
+// CHECK:         gt.spmm_linear
+func.func @nonzero_base(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                        %x: tensor<10x4xf32>, %b: tensor<10x4xf32>, %w: tensor<4x6xf32>)
+    -> (tensor<10x6xf32>, tensor<10x6xf32>) {
+  %a = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %sum = tosa.add %b, %a : (tensor<10x4xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %y = gt.linear %sum, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %c = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %z = gt.linear %c, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  return %y, %z : tensor<10x6xf32>, tensor<10x6xf32>
+}
