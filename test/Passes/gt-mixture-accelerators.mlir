@@ -1,4 +1,6 @@
-// RUN: megagraph-opt %s -split-input-file --gt-mixture-accelerators=chunks=3 | FileCheck %s
+// RUN: megagraph-opt %s -split-input-file --gt-mixture-accelerators=chunks=3 | megagraph-opt -split-input-file | FileCheck %s
+// The printed gt.spmm_linear parses back (the first RUN line); its
+// bufferization calls the kernel with the operands in the C ABI's order.
 // RUN: megagraph-opt %s -split-input-file --gt-mixture-accelerators=chunks=3 --canonicalize --one-shot-bufferize="allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF
 
 // GraphSAGE-mean's forward: the aggregation, scaled by 1 / degree, into a
