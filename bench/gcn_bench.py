@@ -25,6 +25,11 @@ usage: /opt/torch-venv/bin/python bench/gcn_bench.py --build build
        [--nodes 262144] [--edges 2097152] [--features 64] [--hidden 128]
        [--classes 16] [--layers 2] [--ranks 1,2,4,8] [--steps 4]
        [--graphs rmat,sbm] [--no-torch] [--out bench/results/DATE-cpu-gcn.md]
+       [--model gcn|sage] [--moa K,... [--repeats 3]]
+
+With --moa, the mixture of accelerators instead: one process without and
+with --plan moa=1,chunks=K for each K, the executables run in turn
+(--repeats rounds), median step times and the speed-up over "off".
 """
 import argparse
 import json
@@ -59,7 +64,7 @@ def export(args, path):
         return
     d = os.path.dirname(path)
     sh([TORCH_PY, os.path.join(ROOT, "examples", "gcn", "gcn.py"), d,
-        "--models", "gcn", "--dynamo", "--dynamic", "--features",
+        "--models", args.model, "--dynamo", "--dynamic", "--features",
         str(args.features), "--hidden", str(args.hidden), "--classes",
         str(args.classes), "--layers", str(args.layers)],
        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -198,6 +203,12 @@ def main():
     ap.add_argument("--no-torch", action="store_true",
                     help="skip the PyTorch side (its E x hidden message "
                     "tensors do not fit a 1M-node graph on a small machine)")
+    ap.add_argument("--model", choices=["gcn", "sage"], default="gcn")
+    ap.add_argument("--moa", default="",
+                    help="chunk counts K: instead of the P table, time one "
+                    "process without and with --plan moa=1,chunks=K, "
+                    "alternating them --repeats times")
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(
         ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-cpu-gcn.md"))
     args = ap.parse_args()
@@ -209,8 +220,12 @@ def main():
     load_before = os.getloadavg()
     uptime_before = uptime()
     started = time.time()
-    model = os.path.join(work, f"L{args.layers}_h{args.hidden}", "gcn.onnx")
+    model = os.path.join(work, f"L{args.layers}_h{args.hidden}",
+                         args.model + ".onnx")
     export(args, model)
+    if args.moa:
+        return moa_main(args, work, model, load_before, uptime_before,
+                        started)
     ranks = [int(r) for r in args.ranks.split(",")]
     rows, torch_rows = [], []
     for graph in args.graphs.split(","):
@@ -297,6 +312,71 @@ def main():
                          f"{t['step_s'] / base['step_s']:.2f}x | "
                          f"{mib(base['maxrss'])} | {mib(t['maxrss'])} | "
                          f"{dev:.1e} |")
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def moa_main(args, work, model, load_before, uptime_before, started):
+    """One process without and with the mixture of accelerators, the
+    executables run in turn (off, moa K1, moa K2, ..., off, ...) so that
+    the machine's load drifts over all of them alike."""
+    chunks = [int(k) for k in args.moa.split(",")]
+    lines_rows = []
+    for graph in args.graphs.split(","):
+        data = spec(args, graph)
+        e = directed_edges(args, model, data, work)
+        shapes = {"x": [args.nodes, args.features], "edge_index": [2, e]}
+        gwork = os.path.join(work, f"moa-{args.model}-{graph}")
+        os.makedirs(gwork, exist_ok=True)
+        variants = [("off", "")] + [(f"moa=1,chunks={k}", f"moa=1,chunks={k}")
+                                    for k in chunks]
+        exes = {}
+        for name, plan in variants:
+            exes[name] = os.path.join(gwork, name.replace("=", "").replace(
+                ",", "-"))
+            compile_exe(args, model, shapes, plan, exes[name])
+        times = {name: [] for name, _ in variants}
+        losses = {}
+        for rep in range(args.repeats):
+            for name, _ in variants:
+                r = run_plan(args, exes[name], data, 1,
+                             os.path.join(gwork, f"{rep}-{name}.jsonl"))
+                times[name].append(r["step_s"])
+                losses[name] = r["loss"]
+        off = sorted(times["off"])[len(times["off"]) // 2]
+        for name, _ in variants:
+            med = sorted(times[name])[len(times[name]) // 2]
+            dev = max(abs(a - b) / max(abs(b), 1e-12)
+                      for a, b in zip(losses[name], losses["off"]))
+            lines_rows.append(
+                f"| {graph} | {e:,} | {name} | "
+                + " / ".join(f"{t:.3f}" for t in times[name])
+                + f" | {med:.3f} | {off / med:.2f}x | {dev:.1e} |")
+    load_after = os.getloadavg()
+    cmd = " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT)]
+                   + sys.argv[1:])
+    lines = [
+        f"# Full-graph {args.model}: mixture of accelerators on vs off "
+        f"({time.strftime('%Y-%m-%d')})",
+        "",
+        f"Command: `{TORCH_PY} {cmd}` ({time.time() - started:.0f} s).",
+        f"Machine: {os.cpu_count()} cores, shared; load average "
+        f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; "
+        f"`uptime` before: `{uptime_before}`; after: `{uptime()}`. "
+        f"MEGAGRAPH_NUM_THREADS={args.threads}.",
+        "",
+        f"Model: examples/gcn/gcn.py {args.model}, {args.layers} layers, "
+        f"{args.features} input features, hidden {args.hidden}, "
+        f"{args.classes} classes, SGD; N = {args.nodes:,} nodes; one "
+        f"process; {args.steps} steps per run, step time = mean of steps "
+        f"2..{args.steps}; the variants run in turn, {args.repeats} rounds.",
+        "",
+        "| graph | directed edges | plan | step s per round | median | "
+        "speed-up vs off | max rel. loss diff vs off |",
+        "|---|---:|---|---|---:|---:|---:|",
+    ] + lines_rows
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -23,6 +23,9 @@
 //                        flag bit 8); the distance must be i16 (gt-decompose
 //                        narrows it) and is passed as [Db, Sq, Sk].
 //   gt.spmm              mgrt_spmm_f32
+//   gt.spmm_linear       mgrt_moa_spmm_linear_f32: aggregate and result
+//                        allocated; absent scale / bias are one-element
+//                        placeholders and flag bits 0 / 1.
 //   gt.csr_transpose     mgrt_csr_transpose
 //   gt.sparse_attention  mgrt_sparse_attention_f32: online softmax over each
 //                        row's edges; an absent edge_bias is a 1x1
@@ -38,6 +41,7 @@
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/RuntimeMoa.h"
 #include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,6 +71,7 @@ constexpr StringLiteral kAttentionSpatialBwdKernel =
     MGRT_KERNEL_ATTENTION_SPATIAL_BWD;
 constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
 constexpr StringLiteral kHaloSpmmKernel = MGRT_KERNEL_HALO_SPMM;
+constexpr StringLiteral kMoaSpmmLinearKernel = MGRT_KERNEL_MOA_SPMM_LINEAR;
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
@@ -405,6 +410,75 @@ struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
   }
 };
 
+/// gt.spmm_linear -> mgrt_moa_spmm_linear_f32(out, aggregate, row_ptr,
+/// col_idx, values, x, scale, weight, bias, chunks, flags); an absent scale
+/// (flag bit 0) or bias (bit 1) is a one-element placeholder.
+struct SpmmLinearOpInterface
+    : KernelCallModel<SpmmLinearOpInterface, gt::SpmmLinearOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto fused = cast<gt::SpmmLinearOp>(op);
+    Location loc = op->getLoc();
+    if (failed(checkSparseOp(op, "spmm_linear", fused.getRowPtr(),
+                             fused.getColIdx())))
+      return failure();
+    FailureOr<Value> rowPtr =
+        csrIndices(rewriter, loc, fused.getRowPtr(), options, state);
+    FailureOr<Value> colIdx =
+        csrIndices(rewriter, loc, fused.getColIdx(), options, state);
+    FailureOr<Value> values =
+        getBuffer(rewriter, fused.getValues(), options, state);
+    FailureOr<Value> x = getBuffer(rewriter, fused.getInput(), options, state);
+    FailureOr<Value> weight =
+        getBuffer(rewriter, fused.getWeight(), options, state);
+    if (failed(rowPtr) || failed(colIdx) || failed(values) || failed(x) ||
+        failed(weight))
+      return failure();
+    Type f32 = rewriter.getF32Type();
+    auto optional =
+        [&](Value v, ArrayRef<int64_t> placeholderShape) -> FailureOr<Value> {
+      if (!v)
+        return toDynamicIdentity(
+            rewriter, loc,
+            memref::AllocaOp::create(rewriter, loc,
+                                     MemRefType::get(placeholderShape, f32)));
+      FailureOr<Value> buf = getBuffer(rewriter, v, options, state);
+      if (failed(buf))
+        return failure();
+      return toDynamicIdentity(rewriter, loc, *buf);
+    };
+    FailureOr<Value> scale = optional(fused.getScale(), {1, 1});
+    FailureOr<Value> bias = optional(fused.getBias(), {1});
+    if (failed(scale) || failed(bias))
+      return failure();
+    SmallVector<Value> outs;
+    for (Value r : {fused.getResult(), fused.getAggregate()}) {
+      auto type = cast<RankedTensorType>(r.getType());
+      outs.push_back(memref::AllocOp::create(
+          rewriter, loc,
+          MemRefType::get(type.getShape(), type.getElementType())));
+    }
+    const int64_t flags =
+        (fused.getScale() ? 1 : 0) | (fused.getBias() ? 2 : 0);
+    SmallVector<Value> args = {
+        toDynamicIdentity(rewriter, loc, outs[0]),
+        toDynamicIdentity(rewriter, loc, outs[1]),
+        *rowPtr,
+        *colIdx,
+        toDynamicIdentity(rewriter, loc, *values),
+        toDynamicIdentity(rewriter, loc, *x),
+        *scale,
+        toDynamicIdentity(rewriter, loc, *weight),
+        *bias,
+        arith::ConstantIntOp::create(rewriter, loc, fused.getChunks(), 64),
+        arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
+    callKernel(rewriter, op, kMoaSpmmLinearKernel, args);
+    replaceOpWithBufferizedValues(rewriter, op, {outs[1], outs[0]});
+    return success();
+  }
+};
+
 /// gt.csr_transpose -> mgrt_csr_transpose(row_ptr_t, col_idx_t, perm,
 /// row_ptr (no entries for COO), col_idx).
 struct CsrTransposeOpInterface
@@ -643,6 +717,7 @@ void megagraph::gt::registerBufferizableOpInterfaceExternalModels(
         AttentionOpInterface<gt::AttentionLseOp>>(*ctx);
     gt::AttentionGradOp::attachInterface<AttentionGradOpInterface>(*ctx);
     gt::SpmmOp::attachInterface<SpmmOpInterface>(*ctx);
+    gt::SpmmLinearOp::attachInterface<SpmmLinearOpInterface>(*ctx);
     gt::CsrTransposeOp::attachInterface<CsrTransposeOpInterface>(*ctx);
     gt::SparseAttentionOp::attachInterface<SparseAttentionOpInterface>(*ctx);
   });

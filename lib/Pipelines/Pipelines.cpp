@@ -195,6 +195,14 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
   if (plan.dp * plan.cp > 1 && plan.zero >= 1)
     pm.addPass(createGTZeroGather());
   addCleanup(pm);
+  // The mixture of accelerators on the cleaned-up step (forward and
+  // backward): aggregations pipelined with the transforms of their rows.
+  if (plan.moa) {
+    GTMixtureAcceleratorsOptions accelerators;
+    accelerators.chunks = plan.chunks;
+    pm.addPass(createGTMixtureAccelerators(accelerators));
+    addCleanup(pm);
+  }
 }
 
 void megagraph::buildLowerPassPipeline(OpPassManager &pm,

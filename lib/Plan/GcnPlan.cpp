@@ -253,10 +253,9 @@ GcnChoice megagraph::chooseGcnPlan(const GcnProfile &model,
   GcnChoice c;
   std::vector<ParallelPlan> plans;
   auto add = [&](ParallelPlan p) {
-    if (!moa) {
-      plans.push_back(p);
+    plans.push_back(p); // without the pipeline too: it may not pay off
+    if (!moa)
       return;
-    }
     p.moa = true;
     for (int64_t k : {2, 4, 8, 16, 32}) {
       p.chunks = k;

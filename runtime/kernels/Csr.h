@@ -82,6 +82,13 @@ inline int64_t csrRowsPerTask(const CsrView &g, int64_t perEdge) {
   return r < 1 ? 1 : r;
 }
 
+/// Rows [r0, r1) of the SpMM out = A x (Spmm.cpp): out row i at
+/// out + i * outStride, x row j at x + j * xStride, D columns.
+void spmmRowRange(const CsrView &graph, const float *values,
+                  int64_t valueStride, const float *x, int64_t xStride,
+                  float *out, int64_t outStride, int64_t D, int64_t r0,
+                  int64_t r1);
+
 } // namespace mgrt
 
 #endif // MEGAGRAPH_RUNTIME_KERNELS_CSR_H

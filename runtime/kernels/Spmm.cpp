@@ -59,6 +59,15 @@ MGRT_SIMD_DISPATCH(spmmRows, (const SpmmProblem *p, int64_t r0, int64_t r1),
                    (p, r0, r1))
 
 } // namespace
+
+void spmmRowRange(const CsrView &graph, const float *values,
+                  int64_t valueStride, const float *x, int64_t xStride,
+                  float *out, int64_t outStride, int64_t D, int64_t r0,
+                  int64_t r1) {
+  SpmmProblem p{graph, values, valueStride, x, xStride, out, outStride, D};
+  spmmRows(&p, r0, r1);
+}
+
 } // namespace mgrt
 
 using namespace mgrt;

@@ -14,10 +14,13 @@ plan model predicts (megagraph-compile --emit=plan with --graph-stats from
 the executable's --mode graph-stats): mop's all-to-alls and gradient
 all-reduce on every rank, gp's halo exchanges summed over the ranks (the
 METIS halo of the data set), up to the few scalars the step also sums
-(loss, counts: at most 16 floats a rank).
+(loss, counts: at most 16 floats a rank). With --moa K,..., the model is
+also compiled with --plan moa=1,chunks=K (the mixture of accelerators: the
+aggregations pipelined with their transforms over K row chunks) and run on
+one process; it must link the pipelined kernel and follow the plain run.
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
-       [--plans mop=2,gp=2] [--data SPEC] [--steps 20] [--lr 0.1]
+       [--plans mop=2,gp=2] [--moa 4,7] [--data SPEC] [--steps 20] [--lr 0.1]
        [--tolerance 1e-4]
 Prints one `check: NAME: DETAIL OK|FAIL` line per check; exits 1 on FAIL.
 """
@@ -107,6 +110,9 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--tolerance", type=float, default=1e-4)
+    ap.add_argument("--moa", default="",
+                    help="chunk counts K (comma-separated): --plan "
+                         "moa=1,chunks=K on one process")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.set_num_threads(1)
@@ -144,6 +150,24 @@ def main():
     check(f"one process vs PyTorch ({args.model}, N={n}, E={e})",
           d <= args.tolerance,
           f"{len(ours)} steps, max relative difference {d:.2e}")
+
+    # The mixture of accelerators on one process: the aggregations run
+    # through the pipelined kernel and follow the plain one-process run.
+    for k in filter(None, args.moa.split(",")):
+        plan = f"moa=1,chunks={k}"
+        exe = os.path.join(args.work, f"train-moa{k}")
+        compile_exe(args.compiler, onnx_path, shapes, args.lr, plan, exe)
+        with open(exe, "rb") as fh:
+            calls = b"mgrt_moa_spmm_linear_f32" in fh.read()
+        check(f"{plan} uses the pipelined kernel", calls,
+              "mgrt_moa_spmm_linear_f32 " + ("linked" if calls else "absent"))
+        recs = train(exe, args.data, args.steps,
+                     os.path.join(args.work, f"moa{k}.jsonl"))
+        d = worst([r["loss"] for r in recs], ours)
+        check(f"{plan} vs one process", d <= args.tolerance,
+              f"{len(recs)} steps, max relative difference {d:.2e}")
+    if not args.plans:
+        return 0 if check.ok else 1
 
     # The graph as the plan model sees it.
     stats = os.path.join(args.work, "stats.json")

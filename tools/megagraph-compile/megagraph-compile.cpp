@@ -898,6 +898,10 @@ int main(int argc, char **argv) {
       return toolError("--plan applies to training steps; add --train");
     if (llvm::Error error = parsePlan(planSpec))
       return toolError(llvm::toString(std::move(error)));
+    // The accelerator pipeline is the CPU runtime's thread groups.
+    if (plan.moa && (target == megagraph::Target::Cuda || precision != "fp32"))
+      return toolError("--plan " + megagraph::toString(plan) +
+                       ": moa=1 is built for --target cpu in fp32 only");
   }
   if (!llvm::is_contained(
           {"cross_entropy", "nll", "mse", "l1", "bce_with_logits"},

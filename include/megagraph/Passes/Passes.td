@@ -1080,6 +1080,47 @@ def GTMixtureParallel : Pass<"gt-mixture-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def GTMixtureAccelerators
+    : Pass<"gt-mixture-accelerators", "::mlir::ModuleOp"> {
+  let summary = "Pipeline each aggregation with the transform of its rows "
+                "over row chunks (MixGCN's mixture of accelerators)";
+  let description = [{
+    `--plan ...,moa=1,chunks=K`, after gt-autodiff (forward and backward
+    alike). Each `gt.spmm` whose rows go, through row-local ops only, into
+    a dense transform becomes one `gt.spmm_linear` with `chunks = K`: the
+    runtime aggregates the rows chunk by chunk on one group of threads and
+    multiplies each finished chunk by the weight on the other. Matched
+    (`%a = gt.spmm ...` of `[N, D]`, no `#gt.halo`):
+
+    * the row-local part: nothing, or one `tosa.mul` of `%a` by an `[N, 1]`
+      column (GraphSAGE-mean's 1 / degree) whose result is the only use of
+      `%a`;
+    * the transform: `gt.linear %b, %w[, %bias]` with `%w` `[D, F]`, or
+      `tosa.matmul` of `tosa.reshape %b` `[1, N, D]` by a `[1, D, F]` weight
+      with zero points 0 (the backward's `dH = (A^T G) W^T`).
+
+    The aggregated (and scaled) rows are the first result and replace `%b`
+    everywhere (the weight's gradient reads them); the transform's result
+    replaces the transform. Operands of the transform defined after `%b`
+    by pure ops of values that dominate it (the weight's reshape or
+    transpose) are cloned before the new op. A transform first and an
+    aggregation after it (GCN's forward `A (X W)`) is left as it is.
+
+    Errors (one line each): K larger than the rows of a matched
+    aggregation, and a module where nothing matches.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"4",
+           "Row chunks K of the pipeline (1 <= K <= N)">,
+  ];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::tosa::TosaDialect"];
+  let statistics = [
+    Statistic<"numFused", "pipelined", "aggregations pipelined with a "
+              "transform">,
+  ];
+}
+
 def GTPartitionParallel : Pass<"gt-partition-parallel", "::mlir::ModuleOp"> {
   let summary = "Split a full graph's nodes over P ranks by partition: row "
                 "blocks everywhere, halo exchange in the aggregations";

@@ -108,8 +108,8 @@ struct GcnChoice {
 };
 
 /// The fastest way to train `model` on `graph` over `devices` devices:
-/// mop=P or gp=P (one process for one device); `moa` adds the accelerator
-/// pipeline and picks its chunk count.
+/// mop=P or gp=P (one process for one device); `moa` adds, beside each
+/// plan, its variants with the accelerator pipeline (one per chunk count).
 GcnChoice chooseGcnPlan(const GcnProfile &model, const GraphStats &graph,
                         int64_t devices, const HardwareProfile &profile,
                         bool moa = false);

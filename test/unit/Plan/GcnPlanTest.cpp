@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "llvm/ADT/STLExtras.h"
+
 using namespace megagraph;
 
 namespace {
@@ -90,6 +92,11 @@ TEST(GcnPlanTest, ChoiceFollowsTheGraph) {
   c = chooseGcnPlan(m, local, 1, hw, /*moa=*/true);
   EXPECT_TRUE(c.plan.moa);
   EXPECT_GT(c.plan.chunks, 1);
+  // Each plan is priced without the pipeline too (moa=1 runs on one
+  // process, so on 8 devices only those are built).
+  c = chooseGcnPlan(m, local, 8, hw, /*moa=*/true);
+  EXPECT_TRUE(llvm::any_of(
+      c.ranked, [](const auto &r) { return !r.first.moa && r.first.gp == 8; }));
 }
 
 TEST(GcnPlanTest, EstimatedHaloGrowsWithParts) {

@@ -283,6 +283,39 @@ def GT_SpmmOp : GT_ComputeOp<"spmm", [], ["getFlops"], ["buildGradient"]> {
   }];
 }
 
+def GT_SpmmLinearOp : GT_ComputeOp<"spmm_linear", [AttrSizedOperandSegments],
+    ["getFlops"]> {
+  let summary = "Aggregation and transform pipelined over row chunks";
+  let description = [{
+    MixGCN's mixture of accelerators (gt-mixture-accelerators):
+    `aggregate = scale * gt.spmm(row_ptr, col_idx, values, input)` (`scale`
+    `[N, 1]` optional, 1 without) and `result = aggregate @ weight (+ bias)`
+    with `weight` `[D, F]` and `bias` `[F]`. The runtime cuts the N rows into
+    `chunks` chunks and runs the aggregation and the transform on disjoint
+    thread groups, chunk i's transform while chunk i+1 is aggregated. Both
+    results are returned (the transform's input is kept for the weight's
+    gradient). Built after autodiff: no gradient rule.
+
+    ```mlir
+    %agg, %y = gt.spmm_linear %rp, %ci, %w, %x, %wt scale(%s) chunks = 4
+        : (tensor<101xi64>, tensor<800xi64>, tensor<800xf32>,
+           tensor<100x64xf32>, tensor<64x32xf32>, tensor<100x1xf32>)
+        -> (tensor<100x64xf32>, tensor<100x32xf32>)
+    ```
+  }];
+  let arguments = (ins GT_IndexTensor:$row_ptr, GT_IndexTensor:$col_idx,
+                   GT_FloatTensor:$values, GT_FloatTensor:$input,
+                   GT_FloatTensor:$weight, Optional<GT_FloatTensor>:$scale,
+                   Optional<GT_FloatTensor>:$bias,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunks);
+  let results = (outs GT_FloatTensor:$aggregate, GT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $row_ptr `,` $col_idx `,` $values `,` $input `,` $weight
+    (`scale` `(` $scale^ `)`)? (`bias` `(` $bias^ `)`)? `chunks` `=` $chunks
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def GT_CsrTransposeOp : GT_ComputeOp<"csr_transpose", [], ["getFlops"],
     ["buildGradient"]> {
   let summary = "Sparsity pattern of a transposed CSR (or COO) matrix";

@@ -1,0 +1,296 @@
+//===- GTMixtureAccelerators.cpp - MixGCN's mixture of accelerators ------===//
+//
+// Part of MegaGraph. gt-mixture-accelerators (--plan ...,moa=1,chunks=K):
+// every aggregation `gt.spmm` whose rows reach a dense transform through
+// row-local ops only becomes one `gt.spmm_linear` that the runtime pipelines
+// over K row chunks on two thread groups (runtime/kernels/MoaSpmmLinear.cpp).
+// It runs after gt-autodiff, so the backward's `dH = (A^T G) W^T` is
+// pipelined as well as GraphSAGE's forward `(A x / deg) W`. The matched
+// forms are listed in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Dialect/GT/GTNames.h"
+#include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace megagraph {
+#define GEN_PASS_DEF_GTMIXTUREACCELERATORS
+#include "megagraph/Passes/Passes.h.inc"
+} // namespace megagraph
+
+#define DEBUG_TYPE "gt-mixture-accelerators"
+
+using namespace mlir;
+using namespace megagraph;
+
+namespace {
+
+RankedTensorType typeOf(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+/// Whether `v` is a constant whose elements are all zero.
+bool isZeroConstant(Value v) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return false;
+  if (auto f = dyn_cast<DenseFPElementsAttr>(attr))
+    return llvm::all_of(f.getValues<APFloat>(),
+                        [](const APFloat &x) { return x.isZero(); });
+  if (auto i = dyn_cast<DenseIntElementsAttr>(attr))
+    return llvm::all_of(i.getValues<APInt>(),
+                        [](const APInt &x) { return x.isZero(); });
+  return false;
+}
+
+/// One aggregation and the transform of its rows.
+struct Match {
+  gt::SpmmOp spmm;
+  SmallVector<Operation *> chain; // row-local ops from the spmm to rows
+  Value scale;                    // [N, 1]
+  Value rows;                     // the transform's input rows [N, D]
+  Operation *transform;           // gt.linear or tosa.matmul
+  Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
+  Value bias;
+  tosa::ReshapeOp reshape; // matmul: rows -> [1, N, D]
+};
+
+/// The [N, 1] operand of a row-scaling tosa.mul of `v`, or null.
+Value rowScale(tosa::MulOp mul, Value v, int64_t n) {
+  if (!isZeroConstant(mul.getShift()))
+    return {};
+  Value other = mul.getInput1() == v ? mul.getInput2() : mul.getInput1();
+  if (other == v)
+    return {};
+  RankedTensorType t = typeOf(other);
+  if (!t || t.getRank() != 2 || t.getDimSize(0) != n || t.getDimSize(1) != 1)
+    return {};
+  if (mul.getType() != v.getType())
+    return {};
+  return other;
+}
+
+/// Whether `v` is all zeros: a zero constant, or a tile or reshape of one
+/// (a scatter's zero base that is too large to fold).
+bool isZeroTensor(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tosa::ReshapeOp, tosa::TileOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return isZeroConstant(v);
+}
+
+/// Follows the aggregation `a` [N, D] through row-local ops, each the only
+/// use of the value before it: reshapes to [1, N, D] and back, the addition
+/// of zeros, and one row scale. Returns the last [N, D] value reached (the
+/// transform's input) and records the ops up to it in `m`.
+Value chainEnd(Value a, Match &m) {
+  RankedTensorType at = typeOf(a);
+  const int64_t n = at.getDimSize(0), d = at.getDimSize(1);
+  Value end = a, v = a;
+  SmallVector<Operation *> ops;
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    RankedTensorType ut =
+        user->getNumResults() == 1 ? typeOf(user->getResult(0)) : nullptr;
+    if (!ut)
+      break;
+    if (isa<tosa::ReshapeOp>(user)) {
+      if (ut.getShape() != ArrayRef<int64_t>{n, d} &&
+          ut.getShape() != ArrayRef<int64_t>{1, n, d})
+        break;
+    } else if (auto add = dyn_cast<tosa::AddOp>(user)) {
+      Value other = add.getInput1() == v ? add.getInput2() : add.getInput1();
+      if (other == v || ut != typeOf(v) || !isZeroTensor(other))
+        break;
+    } else if (auto mul = dyn_cast<tosa::MulOp>(user)) {
+      if (m.scale || typeOf(v).getRank() != 2)
+        break;
+      Value s = rowScale(mul, v, n);
+      if (!s)
+        break;
+      m.scale = s;
+    } else {
+      break;
+    }
+    ops.push_back(user);
+    v = user->getResult(0);
+    if (ut.getRank() == 2) { // back at [N, D]: a candidate end
+      end = v;
+      m.chain.assign(ops.begin(), ops.end());
+    }
+  }
+  // A scale past the end is not part of the match.
+  if (m.scale && !llvm::any_of(m.chain, [](Operation *op) {
+        return isa<tosa::MulOp>(op);
+      }))
+    m.scale = Value();
+  return end;
+}
+
+/// The transform reading the rows `v` [N, D], if any.
+bool findTransform(Value v, Match &m) {
+  RankedTensorType vt = typeOf(v);
+  const int64_t n = vt.getDimSize(0), d = vt.getDimSize(1);
+  for (Operation *user : v.getUsers()) {
+    if (auto linear = dyn_cast<gt::LinearOp>(user)) {
+      RankedTensorType w = typeOf(linear.getWeight());
+      if (linear.getInput() != v || !w || w.getRank() != 2 ||
+          w.getDimSize(0) != d || !w.hasStaticShape())
+        continue;
+      m.transform = linear;
+      m.weight = linear.getWeight();
+      m.bias = linear.getBias();
+      return true;
+    }
+    auto reshape = dyn_cast<tosa::ReshapeOp>(user);
+    if (!reshape)
+      continue;
+    RankedTensorType rt = typeOf(reshape.getResult());
+    if (!rt || rt.getShape() != ArrayRef<int64_t>{1, n, d})
+      continue;
+    for (Operation *rUser : reshape.getResult().getUsers()) {
+      auto mm = dyn_cast<tosa::MatMulOp>(rUser);
+      if (!mm || mm.getA() != reshape.getResult() ||
+          !isZeroConstant(mm.getAZp()) || !isZeroConstant(mm.getBZp()))
+        continue;
+      RankedTensorType b = typeOf(mm.getB());
+      if (!b || b.getRank() != 3 || b.getDimSize(0) != 1 ||
+          b.getDimSize(1) != d || !b.hasStaticShape())
+        continue;
+      m.transform = mm;
+      m.weight = mm.getB();
+      m.reshape = reshape;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// `v` available before `point`: itself when it dominates `point`, else a
+/// clone (before `point`) of its pure defining op, whose operands are made
+/// available the same way; null when that is impossible.
+Value availableAt(Value v, Operation *point, DominanceInfo &dom,
+                  OpBuilder &builder, int depth = 0) {
+  if (dom.properlyDominates(v, point))
+    return v;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 4 || def->getNumResults() != 1 ||
+      def->getNumRegions() != 0 || !isPure(def))
+    return {};
+  IRMapping map;
+  for (Value operand : def->getOperands()) {
+    Value a = availableAt(operand, point, dom, builder, depth + 1);
+    if (!a)
+      return {};
+    map.map(operand, a);
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(point);
+  return builder.clone(*def, map)->getResult(0);
+}
+
+struct GTMixtureAcceleratorsPass
+    : megagraph::impl::GTMixtureAcceleratorsBase<GTMixtureAcceleratorsPass> {
+  using GTMixtureAcceleratorsBase::GTMixtureAcceleratorsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    const int64_t chunks = this->chunks;
+    if (chunks < 1) {
+      module.emitError() << "gt-mixture-accelerators: chunks must be at "
+                            "least 1, got "
+                         << chunks;
+      return signalPassFailure();
+    }
+    SmallVector<Match> matches;
+    bool failed = false;
+    module.walk([&](gt::SpmmOp spmm) {
+      if (spmm->hasAttr(gt::kHaloAttr))
+        return;
+      RankedTensorType t = typeOf(spmm.getResult());
+      if (!t || t.getRank() != 2 || !t.hasStaticShape())
+        return;
+      Match m{};
+      m.spmm = spmm;
+      Value rows = chainEnd(spmm.getResult(), m);
+      m.rows = rows;
+      if (!findTransform(rows, m))
+        return;
+      if (chunks > t.getDimSize(0)) {
+        spmm.emitError() << "moa chunks=" << chunks << " exceeds the "
+                         << t.getDimSize(0) << " rows of this aggregation";
+        failed = true;
+        return;
+      }
+      matches.push_back(m);
+    });
+    if (failed)
+      return signalPassFailure();
+    if (matches.empty()) {
+      module.emitError() << "moa=1: no aggregation (gt.spmm) whose rows go "
+                            "into a transform (gt.linear, matmul) to "
+                            "pipeline";
+      return signalPassFailure();
+    }
+    DominanceInfo dom(module);
+    OpBuilder builder(module.getContext());
+    for (Match &m : matches)
+      rewrite(m, dom, builder);
+  }
+
+  void rewrite(Match &m, DominanceInfo &dom, OpBuilder &builder) {
+    const int64_t chunks = this->chunks;
+    // The new op replaces `rows` where it is defined; the transform's other
+    // operands must be available there.
+    Operation *point = m.rows.getDefiningOp()->getNextNode();
+    Value weight = availableAt(m.weight, point, dom, builder);
+    Value bias = m.bias ? availableAt(m.bias, point, dom, builder) : Value();
+    if (!weight || (m.bias && !bias))
+      return; // left sequential: the weight is computed after the rows
+    builder.setInsertionPoint(point);
+    Location loc = m.transform->getLoc();
+    ImplicitLocOpBuilder ib(loc, builder);
+    RankedTensorType wt = typeOf(weight);
+    if (wt.getRank() == 3) { // matmul: [1, D, F] -> [D, F]
+      auto flat = RankedTensorType::get({wt.getDimSize(1), wt.getDimSize(2)},
+                                        wt.getElementType());
+      weight =
+          tosa::ReshapeOp::create(builder, loc, flat, weight,
+                                  tosa::getTosaConstShape(ib, flat.getShape()));
+    }
+    auto fused = gt::SpmmLinearOp::create(
+        builder, loc, m.spmm.getRowPtr(), m.spmm.getColIdx(),
+        m.spmm.getValues(), m.spmm.getInput(), weight, m.scale, bias,
+        builder.getI64IntegerAttr(chunks));
+    Value out = fused.getResult();
+    if (m.reshape) { // back to the matmul's [1, N, F]
+      auto t = cast<RankedTensorType>(m.transform->getResult(0).getType());
+      out = tosa::ReshapeOp::create(builder, loc, t, out,
+                                    tosa::getTosaConstShape(ib, t.getShape()));
+    }
+    m.transform->getResult(0).replaceAllUsesWith(out);
+    m.transform->erase();
+    m.rows.replaceAllUsesWith(fused.getAggregate());
+    if (m.reshape && m.reshape->use_empty())
+      m.reshape->erase();
+    for (Operation *op : llvm::reverse(m.chain))
+      op->erase();
+    m.spmm->erase();
+    ++numFused;
+  }
+};
+
+} // namespace

@@ -1,0 +1,45 @@
+/*===- megagraph/RuntimeMoa.h - Mixture of accelerators C ABI -------------===*
+ *
+ * The kernel of gt.spmm_linear (gt-mixture-accelerators, --plan
+ * moa=1,chunks=K): MixGCN's aggregation and transform pipelined over row
+ * chunks on two groups of the runtime's threads. Its name is shared by the
+ * compiler (the call it emits) and the runtime, here.
+ *===----------------------------------------------------------------------===*/
+#ifndef MEGAGRAPH_RUNTIMEMOA_H
+#define MEGAGRAPH_RUNTIMEMOA_H
+
+#include "megagraph/Runtime.h"
+
+#include <stdint.h>
+
+/* The C symbol is _mlir_ciface_ + this. */
+#define MGRT_KERNEL_MOA_SPMM_LINEAR "mgrt_moa_spmm_linear_f32"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** agg = scale * (A x) and out = agg @ weight + bias, with A the CSR of
+ *  mgrt_spmm_f32 (same contract; row_ptr [N+1], x [M,D]), scale [N,1]
+ *  (flags bit 0, else a placeholder), weight [D,F] (any strides) and bias
+ *  [F] (flags bit 1, else a placeholder). The N rows are cut into `chunks`
+ *  contiguous chunks (1 <= chunks <= N) pipelined over two disjoint groups
+ *  of the pool's threads: one aggregates chunk after chunk, the other
+ *  multiplies each chunk by the weight as soon as its rows are aggregated,
+ *  so chunk i's transform overlaps chunk i+1's aggregation. A thread whose
+ *  group has no ready work takes the other group's, so the call finishes
+ *  whichever threads of the pool run. agg and out need innermost stride 1.
+ *  MEGAGRAPH_MOA_SPMM_THREADS=T fixes the aggregation group's size
+ *  (default: by the two parts' estimated work). The result does not depend
+ *  on the thread count. */
+void _mlir_ciface_mgrt_moa_spmm_linear_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg, mgrt_memref_i64_1 *row_ptr,
+    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values,
+    mgrt_memref_f32_2 *x, mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
+    mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MEGAGRAPH_RUNTIMEMOA_H */

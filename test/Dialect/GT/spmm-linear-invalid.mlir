@@ -1,0 +1,35 @@
+// RUN: megagraph-opt %s -split-input-file -verify-diagnostics
+
+func.func @too_many_chunks(%rp: tensor<4xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                           %x: tensor<3x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op has 4 chunks but only 3 rows}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 4 : (tensor<4xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>) -> (tensor<3x2xf32>, tensor<3x6xf32>)
+  return
+}
+
+// -----
+
+func.func @weight_rows(%rp: tensor<4xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<3x2xf32>, %w: tensor<5x6xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op input features 2 differ from weight rows 5}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 1 : (tensor<4xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<5x6xf32>) -> (tensor<3x2xf32>, tensor<3x6xf32>)
+  return
+}
+
+// -----
+
+func.func @scale_shape(%rp: tensor<4xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<3x2xf32>, %w: tensor<2x6xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op scale must be [N, 1] = [3, 1], got [3]}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w scale(%s) chunks = 2 : (tensor<4xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>, tensor<3xf32>) -> (tensor<3x2xf32>, tensor<3x6xf32>)
+  return
+}
+
+// -----
+
+func.func @zero_chunks(%rp: tensor<4xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<3x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op attribute 'chunks' failed to satisfy constraint}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 0 : (tensor<4xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>) -> (tensor<3x2xf32>, tensor<3x6xf32>)
+  return
+}

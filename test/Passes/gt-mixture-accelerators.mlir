@@ -1,0 +1,130 @@
+// RUN: megagraph-opt %s -split-input-file --gt-mixture-accelerators=chunks=3 | megagraph-opt -split-input-file | FileCheck %s
+// The printed gt.spmm_linear parses back (the first RUN line); its
+// bufferization calls the kernel with the operands in the C ABI's order.
+// RUN: megagraph-opt %s -split-input-file --gt-mixture-accelerators=chunks=3 --canonicalize --one-shot-bufferize="allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF
+
+// GraphSAGE-mean's forward: the aggregation, scaled by 1 / degree, into a
+// linear layer with a bias. The scaled rows are kept (the weight's gradient
+// reads them).
+// CHECK-LABEL: func.func @sage
+// CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<10x4xf32>, %[[S:.*]]: tensor<10x1xf32>, %[[W:.*]]: tensor<4x6xf32>, %[[B:.*]]: tensor<6xf32>)
+// CHECK:         %[[AGG:[^,]*]], %[[Y:[^ ]*]] = gt.spmm_linear %[[RP]], %[[CI]], %[[V]], %[[X]], %[[W]] scale(%[[S]]) bias(%[[B]]) chunks = 3 : {{.*}} -> (tensor<10x4xf32>, tensor<10x6xf32>)
+// CHECK-NOT:     gt.spmm %
+// CHECK-NOT:     gt.linear
+// CHECK-NOT:     tosa.mul
+// CHECK:         return %[[Y]], %[[AGG]]
+// BUF-LABEL: func.func @sage
+// BUF:         call @mgrt_moa_spmm_linear_f32({{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64) -> ()
+func.func @sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                %x: tensor<10x4xf32>, %s: tensor<10x1xf32>, %w: tensor<4x6xf32>,
+                %b: tensor<6xf32>) -> (tensor<10x6xf32>, tensor<10x4xf32>) {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %a = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %m = tosa.mul %a, %s, %shift : (tensor<10x4xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x4xf32>
+  %y = gt.linear %m, %w, %b : (tensor<10x4xf32>, tensor<4x6xf32>, tensor<6xf32>) -> tensor<10x6xf32>
+  return %y, %m : tensor<10x6xf32>, tensor<10x4xf32>
+}
+
+// -----
+
+// GCN's backward: dH = (A^T G) W^T as gt-autodiff writes it, a reshape to
+// [1, N, D] into tosa.matmul by the [1, D, F] weight defined after the
+// aggregation. The weight's reshape moves above the new op; the other
+// reader of the aggregated rows (dW) gets the first result.
+// CHECK-LABEL: func.func @gcn_backward
+// CHECK-SAME:    %[[W:[^:]*]]: tensor<6x4xf32>
+// CHECK:         %[[W3:.*]] = tosa.reshape %[[W]]
+// CHECK:         %[[W2:.*]] = tosa.reshape %[[W3]]
+// CHECK:         %[[AGG:[^,]*]], %[[Y:[^ ]*]] = gt.spmm_linear %{{.*}}, %[[W2]] chunks = 3 : {{.*}} -> (tensor<10x6xf32>, tensor<10x4xf32>)
+// CHECK:         %[[DX:.*]] = tosa.reshape %[[Y]], {{.*}} -> tensor<1x10x4xf32>
+// CHECK:         %[[A3:.*]] = tosa.reshape %[[AGG]], {{.*}} -> tensor<1x10x6xf32>
+// CHECK:         tosa.matmul %{{.*}}, %[[A3]]
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[DX]]
+func.func @gcn_backward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                        %g: tensor<10x6xf32>, %h: tensor<1x4x10xf32>, %w: tensor<6x4xf32>)
+    -> (tensor<1x10x4xf32>, tensor<1x4x6xf32>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %s3 = tosa.const_shape {values = dense<[1, 10, 6]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %w3s = tosa.const_shape {values = dense<[1, 6, 4]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %a = gt.spmm %rp, %ci, %v, %g : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
+  %a3 = tosa.reshape %a, %s3 : (tensor<10x6xf32>, !tosa.shape<3>) -> tensor<1x10x6xf32>
+  %w3 = tosa.reshape %w, %w3s : (tensor<6x4xf32>, !tosa.shape<3>) -> tensor<1x6x4xf32>
+  %dx = tosa.matmul %a3, %w3, %zp, %zp : (tensor<1x10x6xf32>, tensor<1x6x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x10x4xf32>
+  %dw = tosa.matmul %h, %a3, %zp, %zp : (tensor<1x4x10xf32>, tensor<1x10x6xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x6xf32>
+  return %dx, %dw : tensor<1x10x4xf32>, tensor<1x4x6xf32>
+}
+
+// -----
+
+// Left alone: a transform first (GCN's forward A (X W)), a transform that
+// reads the aggregation through a non-row-local op, and a partition-
+// parallel aggregation (#gt.halo). One match keeps the pass from failing.
+// CHECK-LABEL: func.func @left_alone
+// CHECK:         gt.linear %{{.*}} -> tensor<10x6xf32>
+// CHECK:         gt.spmm %{{.*}} -> tensor<10x6xf32>
+// CHECK:         tosa.transpose
+// CHECK:         gt.linear
+// CHECK:         gt.spmm_linear
+func.func @left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                      %x: tensor<10x4xf32>, %w: tensor<4x6xf32>, %sq: tensor<10x10xf32>,
+                      %w10: tensor<10x3xf32>)
+    -> (tensor<10x6xf32>, tensor<10x3xf32>, tensor<10x6xf32>) {
+  %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %h : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
+  %sqa = gt.spmm %rp, %ci, %v, %sq : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x10xf32>) -> tensor<10x10xf32>
+  %t = tosa.transpose %sqa {perms = array<i32: 1, 0>} : (tensor<10x10xf32>) -> tensor<10x10xf32>
+  %y = gt.linear %t, %w10 : (tensor<10x10xf32>, tensor<10x3xf32>) -> tensor<10x3xf32>
+  %b = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %z = gt.linear %b, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  return %a, %y, %z : tensor<10x6xf32>, tensor<10x3xf32>, tensor<10x6xf32>
+}
+
+// -----
+
+// A scatter into a zero base too large to fold (a tile of a zero constant,
+// added through reshapes to [1, N, D] and back) before the scale: the zeros
+// drop out with the rest of the chain.
+// CHECK-LABEL: func.func @sage_unfolded_zeros
+// CHECK:         %[[AGG:[^,]*]], %[[Y:[^ ]*]] = gt.spmm_linear %{{.*}} scale(%{{.*}}) chunks = 3
+// CHECK-NOT:     tosa.add
+// CHECK-NOT:     tosa.mul
+// CHECK:         return %[[Y]]
+func.func @sage_unfolded_zeros(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                               %x: tensor<10x4xf32>, %s: tensor<10x1xf32>, %w: tensor<4x6xf32>)
+    -> tensor<10x6xf32> {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %zero = "tosa.const"() <{values = dense<0.0> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  %m = tosa.const_shape {values = dense<[10, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %s3 = tosa.const_shape {values = dense<[1, 10, 4]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %tile = tosa.tile %zero, %m : (tensor<1x1xf32>, !tosa.shape<2>) -> tensor<10x4xf32>
+  %base = tosa.reshape %tile, %s3 : (tensor<10x4xf32>, !tosa.shape<3>) -> tensor<1x10x4xf32>
+  %a = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %a3 = tosa.reshape %a, %s3 : (tensor<10x4xf32>, !tosa.shape<3>) -> tensor<1x10x4xf32>
+  %sum = tosa.add %base, %a3 : (tensor<1x10x4xf32>, tensor<1x10x4xf32>) -> tensor<1x10x4xf32>
+  %sum2 = tosa.reshape %sum, %m : (tensor<1x10x4xf32>, !tosa.shape<2>) -> tensor<10x4xf32>
+  %scaled = tosa.mul %sum2, %s, %shift : (tensor<10x4xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x4xf32>
+  %y = gt.linear %scaled, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  return %y : tensor<10x6xf32>
+}
+
+// -----
+
+// Added to something that is not zero: the sum is not the aggregation's
+// rows, so only the aggregation would be pipelined, and it feeds no
+// transform directly; the other function keeps the pass from failing.
+// CHECK-LABEL: func.func @nonzero_base
+// CHECK:         gt.spmm %
+// CHECK:         tosa.add
+// CHECK:         gt.linear
+// CHECK:         gt.spmm_linear
+func.func @nonzero_base(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                        %x: tensor<10x4xf32>, %b: tensor<10x4xf32>, %w: tensor<4x6xf32>)
+    -> (tensor<10x6xf32>, tensor<10x6xf32>) {
+  %a = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %sum = tosa.add %b, %a : (tensor<10x4xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %y = gt.linear %sum, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %c = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  %z = gt.linear %c, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  return %y, %z : tensor<10x6xf32>, tensor<10x6xf32>
+}
