@@ -23,7 +23,7 @@ bool smallHeadApplies(const AttentionProblem &p);
 
 /// The whole forward of `p` (out, and lse when p.lse is set) on the pool.
 /// Memory beyond the operands: a packed copy of k and v, and per worker a
-/// [Sk][16] int16 index tile when the scores have a spatial bias.
+/// [Sk][16]-byte index tile when the scores have a spatial bias.
 void runSmallHeadAttention(const AttentionProblem &p);
 
 } // namespace mgrt
