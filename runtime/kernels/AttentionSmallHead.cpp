@@ -10,10 +10,10 @@
 //
 //   s_j    = tab[idx_j] + sum_c (scale q_c) k[j][c]   one vector per key j:
 //            the 16 queries' scores (dh multiply-adds, k[j][c] broadcast)
-//   m, l   the running max and sum of each query row, lane-wise: no
-//            horizontal reduction anywhere, and the rescale of the
-//            accumulator is skipped unless a group of kGroup keys raises
-//            some row's max
+//   m, l   the reference (running max, up to e^kSlack) and sum of each
+//            query row, lane-wise: no horizontal reduction anywhere, and
+//            the accumulators are rescaled only when a group of kGroup
+//            keys raises some row's max by more than kSlack
 //   o_c   += exp(s_j - m) v[j][c]                   dvh accumulators, one
 //            per output column
 //
@@ -25,10 +25,11 @@
 // which each task transposes once into a [Sk][16]-byte index tile shared by
 // the heads it runs.
 //
-// Numerics are those of the blockwise kernel: the same exponential (vexp),
-// P = exp(s - m) <= 1 with m the running max, out = o / l (0 where l = 0),
-// lse = m + log l (-inf where l = 0); only the order of the additions of a
-// score and of the output sums differs.
+// Numerics are those of the blockwise kernel: the same exponential (vexp,
+// bit for bit), P = exp(s - m) with m within kSlack of the running max
+// (P <= e^8 instead of <= 1: the quotient o / l and lse = m + log l do not
+// depend on m), out = o / l (0 where l = 0), lse -inf where l = 0; only the
+// order of the additions of a score and of the output sums differs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -291,13 +292,27 @@ void smallHeadTaskBaseline(const AttentionProblem &p, const float *packed,
 
 } // namespace
 
-bool smallHeadApplies(const AttentionProblem &p) {
-  // On by default where the vectors are registers (AVX-512); "1" forces it
-  // on (every level runs it correctly), "0" off.
+namespace {
+
+/// MEGAGRAPH_ATTENTION_SMALL_HEAD: unset (on with AVX-512), "0" (off), "1"
+/// (on at every level), "v3" or "baseline" (on, and that body even on an
+/// AVX-512 CPU: tests of the other bodies).
+const char *smallHeadSetting() {
   const char *env = std::getenv("MEGAGRAPH_ATTENTION_SMALL_HEAD");
-  if (env && std::strcmp(env, "0") == 0)
+  return env ? env : "";
+}
+
+} // namespace
+
+bool smallHeadApplies(const AttentionProblem &p) {
+  // On by default where the vectors are registers (AVX-512).
+  const char *env = smallHeadSetting();
+  if (std::strcmp(env, "0") == 0)
     return false;
-  if (!(env && std::strcmp(env, "1") == 0) && simdLevel() != SimdLevel::V4)
+  const bool forced = std::strcmp(env, "1") == 0 ||
+                      std::strcmp(env, "v3") == 0 ||
+                      std::strcmp(env, "baseline") == 0;
+  if (!forced && simdLevel() != SimdLevel::V4)
     return false;
   return !p.hasBias && !p.hasMask && p.dh == p.dvh &&
          (p.dh == 8 || p.dh == 16 || p.dh == 32) &&
@@ -338,7 +353,11 @@ void runSmallHeadAttention(const AttentionProblem &p) {
       std::copy(v + j * p.vStride[1], v + j * p.vStride[1] + p.dvh, dst + p.dh);
     }
   });
-  const SimdLevel level = simdLevel();
+  SimdLevel level = simdLevel();
+  if (std::strcmp(smallHeadSetting(), "baseline") == 0)
+    level = SimdLevel::Baseline;
+  else if (std::strcmp(smallHeadSetting(), "v3") == 0 && level == SimdLevel::V4)
+    level = SimdLevel::V3;
   parallelFor(p.B * tiles * groups, [&](int64_t task, int worker) {
     const int64_t b = task / (tiles * groups);
     const int64_t i0 = (task / groups) % tiles * kLanes;

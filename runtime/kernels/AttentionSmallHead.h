@@ -17,8 +17,10 @@
 namespace mgrt {
 
 /// Whether runSmallHeadAttention can run `p` (its shape, bias, mask and
-/// spatial fields filled). MEGAGRAPH_ATTENTION_SMALL_HEAD=0 in the
-/// environment turns the path off (A/B runs, tests of the other path).
+/// spatial fields filled). MEGAGRAPH_ATTENTION_SMALL_HEAD in the
+/// environment: "0" turns the path off (A/B runs, tests of the other path),
+/// "1" on below AVX-512, "v3" / "baseline" on with that build of the body
+/// (tests).
 bool smallHeadApplies(const AttentionProblem &p);
 
 /// The whole forward of `p` (out, and lse when p.lse is set) on the pool.
