@@ -10,10 +10,10 @@
 //
 //   s_j    = tab[idx_j] + sum_c (scale q_c) k[j][c]   one vector per key j:
 //            the 16 queries' scores (dh multiply-adds, k[j][c] broadcast)
-//   m, l   the running max and sum of each query row, lane-wise: no
-//            horizontal reduction anywhere, and the rescale of the
-//            accumulator is skipped unless a group of kGroup keys raises
-//            some row's max
+//   m, l   the reference (running max, up to e^kSlack) and sum of each
+//            query row, lane-wise: no horizontal reduction anywhere, and
+//            the accumulators are rescaled only when a group of kGroup
+//            keys raises some row's max by more than kSlack
 //   o_c   += exp(s_j - m) v[j][c]                   dvh accumulators, one
 //            per output column
 //
@@ -22,13 +22,14 @@
 // through the exponential into the P V product without leaving them. k
 // and v are packed per head, key by key. The spatial bias is a one- or
 // two-register permute of the head's table column by the clamped distances,
-// which each task transposes once into a [Sk][16] int16 index tile shared by
+// which each task transposes once into a [Sk][16]-byte index tile shared by
 // the heads it runs.
 //
-// Numerics are those of the blockwise kernel: the same exponential (vexp),
-// P = exp(s - m) <= 1 with m the running max, out = o / l (0 where l = 0),
-// lse = m + log l (-inf where l = 0); only the order of the additions of a
-// score and of the output sums differs.
+// Numerics are those of the blockwise kernel: the same exponential (vexp,
+// bit for bit), P = exp(s - m) with m within kSlack of the running max
+// (P <= e^8 instead of <= 1: the quotient o / l and lse = m + log l do not
+// depend on m), out = o / l (0 where l = 0), lse -inf where l = 0; only the
+// order of the additions of a score and of the output sums differs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,13 +81,33 @@ template <SimdLevel L> MGRT_INLINE bool anyGreater(VFloat a, VFloat b) {
   }
 }
 
-/// The 16 clamped table rows of one key, widened to int32 (int16 in the
-/// tile: GCC widens int16 vectors with two vpmovsxwd, int8 ones lane by
-/// lane).
-MGRT_INLINE VInt loadIndexTile(const int16_t *p) {
-  VShort s;
-  std::memcpy(&s, p, sizeof s);
-  return __builtin_convertvector(s, VInt);
+/// The 16 clamped table rows of one key (bytes in the tile), widened to
+/// int32: on AVX-512 one vpmovzxbd from memory (inline assembly: GCC 12
+/// widens int8 vectors lane by lane).
+template <SimdLevel L> MGRT_INLINE VInt loadIndexTile(const uint8_t *p) {
+  if constexpr (L == SimdLevel::V4) {
+    VInt x;
+    asm("vpmovzxbd %[m], %[x]"
+        : [x] "=v"(x)
+        : [m] "m"(*reinterpret_cast<const VByte *>(p)));
+    return x;
+  } else {
+    return loadBytes(reinterpret_cast<const int8_t *>(p));
+  }
+}
+
+/// vexp(x), bit for bit: on AVX-512 the final p * 2^n is one vscalefps
+/// (exact, as the multiply by the power of two built from n's bits is)
+/// instead of a convert, an add, a shift and a multiply.
+template <SimdLevel L> MGRT_INLINE VFloat expScore(VFloat x) {
+  if constexpr (L == SimdLevel::V4) {
+    VFloat fn, y;
+    const VFloat p = vexpPolynomial(x, fn);
+    asm("vscalefps %[n], %[p], %[y]" : [y] "=v"(y) : [p] "v"(p), [n] "v"(fn));
+    return x < splat(-87.3f) ? splat(0.f) : y;
+  } else {
+    return vexp(x);
+  }
 }
 
 /// acc += x * (*p in every lane). AVX-512 folds the broadcast into the
@@ -110,7 +131,7 @@ MGRT_INLINE void fmaBroadcast(VFloat &acc, VFloat x, const float *p) {
 template <int G, int DH, int DV, int NT, SimdLevel L>
 MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
                           VFloat &ref, VFloat &l, VFloat t0, VFloat t1,
-                          const float *kv, const int16_t *idx) {
+                          const float *kv, const uint8_t *idx) {
   constexpr int ld = DH + DV; // packed rows: k then v of one key
   VFloat s[G];
 #pragma GCC unroll 8
@@ -118,9 +139,9 @@ MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
     if constexpr (NT == 0)
       s[g] = splat(0.f);
     else if constexpr (NT == 1)
-      s[g] = __builtin_shuffle(t0, loadIndexTile(idx + g * kLanes));
+      s[g] = __builtin_shuffle(t0, loadIndexTile<L>(idx + g * kLanes));
     else
-      s[g] = __builtin_shuffle(t0, t1, loadIndexTile(idx + g * kLanes));
+      s[g] = __builtin_shuffle(t0, t1, loadIndexTile<L>(idx + g * kLanes));
   }
 #pragma GCC unroll 32
   for (int c = 0; c < DH; ++c) {
@@ -151,7 +172,7 @@ MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
   }
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
-    s[g] = vexp(s[g] - ref);
+    s[g] = expScore<L>(s[g] - ref);
     l += s[g];
   }
 #pragma GCC unroll 32
@@ -165,7 +186,7 @@ MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
 /// when asked. `idx` is the task's index tile (NT > 0).
 template <int DH, int DV, int NT, SimdLevel L>
 MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
-                          const int16_t *idx, int64_t b, int64_t h, int64_t i0,
+                          const uint8_t *idx, int64_t b, int64_t h, int64_t i0,
                           int64_t mq) {
   alignas(64) float buf[(DH > DV ? DH : DV) * kLanes];
   const float *q = p.q + b * p.qStride[0] + i0 * p.qStride[1] + h * DH;
@@ -215,7 +236,7 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
 /// One task: query rows [i0, i0 + mq) of batch b, heads [h0, h1).
 template <SimdLevel L>
 MGRT_INLINE void smallHeadTaskBody(const AttentionProblem &p,
-                                   const float *packed, int16_t *idx, int64_t b,
+                                   const float *packed, uint8_t *idx, int64_t b,
                                    int64_t i0, int64_t h0, int64_t h1) {
   const int64_t mq = std::min<int64_t>(kLanes, p.Sq - i0);
   int nt = 0;
@@ -223,11 +244,11 @@ MGRT_INLINE void smallHeadTaskBody(const AttentionProblem &p,
     // The clamped table rows, transposed: idx[j * 16 + r] for row i0 + r
     // (rows past mq read row 0 of the table; their lanes are dropped).
     const int32_t hi = static_cast<int32_t>(p.spatial.V - 1);
-    std::memset(idx, 0, sizeof(int16_t) * p.Sk * kLanes);
+    std::memset(idx, 0, static_cast<size_t>(p.Sk) * kLanes);
     for (int64_t r = 0; r < mq; ++r) {
       const int16_t *d = p.spatial.row(b, i0 + r);
       for (int64_t j = 0; j < p.Sk; ++j)
-        idx[j * kLanes + r] = static_cast<int16_t>(clampIndex(d[j], hi));
+        idx[j * kLanes + r] = static_cast<uint8_t>(clampIndex(d[j], hi));
     }
     nt = p.spatial.V <= kLanes ? 1 : 2;
   }
@@ -252,32 +273,46 @@ MGRT_INLINE void smallHeadTaskBody(const AttentionProblem &p,
 }
 
 __attribute__((target("arch=x86-64-v4"))) void
-smallHeadTaskV4(const AttentionProblem &p, const float *packed, int16_t *idx,
+smallHeadTaskV4(const AttentionProblem &p, const float *packed, uint8_t *idx,
                 int64_t b, int64_t i0, int64_t h0, int64_t h1) {
   smallHeadTaskBody<SimdLevel::V4>(p, packed, idx, b, i0, h0, h1);
 }
 
 __attribute__((target("arch=x86-64-v3"))) void
-smallHeadTaskV3(const AttentionProblem &p, const float *packed, int16_t *idx,
+smallHeadTaskV3(const AttentionProblem &p, const float *packed, uint8_t *idx,
                 int64_t b, int64_t i0, int64_t h0, int64_t h1) {
   smallHeadTaskBody<SimdLevel::V3>(p, packed, idx, b, i0, h0, h1);
 }
 
 void smallHeadTaskBaseline(const AttentionProblem &p, const float *packed,
-                           int16_t *idx, int64_t b, int64_t i0, int64_t h0,
+                           uint8_t *idx, int64_t b, int64_t i0, int64_t h0,
                            int64_t h1) {
   smallHeadTaskBody<SimdLevel::Baseline>(p, packed, idx, b, i0, h0, h1);
 }
 
 } // namespace
 
-bool smallHeadApplies(const AttentionProblem &p) {
-  // On by default where the vectors are registers (AVX-512); "1" forces it
-  // on (every level runs it correctly), "0" off.
+namespace {
+
+/// MEGAGRAPH_ATTENTION_SMALL_HEAD: unset (on with AVX-512), "0" (off), "1"
+/// (on at every level), "v3" or "baseline" (on, and that body even on an
+/// AVX-512 CPU: tests of the other bodies).
+const char *smallHeadSetting() {
   const char *env = std::getenv("MEGAGRAPH_ATTENTION_SMALL_HEAD");
-  if (env && std::strcmp(env, "0") == 0)
+  return env ? env : "";
+}
+
+} // namespace
+
+bool smallHeadApplies(const AttentionProblem &p) {
+  // On by default where the vectors are registers (AVX-512).
+  const char *env = smallHeadSetting();
+  if (std::strcmp(env, "0") == 0)
     return false;
-  if (!(env && std::strcmp(env, "1") == 0) && simdLevel() != SimdLevel::V4)
+  const bool forced = std::strcmp(env, "1") == 0 ||
+                      std::strcmp(env, "v3") == 0 ||
+                      std::strcmp(env, "baseline") == 0;
+  if (!forced && simdLevel() != SimdLevel::V4)
     return false;
   return !p.hasBias && !p.hasMask && p.dh == p.dvh &&
          (p.dh == 8 || p.dh == 16 || p.dh == 32) &&
@@ -291,12 +326,12 @@ void runSmallHeadAttention(const AttentionProblem &p) {
   // one head when that leaves too few tasks to feed every thread.
   const int64_t perTask = p.B * tiles >= 4 * threads ? p.H : 1;
   const int64_t groups = p.H / perTask;
-  std::vector<int16_t *> idx(threads, nullptr);
+  std::vector<uint8_t *> idx(threads, nullptr);
   if (p.spatial)
     for (int t = 0; t < threads; ++t) {
       const size_t bytes =
-          sizeof(int16_t) * std::max<int64_t>(p.Sk, 1) * kLanes;
-      idx[t] = static_cast<int16_t *>(mgrt_alloc(bytes));
+          static_cast<size_t>(std::max<int64_t>(p.Sk, 1)) * kLanes;
+      idx[t] = static_cast<uint8_t *>(mgrt_alloc(bytes));
       MGRT_CHECK(idx[t], MGRT_KERNEL_ATTENTION,
                  "out of memory (%zu bytes of scratch)", bytes);
     }
@@ -318,7 +353,11 @@ void runSmallHeadAttention(const AttentionProblem &p) {
       std::copy(v + j * p.vStride[1], v + j * p.vStride[1] + p.dvh, dst + p.dh);
     }
   });
-  const SimdLevel level = simdLevel();
+  SimdLevel level = simdLevel();
+  if (std::strcmp(smallHeadSetting(), "baseline") == 0)
+    level = SimdLevel::Baseline;
+  else if (std::strcmp(smallHeadSetting(), "v3") == 0 && level == SimdLevel::V4)
+    level = SimdLevel::V3;
   parallelFor(p.B * tiles * groups, [&](int64_t task, int worker) {
     const int64_t b = task / (tiles * groups);
     const int64_t i0 = (task / groups) % tiles * kLanes;
@@ -333,7 +372,7 @@ void runSmallHeadAttention(const AttentionProblem &p) {
                                    h0 + perTask);
     }
   });
-  for (int16_t *block : idx)
+  for (uint8_t *block : idx)
     if (block)
       mgrt_free(block);
   mgrt_free(packed);

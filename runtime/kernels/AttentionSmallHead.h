@@ -17,13 +17,15 @@
 namespace mgrt {
 
 /// Whether runSmallHeadAttention can run `p` (its shape, bias, mask and
-/// spatial fields filled). MEGAGRAPH_ATTENTION_SMALL_HEAD=0 in the
-/// environment turns the path off (A/B runs, tests of the other path).
+/// spatial fields filled). MEGAGRAPH_ATTENTION_SMALL_HEAD in the
+/// environment: "0" turns the path off (A/B runs, tests of the other path),
+/// "1" on below AVX-512, "v3" / "baseline" on with that build of the body
+/// (tests).
 bool smallHeadApplies(const AttentionProblem &p);
 
 /// The whole forward of `p` (out, and lse when p.lse is set) on the pool.
 /// Memory beyond the operands: a packed copy of k and v, and per worker a
-/// [Sk][16] int16 index tile when the scores have a spatial bias.
+/// [Sk][16]-byte index tile when the scores have a spatial bias.
 void runSmallHeadAttention(const AttentionProblem &p);
 
 } // namespace mgrt

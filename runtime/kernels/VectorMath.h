@@ -97,13 +97,13 @@ MGRT_INLINE float reduceSum(VFloat v) {
   return s;
 }
 
-/// exp(x) for x <= ~88 with Cephes' expf polynomial (about 1 ulp); exactly 0
-/// below -87.3 and for -inf, so masked scores contribute nothing.
-MGRT_INLINE VFloat vexp(VFloat x) {
+/// The reduction and polynomial of vexp: for x clamped below at -87.3,
+/// exp(x) = p * 2^fn with fn integer-valued (returned in `fn`).
+MGRT_INLINE VFloat vexpPolynomial(VFloat x, VFloat &fn) {
   const VFloat lo = splat(-87.3f);
   VFloat xc = x < lo ? lo : x;
   VFloat t = xc * 1.44269504088896341f;
-  VFloat fn = (t + 12582912.f) - 12582912.f; // round to nearest integer
+  fn = (t + 12582912.f) - 12582912.f; // round to nearest integer
   VFloat r = xc - fn * 0.693359375f;
   r = r - fn * -2.12194440e-4f;
   VFloat p = splat(1.9875691500E-4f);
@@ -113,12 +113,20 @@ MGRT_INLINE VFloat vexp(VFloat x) {
   p = p * r + 1.6666665459E-1f;
   p = p * r + 5.0000001201E-1f;
   p = p * (r * r) + r + 1.f;
+  return p;
+}
+
+/// exp(x) for x <= ~88 with Cephes' expf polynomial (about 1 ulp); exactly 0
+/// below -87.3 and for -inf, so masked scores contribute nothing.
+MGRT_INLINE VFloat vexp(VFloat x) {
+  VFloat fn;
+  const VFloat p = vexpPolynomial(x, fn);
   VInt n = __builtin_convertvector(fn, VInt);
   VInt bits = (n + 127) << 23;
   VFloat scale;
   std::memcpy(&scale, &bits, sizeof scale);
   VFloat y = p * scale;
-  return x < lo ? splat(0.f) : y;
+  return x < splat(-87.3f) ? splat(0.f) : y;
 }
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();

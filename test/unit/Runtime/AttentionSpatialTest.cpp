@@ -24,6 +24,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 using namespace mgrt_test;
 
@@ -335,6 +337,27 @@ const Case kCases[] = {
 TEST(AttentionSpatial, MatchesDenseReferencesAndAutograd) {
   for (const Case &c : kCases)
     checkCase(c);
+}
+
+// The narrow-head forward's AVX2 and portable builds (the CPU picks one
+// body; MEGAGRAPH_ATTENTION_SMALL_HEAD selects the others): out and lse of
+// the narrow cases against float64.
+TEST(AttentionSpatial, NarrowHeadBodiesOfOtherLevels) {
+  for (const char *level : {"v3", "baseline"})
+    for (const Case &c : kCases) {
+      if (std::strncmp(c.name, "narrow", 6) != 0)
+        continue;
+      SCOPED_TRACE(std::string(c.name) + " " + level);
+      Spatial s = makeCase(c, 71);
+      setenv("MEGAGRAPH_ATTENTION_SMALL_HEAD", level, 1);
+      Forward fwd = runForward(s);
+      unsetenv("MEGAGRAPH_ATTENTION_SMALL_HEAD");
+      std::vector<double> lse;
+      expectClose(fwd.out, naiveAttention(s.ref, &lse), "out");
+      for (size_t r = 0; r < lse.size(); ++r)
+        EXPECT_NEAR(fwd.lse[r], lse[r], 1e-4 * std::max(1.0, std::abs(lse[r])))
+            << "row " << r;
+    }
 }
 
 // A wrong table entry must show: the kernels read the table, not a copy of
