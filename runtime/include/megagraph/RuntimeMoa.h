@@ -34,8 +34,8 @@ extern "C" {
  *  on the thread count. */
 void _mlir_ciface_mgrt_moa_spmm_linear_f32(
     mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg, mgrt_memref_i64_1 *row_ptr,
-    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values,
-    mgrt_memref_f32_2 *x, mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
+    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+    mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
     mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags);
 
 #ifdef __cplusplus
