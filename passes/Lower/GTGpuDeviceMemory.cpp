@@ -9,6 +9,8 @@
 
 #include "megagraph/Passes/Passes.h"
 
+#include "megagraph/Passes/GlobalAddressCalls.h"
+
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 
@@ -64,34 +66,14 @@ struct GTGpuDeviceMemoryPass
       fn.setSymName(device);
     }
     // 2. Global addresses in host functions.
-    SmallVector<LLVM::AddressOfOp> addresses;
+    SmallVector<std::pair<LLVM::AddressOfOp, int64_t>> addresses;
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
       fn.walk([&](LLVM::AddressOfOp op) {
-        if (globals.lookup(op.getGlobalName()))
-          addresses.push_back(op);
+        if (std::optional<int64_t> bytes = globals.lookup(op.getGlobalName()))
+          addresses.push_back({op, *bytes});
       });
-    if (addresses.empty())
-      return;
-    OpBuilder b(ctx);
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    auto i64 = IntegerType::get(ctx, 64);
-    auto decl = module.lookupSymbol<LLVM::LLVMFuncOp>(kGlobal);
-    if (!decl) {
-      b.setInsertionPointToStart(module.getBody());
-      decl = LLVM::LLVMFuncOp::create(
-          b, module.getLoc(), kGlobal,
-          LLVM::LLVMFunctionType::get(ptr, {ptr, i64}));
-    }
-    for (LLVM::AddressOfOp op : addresses) {
-      int64_t bytes = *globals.lookup(op.getGlobalName());
-      b.setInsertionPointAfter(op);
-      Value size = LLVM::ConstantOp::create(b, op.getLoc(), i64,
-                                            b.getI64IntegerAttr(bytes));
-      auto call = LLVM::CallOp::create(b, op.getLoc(), decl,
-                                       ValueRange{op.getResult(), size});
-      op.getResult().replaceAllUsesExcept(call.getResult(), call);
-      ++numGlobals;
-    }
+    redirectGlobalAddresses(module, kGlobal, addresses);
+    numGlobals += addresses.size();
   }
 };
 

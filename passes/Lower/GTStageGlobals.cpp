@@ -15,6 +15,8 @@
 
 #include "megagraph/Passes/Passes.h"
 
+#include "megagraph/Passes/GlobalAddressCalls.h"
+
 #include "megagraph/Dialect/GT/GTAttrs.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -40,7 +42,6 @@ struct GTStageGlobalsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
     auto plan = module->getAttrOfType<gt::PlanAttr>("gt.plan");
     if (!plan || plan.getPp() <= 1)
       return;
@@ -65,27 +66,8 @@ struct GTStageGlobalsPass
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
-    if (addresses.empty())
-      return;
-    OpBuilder b(ctx);
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    auto i64 = IntegerType::get(ctx, 64);
-    auto decl = module.lookupSymbol<LLVM::LLVMFuncOp>(MGRT_STAGE_GLOBAL);
-    if (!decl) {
-      b.setInsertionPointToStart(module.getBody());
-      decl = LLVM::LLVMFuncOp::create(
-          b, module.getLoc(), MGRT_STAGE_GLOBAL,
-          LLVM::LLVMFunctionType::get(ptr, {ptr, i64}));
-    }
-    for (auto [op, bytes] : addresses) {
-      b.setInsertionPointAfter(op);
-      Value size = LLVM::ConstantOp::create(b, op.getLoc(), i64,
-                                            b.getI64IntegerAttr(bytes));
-      auto call = LLVM::CallOp::create(b, op.getLoc(), decl,
-                                       ValueRange{op.getResult(), size});
-      op.getResult().replaceAllUsesExcept(call.getResult(), call);
-      ++numGlobals;
-    }
+    redirectGlobalAddresses(module, MGRT_STAGE_GLOBAL, addresses);
+    numGlobals += addresses.size();
   }
 };
 
