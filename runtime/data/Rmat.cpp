@@ -292,12 +292,7 @@ int mgrt_synthetic_generate(const char *spec, mgrt_graph *graph,
     return mgrt_rmat_generate(spec, graph, features, labels, err, errlen);
   if (name == "sbm" || !spec)
     return mgrt_sbm_generate(spec, graph, features, labels, err, errlen);
-  if (graph)
-    std::memset(graph, 0, sizeof *graph);
-  if (features)
-    std::memset(features, 0, sizeof *features);
-  if (labels)
-    std::memset(labels, 0, sizeof *labels);
+  clearGenerated(graph, features, labels);
   return dataFail(err, errlen, MGRT_ERR_ARGUMENT,
                   "unknown generator '%s' (expected synthetic:sbm,nodes=N,... "
                   "or synthetic:rmat,nodes=N,edges=E,...)",

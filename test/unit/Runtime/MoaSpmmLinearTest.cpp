@@ -49,18 +49,29 @@ Problem makeProblem(int64_t N, int64_t M, int64_t D, int64_t F, int64_t maxDeg,
   return p;
 }
 
+/// The descriptors of a problem's CSR and x, shared by both sides.
+struct Operands {
+  mgrt_memref_i64_1 rp, ci;
+  mgrt_memref_f32_1 v;
+  mgrt_memref_f32_2 xv;
+};
+
+Operands operandsOf(Problem &p) {
+  return {memref<mgrt_memref_i64_1>(p.rowPtr.data(), {p.N + 1}),
+          memref<mgrt_memref_i64_1>(p.colIdx.data(),
+                                    {static_cast<int64_t>(p.colIdx.size())}),
+          memref<mgrt_memref_f32_1>(p.values.data(),
+                                    {static_cast<int64_t>(p.values.size())}),
+          memref<mgrt_memref_f32_2>(p.x.data(), {p.M, p.D})};
+}
+
 /// agg and out through the unchunked SpMM kernel and a double GEMM.
 void reference(Problem &p, bool useScale, bool useBias, std::vector<float> &agg,
                std::vector<float> &out) {
   agg.assign(p.N * p.D, 0.f);
   auto a = memref<mgrt_memref_f32_2>(agg.data(), {p.N, p.D});
-  auto rp = memref<mgrt_memref_i64_1>(p.rowPtr.data(), {p.N + 1});
-  auto ci = memref<mgrt_memref_i64_1>(p.colIdx.data(),
-                                      {static_cast<int64_t>(p.colIdx.size())});
-  auto v = memref<mgrt_memref_f32_1>(p.values.data(),
-                                     {static_cast<int64_t>(p.values.size())});
-  auto xv = memref<mgrt_memref_f32_2>(p.x.data(), {p.M, p.D});
-  _mlir_ciface_mgrt_spmm_f32(&a, &rp, &ci, &v, &xv);
+  Operands in = operandsOf(p);
+  _mlir_ciface_mgrt_spmm_f32(&a, &in.rp, &in.ci, &in.v, &in.xv);
   if (useScale)
     for (int64_t i = 0; i < p.N; ++i)
       for (int64_t d = 0; d < p.D; ++d)
@@ -81,12 +92,7 @@ void runMoa(Problem &p, bool useScale, bool useBias, int64_t chunks,
   out.assign(p.N * p.F, -7.f);
   auto o = memref<mgrt_memref_f32_2>(out.data(), {p.N, p.F});
   auto a = memref<mgrt_memref_f32_2>(agg.data(), {p.N, p.D});
-  auto rp = memref<mgrt_memref_i64_1>(p.rowPtr.data(), {p.N + 1});
-  auto ci = memref<mgrt_memref_i64_1>(p.colIdx.data(),
-                                      {static_cast<int64_t>(p.colIdx.size())});
-  auto v = memref<mgrt_memref_f32_1>(p.values.data(),
-                                     {static_cast<int64_t>(p.values.size())});
-  auto xv = memref<mgrt_memref_f32_2>(p.x.data(), {p.M, p.D});
+  Operands in = operandsOf(p);
   float placeholder = 0.f;
   auto s = useScale ? memref<mgrt_memref_f32_2>(p.scale.data(), {p.N, 1})
                     : memref<mgrt_memref_f32_2>(&placeholder, {1, 1});
@@ -94,8 +100,8 @@ void runMoa(Problem &p, bool useScale, bool useBias, int64_t chunks,
   auto w = memref<mgrt_memref_f32_2>(p.weightT.data(), {p.D, p.F}, {1, p.D});
   auto b = useBias ? memref<mgrt_memref_f32_1>(p.bias.data(), {p.F})
                    : memref<mgrt_memref_f32_1>(&placeholder, {1});
-  _mlir_ciface_mgrt_moa_spmm_linear_f32(&o, &a, &rp, &ci, &v, &xv, &s, &w, &b,
-                                        chunks,
+  _mlir_ciface_mgrt_moa_spmm_linear_f32(&o, &a, &in.rp, &in.ci, &in.v, &in.xv,
+                                        &s, &w, &b, chunks,
                                         (useScale ? 1 : 0) | (useBias ? 2 : 0));
 }
 
