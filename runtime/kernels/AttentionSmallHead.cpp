@@ -23,7 +23,9 @@
 // and v are packed per head, key by key. The spatial bias is a one- or
 // two-register permute of the head's table column by the clamped distances,
 // which each task transposes once into a [Sk][16]-byte index tile shared by
-// the heads it runs.
+// the heads it runs. On AVX2 (16 ymm registers) the same walk runs on 8
+// query rows per register with the accumulators in an L1 tile (the AVX2
+// body below).
 //
 // Numerics are those of the blockwise kernel: the same exponential (vexp,
 // bit for bit), P = exp(s - m) with m within kSlack of the running max
@@ -45,6 +47,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include <immintrin.h>
 
 namespace mgrt {
 namespace {
@@ -278,10 +282,206 @@ smallHeadTaskV4(const AttentionProblem &p, const float *packed, uint8_t *idx,
   smallHeadTaskBody<SimdLevel::V4>(p, packed, idx, b, i0, h0, h1);
 }
 
+// ---------------------------------------------------------------------------
+// The AVX2 body. With 16 ymm registers the 16-lane body above cannot keep
+// its dvh accumulators (two registers each) in registers, and spills in
+// the innermost loops. Here 8 query rows lie across the lanes of one
+// register, the accumulators o live in an L1-resident [dvh][8] tile that
+// each key group loads, updates with its 8 keys and stores once (16
+// multiply-adds per column between a load and a store), and a 16-row tile
+// of the task is two 8-row halves. Per lane the arithmetic is the 16-lane
+// body's: the same scores, the same reference and rescale rule, the same
+// exponential's steps (vexp's, with its multiply-adds fused as the V3 build
+// of the 16-lane body fuses them), the same order of the sums.
+// ---------------------------------------------------------------------------
+
+#define MGRT_V3_INLINE                                                         \
+  inline __attribute__((always_inline, target("arch=x86-64-v3")))
+
+/// vexp on 8 lanes.
+MGRT_V3_INLINE __m256 exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.3f);
+  const __m256 xc = _mm256_max_ps(lo, x); // x < lo ? lo : x (NaN stays)
+  const __m256 t = _mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f));
+  const __m256 magic = _mm256_set1_ps(12582912.f);
+  const __m256 fn = _mm256_sub_ps(_mm256_add_ps(t, magic), magic);
+  __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 q = _mm256_set1_ps(1.9875691500E-4f);
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.3981999507E-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073E-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894E-2f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459E-1f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201E-1f));
+  q = _mm256_add_ps(_mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r),
+                    _mm256_set1_ps(1.f));
+  const __m256i n = _mm256_cvtps_epi32(fn);
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23);
+  const __m256 y = _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);
+}
+
+/// The table entries of 8 clamped indices (bytes at p): a permute of each
+/// 8-row part of the head's column, blended by the index's part.
+template <int NT>
+MGRT_V3_INLINE __m256 lookup8(const __m256 (&tab)[4], const uint8_t *p) {
+  const __m256i ix = _mm256_cvtepu8_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+  __m256 r = _mm256_permutevar8x32_ps(tab[0], ix);
+#pragma GCC unroll 4
+  for (int k = 1; k < NT; ++k) {
+    const __m256 part = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(ix, _mm256_set1_epi32(8 * k - 1)));
+    r = _mm256_blendv_ps(r, _mm256_permutevar8x32_ps(tab[k], ix), part);
+  }
+  return r;
+}
+
+/// G keys into the running state of 8 query rows: m, ref, l in registers,
+/// o ([DV][8]) in memory. qt is [DH][8]; idx points at the first key's 8
+/// index bytes of this half, keys kLanes bytes apart.
+template <int G, int DH, int DV, int NT>
+MGRT_V3_INLINE void keyGroup8(const float *qt, float *o, __m256 &m, __m256 &ref,
+                              __m256 &l, const __m256 (&tab)[4],
+                              const float *kv, const uint8_t *idx) {
+  constexpr int ld = DH + DV;
+  __m256 s[G];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g)
+    s[g] = NT ? lookup8<NT>(tab, idx + g * kLanes) : _mm256_setzero_ps();
+#pragma GCC unroll 32
+  for (int c = 0; c < DH; ++c) {
+    const __m256 qc = _mm256_load_ps(qt + c * 8);
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g)
+      s[g] = _mm256_fmadd_ps(qc, _mm256_broadcast_ss(kv + g * ld + c), s[g]);
+  }
+  __m256 mx = s[0];
+#pragma GCC unroll 8
+  for (int g = 1; g < G; ++g)
+    mx = _mm256_max_ps(mx, s[g]);
+  const __m256 limit = _mm256_add_ps(m, _mm256_set1_ps(kSlack));
+  if (_mm256_movemask_ps(_mm256_cmp_ps(mx, limit, _CMP_GT_OQ))) {
+    const __m256 mNew = _mm256_max_ps(mx, m);
+    const __m256 raise = _mm256_cmp_ps(mx, m, _CMP_GT_OQ);
+    const __m256 alpha = _mm256_blendv_ps(_mm256_set1_ps(1.f),
+                                          exp8(_mm256_sub_ps(m, mNew)), raise);
+    l = _mm256_mul_ps(l, alpha);
+#pragma GCC unroll 32
+    for (int c = 0; c < DV; ++c)
+      _mm256_store_ps(o + c * 8,
+                      _mm256_mul_ps(_mm256_load_ps(o + c * 8), alpha));
+    m = mNew;
+    const __m256 empty = _mm256_cmp_ps(m, _mm256_set1_ps(kNegInf), _CMP_EQ_OQ);
+    ref = _mm256_andnot_ps(empty, m);
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) {
+    s[g] = exp8(_mm256_sub_ps(s[g], ref));
+    l = _mm256_add_ps(l, s[g]);
+  }
+#pragma GCC unroll 32
+  for (int c = 0; c < DV; ++c) {
+    __m256 acc = _mm256_load_ps(o + c * 8);
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g)
+      acc =
+          _mm256_fmadd_ps(s[g], _mm256_broadcast_ss(kv + g * ld + DH + c), acc);
+    _mm256_store_ps(o + c * 8, acc);
+  }
+}
+
+/// Query rows [i0, i0 + mq) (mq <= 8) of batch b, head h; idx is this
+/// half's first index byte (keys kLanes bytes apart).
+template <int DH, int DV, int NT>
+MGRT_V3_INLINE void headTile8(const AttentionProblem &p, const float *packed,
+                              const uint8_t *idx, int64_t b, int64_t h,
+                              int64_t i0, int64_t mq) {
+  alignas(32) float qt[DH * 8];
+  const float *q = p.q + b * p.qStride[0] + i0 * p.qStride[1] + h * DH;
+  for (int64_t r = 0; r < 8; ++r)
+    for (int c = 0; c < DH; ++c)
+      qt[c * 8 + r] = r < mq ? p.scale * q[r * p.qStride[1] + c] : 0.f;
+  alignas(32) float o[DV * 8] = {};
+  __m256 m = _mm256_set1_ps(kNegInf), ref = _mm256_setzero_ps(),
+         l = _mm256_setzero_ps();
+  __m256 tab[4] = {};
+#pragma GCC unroll 4
+  for (int k = 0; k < NT; ++k)
+    tab[k] = _mm256_loadu_ps(p.spatial.head(h) + 8 * k);
+  const float *kv = packed + (b * p.H + h) * p.Sk * (DH + DV);
+  auto tileAt = [idx](int64_t j) { return NT ? idx + j * kLanes : idx; };
+  int64_t j = 0;
+  for (; j + kGroup <= p.Sk; j += kGroup)
+    keyGroup8<kGroup, DH, DV, NT>(qt, o, m, ref, l, tab, kv + j * (DH + DV),
+                                  tileAt(j));
+  for (; j < p.Sk; ++j)
+    keyGroup8<1, DH, DV, NT>(qt, o, m, ref, l, tab, kv + j * (DH + DV),
+                             tileAt(j));
+
+  // out = o / l, 0 for a row without keys; lse = m + log l, or -inf.
+  alignas(32) float inv[8], mv[8], lv[8];
+  const __m256 pos = _mm256_cmp_ps(l, _mm256_setzero_ps(), _CMP_GT_OQ);
+  _mm256_store_ps(inv,
+                  _mm256_and_ps(pos, _mm256_div_ps(_mm256_set1_ps(1.f), l)));
+  _mm256_store_ps(mv, m);
+  _mm256_store_ps(lv, l);
+  float *out = p.out + b * p.oStride[0] + i0 * p.oStride[1] + h * DV;
+  for (int64_t r = 0; r < mq; ++r)
+    for (int c = 0; c < DV; ++c)
+      out[r * p.oStride[1] + c] = o[c * 8 + r] * inv[r];
+  if (p.lse) {
+    float *lse = p.lse + (b * p.H + h) * p.Sq + i0;
+    for (int64_t r = 0; r < mq; ++r)
+      lse[r] = lv[r] > 0.f ? mv[r] + std::log(lv[r]) : kNegInf;
+  }
+}
+
+/// One task on AVX2: the index tile as in smallHeadTaskBody, then each head
+/// as two halves of 8 rows.
 __attribute__((target("arch=x86-64-v3"))) void
 smallHeadTaskV3(const AttentionProblem &p, const float *packed, uint8_t *idx,
                 int64_t b, int64_t i0, int64_t h0, int64_t h1) {
-  smallHeadTaskBody<SimdLevel::V3>(p, packed, idx, b, i0, h0, h1);
+  const int64_t mq = std::min<int64_t>(kLanes, p.Sq - i0);
+  int nt = 0;
+  if (p.spatial) {
+    const int32_t hi = static_cast<int32_t>(p.spatial.V - 1);
+    std::memset(idx, 0, static_cast<size_t>(p.Sk) * kLanes);
+    for (int64_t r = 0; r < mq; ++r) {
+      const int16_t *d = p.spatial.row(b, i0 + r);
+      for (int64_t j = 0; j < p.Sk; ++j)
+        idx[j * kLanes + r] = static_cast<uint8_t>(clampIndex(d[j], hi));
+    }
+    nt = static_cast<int>((p.spatial.V + 7) / 8);
+  }
+  for (int64_t h = h0; h < h1; ++h)
+    for (int64_t half = 0; half * 8 < mq; ++half) {
+      const uint8_t *at = idx ? idx + half * 8 : idx;
+      const int64_t rows = std::min<int64_t>(8, mq - half * 8);
+#define MGRT_SMALL_HEAD_CASE8(D, N)                                            \
+  if (p.dh == D && nt == N)                                                    \
+    headTile8<D, D, N>(p, packed, at, b, h, i0 + half * 8, rows);              \
+  else
+      MGRT_SMALL_HEAD_CASE8(16, 2)
+      MGRT_SMALL_HEAD_CASE8(16, 1)
+      MGRT_SMALL_HEAD_CASE8(16, 0)
+      MGRT_SMALL_HEAD_CASE8(16, 3)
+      MGRT_SMALL_HEAD_CASE8(16, 4)
+      MGRT_SMALL_HEAD_CASE8(8, 2)
+      MGRT_SMALL_HEAD_CASE8(8, 1)
+      MGRT_SMALL_HEAD_CASE8(8, 0)
+      MGRT_SMALL_HEAD_CASE8(8, 3)
+      MGRT_SMALL_HEAD_CASE8(8, 4)
+      MGRT_SMALL_HEAD_CASE8(32, 2)
+      MGRT_SMALL_HEAD_CASE8(32, 1)
+      MGRT_SMALL_HEAD_CASE8(32, 0)
+      MGRT_SMALL_HEAD_CASE8(32, 3)
+      MGRT_SMALL_HEAD_CASE8(32, 4)
+#undef MGRT_SMALL_HEAD_CASE8
+      MGRT_CHECK(false, MGRT_KERNEL_ATTENTION,
+                 "no narrow-head kernel for dh=%lld", (long long)p.dh);
+    }
 }
 
 void smallHeadTaskBaseline(const AttentionProblem &p, const float *packed,
@@ -294,8 +494,8 @@ void smallHeadTaskBaseline(const AttentionProblem &p, const float *packed,
 
 namespace {
 
-/// MEGAGRAPH_ATTENTION_SMALL_HEAD: unset (on with AVX-512), "0" (off), "1"
-/// (on at every level), "v3" or "baseline" (on, and that body even on an
+/// MEGAGRAPH_ATTENTION_SMALL_HEAD: unset (on with AVX2 or AVX-512), "0" (off),
+/// "1" (on at every level), "v3" or "baseline" (on, and that body even on an
 /// AVX-512 CPU: tests of the other bodies).
 const char *smallHeadSetting() {
   const char *env = std::getenv("MEGAGRAPH_ATTENTION_SMALL_HEAD");
@@ -305,14 +505,14 @@ const char *smallHeadSetting() {
 } // namespace
 
 bool smallHeadApplies(const AttentionProblem &p) {
-  // On by default where the vectors are registers (AVX-512).
+  // On by default with AVX-512 (16-lane body) and AVX2 (8-lane body).
   const char *env = smallHeadSetting();
   if (std::strcmp(env, "0") == 0)
     return false;
   const bool forced = std::strcmp(env, "1") == 0 ||
                       std::strcmp(env, "v3") == 0 ||
                       std::strcmp(env, "baseline") == 0;
-  if (!forced && simdLevel() != SimdLevel::V4)
+  if (!forced && simdLevel() == SimdLevel::Baseline)
     return false;
   return !p.hasBias && !p.hasMask && p.dh == p.dvh &&
          (p.dh == 8 || p.dh == 16 || p.dh == 32) &&

@@ -19,8 +19,9 @@ namespace mgrt {
 /// Whether runSmallHeadAttention can run `p` (its shape, bias, mask and
 /// spatial fields filled). MEGAGRAPH_ATTENTION_SMALL_HEAD in the
 /// environment: "0" turns the path off (A/B runs, tests of the other path),
-/// "1" on below AVX-512, "v3" / "baseline" on with that build of the body
-/// (tests).
+/// "1" on at every level (also without AVX2), "v3" / "baseline" on with
+/// that build of the body (the AVX2 8-lane body, the portable 16-lane
+/// one; tests). Unset: on with AVX2 or AVX-512.
 bool smallHeadApplies(const AttentionProblem &p);
 
 /// The whole forward of `p` (out, and lse when p.lse is set) on the pool.
