@@ -19,20 +19,23 @@
 # plus, with EXTRA_CP1=1, cp=4 at global batch 1 (one sequence per replica,
 # as dp=4 has): the case where cp should reach about 2x the S of dp=4.
 #
-# For each plan, S runs over multiples of STEP: doubling from STEP up to
-# S_MAX, then bisection between the last S that fit and the first that did
-# not. "Fits" is decided twice:
+# For each plan, S runs over multiples of STEP. "Fits" is decided twice,
+# each with its own search:
 #   predicted: megagraph-compile --plan P --devices 4 --device-memory CAP
-#              --emit=plan says "fits" (the cost model's per-rank peak <= CAP)
+#              --emit=plan says "fits" (the cost model's per-rank peak <= CAP);
+#              doubling from STEP up to S_MAX, then bisection between the
+#              last S that fit and the first that did not
 #   measured:  the executable trains STEPS steps under mpirun -np 4 with the
 #              runtime cap --device-memory CAP (a tracked allocation over it
 #              stops the rank with exit 3) and, on every rank and step,
 #              peak_bytes + state_bytes <= CAP (the runtime's tracked peak,
 #              including the driver's batch, plus the parameters and optimizer
-#              state held outside its allocator; not RSS)
+#              state held outside its allocator; not RSS); searched from the
+#              predicted largest S up (or down) in growing steps, then
+#              bisection, so an accurate model costs 2-3 runs per plan
 # Then at one common S (COMMON_S, default the smallest of the measured
 # largest S, so every plan trains there): per-rank peak, step time (mean of
-# steps 2..TIME_STEPS) and comm_bytes per step of each plan; and the plan
+# steps 2..STEPS) and comm_bytes per step of each plan; and the plan
 # megagraph-compile chooses itself (no --plan; --devices 4 --device-memory
 # CAP, the model's batch = the global batch) against plain dp=4 at that S
 # and at the first S where dp=4 did not fit.
@@ -42,8 +45,8 @@
 # noisy; memory is deterministic.
 #
 # usage: bash bench/run_max_seq_bench.sh [BUILD_DIR]
-#   env [default]: CAP [256MiB], GB [4], STEP [256], S_MAX [8192], STEPS [2],
-#   TIME_STEPS [3], PP_MB [2], COMMON_S [], EXTRA_CP1 [1], THREADS [1]
+#   env [default]: CAP [128MiB], GB [4], STEP [256], S_MAX [8192], STEPS [3],
+#   PP_MB [2], COMMON_S [], EXTRA_CP1 [1], THREADS [1]
 #   (threads per rank), OUT, WORK [BUILD_DIR/bench-work/max-seq]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,12 +54,11 @@ cd "$ROOT"
 BUILD=${1:-$ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 COMPILE=$BUILD/bin/megagraph-compile
-CAP=${CAP:-256MiB}
+CAP=${CAP:-128MiB}
 GB=${GB:-4}
 STEP=${STEP:-256}
 S_MAX=${S_MAX:-8192}
-STEPS=${STEPS:-2}
-TIME_STEPS=${TIME_STEPS:-3}
+STEPS=${STEPS:-3}
 PP_MB=${PP_MB:-2}
 COMMON_S=${COMMON_S:-}
 EXTRA_CP1=${EXTRA_CP1:-1}
@@ -197,12 +199,32 @@ PYEOF
 fits_pred() { case $(predict "$1" "$2") in *" yes") return 0 ;; *) return 1 ;; esac; }
 fits_meas() { case $(measure "$1" "$2") in OK*) return 0 ;; *) return 1 ;; esac; }
 
-# largest PRED NAME -> "OK_S BAD_S" (0 = none; BAD_S 0 = none up to S_MAX)
+# largest PRED NAME [SEED] -> "OK_S BAD_S" (0 = none; BAD_S 0 = none up to
+# S_MAX). Without SEED: doubling from STEP, then bisection. With SEED (the
+# predicted largest S): steps of STEP, 2*STEP, 4*STEP.. up from SEED while
+# it fits (down while it does not), then bisection; so a good prediction
+# costs two or three measured runs.
 largest() {
-  local pred=$1 name=$2 ok=0 bad=0 s=$STEP
-  while [ "$s" -le "$S_MAX" ]; do
-    if $pred "$name" "$s"; then ok=$s; s=$((s * 2)); else bad=$s; break; fi
-  done
+  local pred=$1 name=$2 seed=${3:-0} ok=0 bad=0 s d
+  if [ "$seed" -gt 0 ]; then
+    d=$STEP
+    if $pred "$name" "$seed"; then
+      ok=$seed
+      while [ $((ok + d)) -le "$S_MAX" ]; do
+        if $pred "$name" $((ok + d)); then ok=$((ok + d)); d=$((d * 2)); else bad=$((ok + d)); break; fi
+      done
+    else
+      bad=$seed
+      while [ $((bad - d)) -ge "$STEP" ]; do
+        if $pred "$name" $((bad - d)); then ok=$((bad - d)); break; else bad=$((bad - d)); d=$((d * 2)); fi
+      done
+    fi
+  else
+    s=$STEP
+    while [ "$s" -le "$S_MAX" ]; do
+      if $pred "$name" "$s"; then ok=$s; s=$((s * 2)); else bad=$s; break; fi
+    done
+  fi
   if [ "$bad" -gt 0 ]; then
     while [ $((bad - ok)) -gt "$STEP" ]; do
       local mid=$(( (ok + bad) / 2 / STEP * STEP ))
@@ -218,7 +240,7 @@ declare -A PRED_OK PRED_BAD MEAS_OK MEAS_BAD
 for name in "${NAMES[@]}"; do
   read -r PRED_OK[$name] PRED_BAD[$name] < <(largest fits_pred "$name")
   log "$name predicted: largest ${PRED_OK[$name]} first over ${PRED_BAD[$name]}"
-  read -r MEAS_OK[$name] MEAS_BAD[$name] < <(largest fits_meas "$name")
+  read -r MEAS_OK[$name] MEAS_BAD[$name] < <(largest fits_meas "$name" "${PRED_OK[$name]}")
   log "$name measured: largest ${MEAS_OK[$name]} first over ${MEAS_BAD[$name]}"
 done
 
@@ -257,19 +279,19 @@ measure_searched() {
   plan=$(searched "$s")
   PLAN[search]=${plan%% *} BATCH[search]=$GB
   # measure compiles exe_search_S itself only when it is missing: it is not
-  measure search "$s" "$TIME_STEPS"
+  measure search "$s" "$STEPS"
 }
 
 S_BEYOND=${MEAS_BAD[dp4]}
 for name in "${NAMES[@]}"; do
   [ "$name" = cp4g1 ] && continue
-  measure "$name" "$COMMON_S" "$TIME_STEPS" > /dev/null
+  measure "$name" "$COMMON_S" "$STEPS" > /dev/null
   predict "$name" "$COMMON_S" > /dev/null
 done
 for s in "$COMMON_S" $([ "$S_BEYOND" -gt 0 ] && echo "$S_BEYOND"); do
   searched "$s" > /dev/null
   measure_searched "$s" > /dev/null || true
-  measure dp4 "$s" "$TIME_STEPS" > /dev/null
+  measure dp4 "$s" "$STEPS" > /dev/null
 done
 
 # ---- report ----
@@ -280,7 +302,7 @@ field() { echo "$1" | cut -d' ' -f"$2"; }
   echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), 4 MPI ranks oversubscribed on them, $THREADS thread(s) per rank."
   echo "Commit: $COMMIT. Started $START_TIME."
   echo
-  echo "Command: \`CAP=$CAP GB=$GB STEP=$STEP S_MAX=$S_MAX STEPS=$STEPS TIME_STEPS=$TIME_STEPS PP_MB=$PP_MB EXTRA_CP1=$EXTRA_CP1 bash bench/run_max_seq_bench.sh ${1:-build}\`"
+  echo "Command: \`CAP=$CAP GB=$GB STEP=$STEP S_MAX=$S_MAX STEPS=$STEPS PP_MB=$PP_MB EXTRA_CP1=$EXTRA_CP1 bash bench/run_max_seq_bench.sh ${1:-build}\`"
   echo
   echo "Load before: \`$START_LOAD\`"
   echo
@@ -308,12 +330,12 @@ field() { echo "$1" | cut -d' ' -f"$2"; }
     echo "| \`$p\` | ${GLOBAL[$name]} | $per × $rows | $pcell | $mcell | $bcell |"
   done
   echo
-  echo "## Per plan at S = $COMMON_S (global batch $GB, $TIME_STEPS steps; step time = mean of steps 2..$TIME_STEPS)"
+  echo "## Per plan at S = $COMMON_S (global batch $GB, $STEPS steps; step time = mean of steps 2..$STEPS)"
   echo
   echo "| plan | measured MiB per rank (tracked peak + state) | of which driver's batch (base) MiB | predicted MiB | step s | comm bytes per step (max rank / all ranks) |"
   echo "|---|---|---|---|---|---|"
   for name in dp4 cp4 dp2cp2 pp2cp2; do
-    r=$(measure "$name" "$COMMON_S" "$TIME_STEPS") pr=$(predict "$name" "$COMMON_S")
+    r=$(measure "$name" "$COMMON_S" "$STEPS") pr=$(predict "$name" "$COMMON_S")
     case $r in
       OK*) echo "| \`${PLAN[$name]}\` | $(mib "$(field "$r" 2)") ($(mib "$(field "$r" 3)") + $(mib "$(field "$r" 4)")) | $(mib "$(field "$r" 5)") | $(mib "$(field "$pr" 1)") | $(field "$r" 6) | $(field "$r" 7) / $(field "$r" 8) |" ;;
       *) echo "| \`${PLAN[$name]}\` | ${r//_/ } | | | | |" ;;
@@ -333,7 +355,7 @@ field() { echo "$1" | cut -d' ' -f"$2"; }
       else
         label="\`dp=4\`"; pr=$(predict dp4 "$s"); pcell="$(mib "$(field "$pr" 1)") MiB (fits: $(field "$pr" 2))"
       fi
-      r=$(measure "$which" "$s" "$TIME_STEPS" 2>/dev/null || true)
+      r=$(measure "$which" "$s" "$STEPS" 2>/dev/null || true)
       case $r in
         OK*) echo "| $s | $label | $pcell | $(mib "$(field "$r" 2)") | $(field "$r" 6) | $(field "$r" 7) / $(field "$r" 8) |" ;;
         *) echo "| $s | $label | $pcell | ${r//_/ } | | |" ;;
