@@ -299,7 +299,7 @@ field() { echo "$1" | cut -d' ' -f"$2"; }
 {
   echo "# Largest S under a per-rank memory cap, 4 ranks ($(date -u +%Y-%m-%d))"
   echo
-  echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), 4 MPI ranks oversubscribed on them, $THREADS thread(s) per rank."
+  echo "Machine: $(grep -c ^processor /proc/cpuinfo) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), 4 MPI ranks oversubscribed on them, $THREADS thread(s) per rank."
   echo "Commit: $COMMIT. Started $START_TIME."
   echo
   echo "Command: \`CAP=$CAP GB=$GB STEP=$STEP S_MAX=$S_MAX STEPS=$STEPS PP_MB=$PP_MB EXTRA_CP1=$EXTRA_CP1 bash bench/run_max_seq_bench.sh ${1:-build}\`"
@@ -309,7 +309,7 @@ field() { echo "$1" | cut -d' ' -f"$2"; }
   echo "Model: test/E2E/train_graphormer_check.py Graphormer-style (2 layers, D=32, H=4, spatial bias [B,H,S,S] from the SPD, degree embeddings), SGD; synthetic SBM of 8·S nodes."
   echo "Cap: $CAP ($CAP_BYTES bytes) per rank. Measured memory per rank = peak_bytes + state_bytes of the step log (runtime-tracked peak including the driver's batch, plus parameters/optimizer state), the largest over ranks and steps; the runtime enforces --device-memory on the tracked bytes (exit 3 over it). Predicted = \`--emit=plan --plan P --devices 4 --device-memory CAP\`."
   echo
-  echo "## Largest S (multiples of $STEP, doubling then bisection, up to $S_MAX)"
+  echo "## Largest S (multiples of $STEP up to $S_MAX; predicted: doubling then bisection; measured: from the predicted S up or down, then bisection)"
   echo
   echo "| plan | global batch | sequences per rank × rows per rank | largest S predicted (predicted MiB) | largest S measured (measured MiB) | first S measured over the cap (why) |"
   echo "|---|---|---|---|---|---|"
