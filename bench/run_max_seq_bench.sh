@@ -237,12 +237,15 @@ largest() {
 mib() { $PY -c "print(f'{int(float(\"$1\")) / 2**20:.1f}')"; }
 
 declare -A PRED_OK PRED_BAD MEAS_OK MEAS_BAD
-for name in "${NAMES[@]}"; do
+search_plan() {
+  local name=$1
   read -r PRED_OK[$name] PRED_BAD[$name] < <(largest fits_pred "$name")
   log "$name predicted: largest ${PRED_OK[$name]} first over ${PRED_BAD[$name]}"
   read -r MEAS_OK[$name] MEAS_BAD[$name] < <(largest fits_meas "$name" "${PRED_OK[$name]}")
   log "$name measured: largest ${MEAS_OK[$name]} first over ${MEAS_BAD[$name]}"
-done
+}
+# The four plans of equal global batch first; cp4g1 after the searched plan.
+for name in dp4 cp4 dp2cp2 pp2cp2; do search_plan "$name"; done
 
 if [ -z "$COMMON_S" ]; then
   COMMON_S=$S_MAX
@@ -293,6 +296,7 @@ for s in "$COMMON_S" $([ "$S_BEYOND" -gt 0 ] && echo "$S_BEYOND"); do
   measure_searched "$s" > /dev/null || true
   measure dp4 "$s" "$STEPS" > /dev/null
 done
+[ "$EXTRA_CP1" = 1 ] && search_plan cp4g1
 
 # ---- report ----
 field() { echo "$1" | cut -d' ' -f"$2"; }
@@ -314,6 +318,7 @@ field() { echo "$1" | cut -d' ' -f"$2"; }
   echo "| plan | global batch | sequences per rank × rows per rank | largest S predicted (predicted MiB) | largest S measured (measured MiB) | first S measured over the cap (why) |"
   echo "|---|---|---|---|---|---|"
   for name in "${NAMES[@]}"; do
+    [ -n "${PRED_OK[$name]:-}" ] || continue
     p=${PLAN[$name]} b=${BATCH[$name]}
     case $p in
       dp=4) rows="S" per="$b" ;;
