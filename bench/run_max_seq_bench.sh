@@ -45,7 +45,7 @@
 # noisy; memory is deterministic.
 #
 # usage: bash bench/run_max_seq_bench.sh [BUILD_DIR]
-#   env [default]: CAP [128MiB], GB [4], STEP [256], S_MAX [8192], STEPS [3],
+#   env [default]: CAP [96MiB], GB [4], STEP [256], S_MAX [8192], STEPS [3],
 #   PP_MB [2], COMMON_S [], EXTRA_CP1 [1], THREADS [1]
 #   (threads per rank), OUT, WORK [BUILD_DIR/bench-work/max-seq]
 set -euo pipefail
@@ -54,7 +54,7 @@ cd "$ROOT"
 BUILD=${1:-$ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 COMPILE=$BUILD/bin/megagraph-compile
-CAP=${CAP:-128MiB}
+CAP=${CAP:-96MiB}
 GB=${GB:-4}
 STEP=${STEP:-256}
 S_MAX=${S_MAX:-8192}
