@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
@@ -163,6 +164,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
   // Activations are counted once per value, in the unit of its first
   // backward-needing use.
   llvm::DenseSet<Value> kept, biasGrads;
+  // Each attention bias: the first and last unit that read it.
+  llvm::MapVector<Value, std::pair<int64_t, int64_t>> biasUnits;
   llvm::DenseSet<StringRef> paramsSeen;
   auto isParamLoad = [&](Value v) {
     auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
@@ -214,6 +217,12 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
       unit.activationBytes += 4.0 * q.getDimSize(0) * q.getDimSize(1) *
                               static_cast<double>(att.getNumHeads());
       if (Value bias = att.getBias()) {
+        if (isFloatTensor(bias)) {
+          auto [it, inserted] =
+              biasUnits.try_emplace(bias, unitOf[i], unitOf[i]);
+          it->second.first = std::min(it->second.first, unitOf[i]);
+          it->second.second = std::max(it->second.second, unitOf[i]);
+        }
         // A spatial bias alone is what gt-fuse-spatial-bias moves into the
         // attention kernels (read in place, no dense gradient).
         const bool spatial = bias.getDefiningOp<gt::SpatialBiasOp>() != nullptr;
@@ -285,6 +294,11 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
           std::max(unit.transientBytes,
                    (double)std::max<int64_t>(0, cost.getTransientBytes()));
   }
+  // A bias read by units first..last reaches units first+1..last as a
+  // stage input when a stage boundary falls between them.
+  for (auto &[bias, range] : biasUnits)
+    for (int64_t u = range.first + 1; u <= range.second; ++u)
+      model.units[u].forwardedBiasBytes += bytesOf(bias.getType());
   // Inputs of each unit: the hidden state entering it ([b0, S, D] of the
   // first attention's query input); per sequence.
   for (int64_t u = 0; u < numUnits; ++u) {
@@ -296,8 +310,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     for (double *f :
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
-          &unit.spatialBiasBytes, &unit.inputBytes, &unit.transientBytes,
-          &unit.kvBytes})
+          &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
+          &unit.transientBytes, &unit.kvBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
@@ -377,7 +391,7 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
 /// pipeline runs gt-fuse-spatial-bias when the plan has neither cp nor a
 /// pipeline schedule (stages or micro-batches).
 bool spatialBiasInPlace(const ParallelPlan &plan) {
-  return plan.cp == 1 && plan.pp == 1 && plan.microBatches == 1;
+  return plan.cp == 1 && !plan.pipelined();
 }
 
 /// The attention bias bytes unit `u` keeps per sequence under `plan`.
@@ -389,6 +403,19 @@ double keptBias(const UnitProfile &u, const ParallelPlan &plan) {
 double biasGradBytes(const ModelProfile &model, const ParallelPlan &plan) {
   return model.biasGradBytesPerSeq -
          (spatialBiasInPlace(plan) ? model.spatialBiasGradBytesPerSeq : 0);
+}
+
+/// The gradient bytes a rank holds for `p` parameter bytes. Under the
+/// driver's pipeline schedule (ParallelPlan::pipelined) a stage's backward
+/// writes its gradients to output buffers that the driver adds into
+/// accumulators, both whole and both held across the step
+/// (runtime/driver/Pipeline.cpp); ZeRO's update reduce-scatters from the
+/// accumulators. Otherwise the step's gradients, a 1/(dp x cp) shard with
+/// ZeRO >= 2.
+double gradientBytes(double p, const ParallelPlan &plan) {
+  if (plan.pipelined())
+    return 2 * p;
+  return plan.zero >= 2 ? p / static_cast<double>(plan.dp * plan.cp) : p;
 }
 
 /// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
@@ -490,7 +517,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     // Memory held for the whole step.
     double p = (double)u.paramBytes;
     double params = zero >= 3 ? p / shard : p;
-    double grads = zero >= 2 ? p / shard : p;
+    double grads = gradientBytes(p, plan);
     double state = model.optimizerStateFactor * (zero >= 1 ? p / shard : p);
     // Under pp a rank holds its own stage's parameters, gradients and
     // moments only (gt-stage-globals).
@@ -498,6 +525,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     c.activationBytes = static_cast<int64_t>(keptActivations(u, m, cp, plan) +
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
+    c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
     transient = std::max(transient, m / cp * u.transientBytes);
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
@@ -581,15 +609,19 @@ Prediction megagraph::predict(const ModelProfile &model,
   // Parameters, gradients and moments: the worst stage's (under pp each
   // rank materialises only its own stage's state, gt-stage-globals).
   mem.parameters = plan.zero >= 3 ? p / shard : p;
-  mem.gradients = plan.zero >= 2 ? p / shard : p;
+  mem.gradients = gradientBytes(p, plan);
   mem.optimizerState =
       model.optimizerStateFactor * (plan.zero >= 1 ? p / shard : p);
+  // A stage after the first receives the bias the earlier stages made,
+  // per micro-batch in flight.
+  const double forwarded =
+      worst > 0 ? m / cp * model.units[begin].forwardedBiasBytes : 0;
   if (plan.recompute) {
     mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
-    mem.attentionBias = bias;
+    mem.attentionBias = bias + inFlight * forwarded;
   } else {
     mem.activations = inFlight * act;
-    mem.attentionBias = inFlight * bias;
+    mem.attentionBias = inFlight * (bias + forwarded);
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
   mem.attentionBias += m / cp * biasGradBytes(model, plan);

@@ -32,10 +32,12 @@ int64_t megagraph::stageMemory(ArrayRef<UnitCost> units, int64_t begin,
     activations += units[u].activationBytes;
   }
   int64_t inFlight = inFlightMicroBatches(stage, options);
+  const int64_t forwarded = stage > 0 ? units[begin].forwardedBytes : 0;
   if (options.recompute)
     // The stored stage inputs plus one micro-batch's recomputed activations.
-    return persistent + inFlight * units[begin].inputBytes + activations;
-  return persistent + inFlight * activations;
+    return persistent + inFlight * (units[begin].inputBytes + forwarded) +
+           activations;
+  return persistent + inFlight * (activations + forwarded);
 }
 
 static double stageTime(ArrayRef<UnitCost> units, int64_t begin, int64_t end) {

@@ -33,6 +33,12 @@ struct UnitCost {
   /// Bytes of the activation entering the unit (what a stage that starts
   /// here stores per micro-batch under recomputation).
   int64_t inputBytes = 0;
+  /// Bytes a stage that starts here (not the first stage) receives per
+  /// micro-batch beyond what activationBytes already counts: values an
+  /// earlier unit produced and kept that this or a later unit of the
+  /// stage reads (an attention bias forwarded from stage to stage). The
+  /// stage keeps them in its input slot of every micro-batch in flight.
+  int64_t forwardedBytes = 0;
   std::string name;
 };
 
@@ -63,7 +69,11 @@ struct StageSplit {
 /// Micro-batches stage `stage` (0-based) of `pp` keeps in flight.
 int64_t inFlightMicroBatches(int64_t stage, const StageSplitOptions &options);
 
-/// Peak bytes of stage `stage` holding units [begin, end).
+/// Peak bytes of stage `stage` holding units [begin, end): the units'
+/// persistent bytes, plus per micro-batch in flight (inFlightMicroBatches)
+/// their activations (with recomputation: the stage input, and one
+/// micro-batch's activations recomputed) and, after the first stage, the
+/// forwarded bytes of unit `begin`.
 int64_t stageMemory(llvm::ArrayRef<UnitCost> units, int64_t begin, int64_t end,
                     int64_t stage, const StageSplitOptions &options);
 
