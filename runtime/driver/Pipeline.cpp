@@ -257,8 +257,8 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
   for (const std::vector<mgrt_tensor> *held :
        {&st.slots, &st.savedSlots, &st.acc, &st.bwdOut})
     for (const mgrt_tensor &t : *held)
-      pipe.heldBytes += static_cast<size_t>(mgrt_tensor_numel(&t)) *
-                        mgrt_dtype_size(t.dtype);
+      pipe.heldBytes +=
+          static_cast<size_t>(mgrt_tensor_numel(&t)) * mgrt_dtype_size(t.dtype);
   if (last && st.lossOut < 0)
     return fail(error, "the last stage's backward has no 'loss'");
   if (last &&
