@@ -294,6 +294,53 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
           std::max(unit.transientBytes,
                    (double)std::max<int64_t>(0, cost.getTransientBytes()));
   }
+  // Liveness of the forward's values: a value's storage lives from its
+  // op to its last use (a view's uses count as its source's). The
+  // gradients of the reverse sweep live over the same spans in reverse
+  // (a value's gradient from its last use back to its op), so the peak of
+  // the live bytes within a unit is also the backward's working set there.
+  // Parameters, constants and [.., S, S] bias/score tensors (whose
+  // gradient is the bias gradient term) are left out.
+  {
+    llvm::DenseMap<Value, Value> storageOf;
+    llvm::MapVector<Value, std::pair<int64_t, int64_t>> span;
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      if (isa<func::ReturnOp>(op))
+        continue;
+      if (isView(op)) {
+        if (op->getNumOperands() == 1 && op->getNumResults() == 1)
+          if (Value src = storageOf.lookup(op->getOperand(0)))
+            storageOf[op->getResult(0)] = src;
+        continue;
+      }
+      for (Value v : op->getOperands())
+        if (Value src = storageOf.lookup(v))
+          span[src].second = std::max<int64_t>(span[src].second, i);
+      for (Value r : op->getResults()) {
+        auto shaped = dyn_cast<ShapedType>(r.getType());
+        if (!isFloatTensor(r) || !shaped.hasStaticShape())
+          continue;
+        bool square = shaped.getRank() >= 3 &&
+                      shaped.getDimSize(shaped.getRank() - 1) == model.seqLen &&
+                      shaped.getDimSize(shaped.getRank() - 2) == model.seqLen;
+        if (square)
+          continue;
+        storageOf[r] = r;
+        span[r] = {static_cast<int64_t>(i), static_cast<int64_t>(i)};
+      }
+    }
+    std::vector<double> delta(ops.size() + 1, 0);
+    for (auto &[v, range] : span) {
+      delta[range.first] += bytesOf(v.getType());
+      delta[range.second + 1] -= bytesOf(v.getType());
+    }
+    double live = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      live += delta[i];
+      UnitProfile &unit = model.units[unitOf[i]];
+      unit.livePeakBytes = std::max(unit.livePeakBytes, live);
+    }
+  }
   // A bias read by units first..last reaches units first+1..last as a
   // stage input when a stage boundary falls between them.
   for (auto &[bias, range] : biasUnits)
@@ -310,8 +357,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     for (double *f :
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
-          &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
-          &unit.transientBytes, &unit.kvBytes})
+          &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.livePeakBytes,
+          &unit.inputBytes, &unit.transientBytes, &unit.kvBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
@@ -526,6 +573,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
+    c.workingBytes = static_cast<int64_t>(m / cp * u.livePeakBytes);
     transient = std::max(transient, m / cp * u.transientBytes);
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
@@ -605,6 +653,8 @@ Prediction megagraph::predict(const ModelProfile &model,
     bias += m / cp * keptBias(model.units[u], plan);
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
+  const double working =
+      stageWorkingBytes(pu.units, begin, end, worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
   // Parameters, gradients and moments: the worst stage's (under pp each
   // rank materialises only its own stage's state, gt-stage-globals).
@@ -625,8 +675,10 @@ Prediction megagraph::predict(const ModelProfile &model,
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
   mem.attentionBias += m / cp * biasGradBytes(model, plan);
-  mem.transient =
-      pu.memoryConstant - mem.io - m / cp * biasGradBytes(model, plan);
+  // The kernels' workspace, and a stage before the last one's backward
+  // working set (its saved values stay in their slots meanwhile).
+  mem.transient = pu.memoryConstant - mem.io -
+                  m / cp * biasGradBytes(model, plan) + working;
   // Time: every stage runs mb + pp - 1 slots of its bottleneck.
   double bottleneck = split.bottleneck + pu.stageTimeConstant;
   pred.stepTime = pu.slots * bottleneck;

@@ -96,6 +96,35 @@ TEST(StageSplit, ForwardedBytesPerMicroBatchAfterTheFirstStage) {
                                   100 + 1 * 17}));
 }
 
+TEST(StageSplit, WorkingSetOfStagesBeforeTheLast) {
+  // A stage before the last runs its backward while its saved values stay
+  // in their slots: its largest unit working set adds on top. The last
+  // stage (forward and backward in one call) and recomputation do not.
+  std::vector<UnitCost> units(4);
+  for (UnitCost &u : units) {
+    u.time = 1;
+    u.persistentBytes = 100;
+    u.activationBytes = 10;
+    u.inputBytes = 3;
+  }
+  units[0].workingBytes = 5;
+  units[1].workingBytes = 9;
+  units[2].workingBytes = 4;
+  units[3].workingBytes = 50;
+  StageSplitOptions o;
+  o.pp = 2;
+  o.microBatches = 2;
+  EXPECT_EQ(stageWorkingBytes(units, 0, 2, 0, o), 9);
+  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + 2 * 20 + 9);
+  EXPECT_EQ(stageWorkingBytes(units, 2, 4, 1, o), 0);
+  EXPECT_EQ(stageMemory(units, 2, 4, 1, o), 200 + 1 * 20);
+  o.recompute = true;
+  EXPECT_EQ(stageWorkingBytes(units, 0, 2, 0, o), 0);
+  o.recompute = false;
+  o.pp = 1;
+  EXPECT_EQ(stageMemory(units, 0, 4, 0, o), 400 + 1 * 40);
+}
+
 TEST(StageSplit, HeavyEmbeddingGetsItsOwnStage) {
   // An embedding as costly as three layers, then six layers.
   std::vector<UnitCost> units(7, UnitCost{1.0, 10, 5, 5, "layer"});
