@@ -746,18 +746,21 @@ llvm::json::Value megagraph::toJSON(const Prediction &p) {
 llvm::json::Value megagraph::toJSON(const ModelProfile &model) {
   llvm::json::Array units;
   for (const UnitProfile &u : model.units)
-    units.push_back(llvm::json::Object{{"name", u.name},
-                                       {"gemm_flops", u.gemmFlops},
-                                       {"small_gemm_flops", u.smallGemmFlops},
-                                       {"attention_flops", u.attentionFlops},
-                                       {"other_bytes", u.otherBytes},
-                                       {"ops", u.numOps},
-                                       {"param_bytes", u.paramBytes},
-                                       {"activation_bytes", u.activationBytes},
-                                       {"bias_bytes", u.biasBytes},
-                                       {"input_bytes", u.inputBytes},
-                                       {"transient_bytes", u.transientBytes},
-                                       {"kv_bytes", u.kvBytes}});
+    units.push_back(
+        llvm::json::Object{{"name", u.name},
+                           {"gemm_flops", u.gemmFlops},
+                           {"small_gemm_flops", u.smallGemmFlops},
+                           {"attention_flops", u.attentionFlops},
+                           {"other_bytes", u.otherBytes},
+                           {"ops", u.numOps},
+                           {"param_bytes", u.paramBytes},
+                           {"activation_bytes", u.activationBytes},
+                           {"bias_bytes", u.biasBytes},
+                           {"forwarded_bias_bytes", u.forwardedBiasBytes},
+                           {"live_peak_bytes", u.livePeakBytes},
+                           {"input_bytes", u.inputBytes},
+                           {"transient_bytes", u.transientBytes},
+                           {"kv_bytes", u.kvBytes}});
   return llvm::json::Object{
       {"name", model.name},
       {"batch", model.batch},
