@@ -33,6 +33,7 @@ struct UnitCost {
   /// Bytes of the activation entering the unit (what a stage that starts
   /// here stores per micro-batch under recomputation).
   int64_t inputBytes = 0;
+  std::string name;
   /// Bytes a stage that starts here (not the first stage) receives per
   /// micro-batch beyond what activationBytes already counts: values an
   /// earlier unit produced and kept that this or a later unit of the
@@ -45,7 +46,6 @@ struct UnitCost {
   /// its units' on top; the last stage (forward and backward in one call)
   /// and recomputation free activations as the gradients grow.
   int64_t workingBytes = 0;
-  std::string name;
 };
 
 struct StageSplitOptions {
