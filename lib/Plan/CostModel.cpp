@@ -9,6 +9,7 @@
 
 #include "megagraph/Dialect/GT/GTInterfaces.h"
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Plan/ForwardUnits.h"
 #include "megagraph/Plan/StageSplit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -130,31 +131,30 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
   SmallVector<int64_t> unitOf(ops.size(), 0);
   int64_t numUnits = std::max<int64_t>(1, attentionPos.size());
   {
-    // By default an op belongs to the unit of the last attention before it
-    // (its FFN, norms); then each attention claims its producers that come
-    // after the previous attention (its pre-norm and Q/K/V projections).
-    int64_t current = 0;
-    for (auto [i, op] : llvm::enumerate(ops)) {
-      if (current + 1 < (int64_t)attentionPos.size() &&
-          (int64_t)i >= attentionPos[current + 1])
-        ++current;
-      unitOf[i] = current;
-    }
+    // Unit a >= 1 starts at the last cut point of findForwardUnits
+    // (ForwardUnits.h: where the fewest activations cross, the points
+    // gt-pipeline-split cuts at) at or before attention a: where the
+    // residual stream alone enters layer a, before its pre-norm. So the
+    // model's stage boundaries are boundaries the compiler can choose. The
+    // encoders fold into the first unit, the final norm and the head into
+    // the last; free ops (parameter loads, constants) go with the compute
+    // op before them.
+    ForwardUnits fu = findForwardUnits(main);
+    SmallVector<int64_t> unitStart; // compute positions, for a = 1, 2, ..
     for (int64_t a = 1; a < (int64_t)attentionPos.size(); ++a) {
-      int64_t lo = attentionPos[a - 1];
-      SmallVector<Operation *> work{ops[attentionPos[a]]};
-      llvm::DenseSet<Operation *> seen;
-      while (!work.empty()) {
-        Operation *op = work.pop_back_val();
-        for (Value v : op->getOperands()) {
-          Operation *def = v.getDefiningOp();
-          if (!def || !position.count(def) || position[def] <= lo ||
-              !seen.insert(def).second)
-            continue;
-          unitOf[position[def]] = a;
-          work.push_back(def);
-        }
-      }
+      const int64_t p = fu.position.lookup(ops[attentionPos[a]]);
+      int64_t cut = 0;
+      for (int64_t c : fu.cuts)
+        if (c <= p)
+          cut = std::max(cut, c);
+      unitStart.push_back(cut);
+    }
+    int64_t computed = 0; // compute ops before and at op i
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      if (fu.position.count(op))
+        computed = fu.position.lookup(op) + 1;
+      const int64_t q = std::max<int64_t>(0, computed - 1);
+      unitOf[i] = llvm::count_if(unitStart, [&](int64_t s) { return s <= q; });
     }
   }
 
@@ -294,53 +294,6 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
           std::max(unit.transientBytes,
                    (double)std::max<int64_t>(0, cost.getTransientBytes()));
   }
-  // Liveness of the forward's values: a value's storage lives from its
-  // op to its last use (a view's uses count as its source's). The
-  // gradients of the reverse sweep live over the same spans in reverse
-  // (a value's gradient from its last use back to its op), so the peak of
-  // the live bytes within a unit is also the backward's working set there.
-  // Parameters, constants and [.., S, S] bias/score tensors (whose
-  // gradient is the bias gradient term) are left out.
-  {
-    llvm::DenseMap<Value, Value> storageOf;
-    llvm::MapVector<Value, std::pair<int64_t, int64_t>> span;
-    for (auto [i, op] : llvm::enumerate(ops)) {
-      if (isa<func::ReturnOp>(op))
-        continue;
-      if (isView(op)) {
-        if (op->getNumOperands() == 1 && op->getNumResults() == 1)
-          if (Value src = storageOf.lookup(op->getOperand(0)))
-            storageOf[op->getResult(0)] = src;
-        continue;
-      }
-      for (Value v : op->getOperands())
-        if (Value src = storageOf.lookup(v))
-          span[src].second = std::max<int64_t>(span[src].second, i);
-      for (Value r : op->getResults()) {
-        auto shaped = dyn_cast<ShapedType>(r.getType());
-        if (!isFloatTensor(r) || !shaped.hasStaticShape())
-          continue;
-        bool square = shaped.getRank() >= 3 &&
-                      shaped.getDimSize(shaped.getRank() - 1) == model.seqLen &&
-                      shaped.getDimSize(shaped.getRank() - 2) == model.seqLen;
-        if (square)
-          continue;
-        storageOf[r] = r;
-        span[r] = {static_cast<int64_t>(i), static_cast<int64_t>(i)};
-      }
-    }
-    std::vector<double> delta(ops.size() + 1, 0);
-    for (auto &[v, range] : span) {
-      delta[range.first] += bytesOf(v.getType());
-      delta[range.second + 1] -= bytesOf(v.getType());
-    }
-    double live = 0;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      live += delta[i];
-      UnitProfile &unit = model.units[unitOf[i]];
-      unit.livePeakBytes = std::max(unit.livePeakBytes, live);
-    }
-  }
   // A bias read by units first..last reaches units first+1..last as a
   // stage input when a stage boundary falls between them.
   for (auto &[bias, range] : biasUnits)
@@ -357,8 +310,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     for (double *f :
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
-          &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.livePeakBytes,
-          &unit.inputBytes, &unit.transientBytes, &unit.kvBytes})
+          &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
+          &unit.transientBytes, &unit.kvBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
@@ -573,7 +526,6 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
-    c.workingBytes = static_cast<int64_t>(m / cp * u.livePeakBytes);
     transient = std::max(transient, m / cp * u.transientBytes);
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
@@ -653,8 +605,9 @@ Prediction megagraph::predict(const ModelProfile &model,
     bias += m / cp * keptBias(model.units[u], plan);
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
-  const double working =
-      stageWorkingBytes(pu.units, begin, end, worst, pu.split);
+  // A stage before the last also holds one micro-batch's values in its
+  // entries' arena (entryArenaMicroBatches).
+  const int64_t held = inFlight + entryArenaMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
   // Parameters, gradients and moments: the worst stage's (under pp each
   // rank materialises only its own stage's state, gt-stage-globals).
@@ -670,15 +623,13 @@ Prediction megagraph::predict(const ModelProfile &model,
     mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
     mem.attentionBias = bias + inFlight * forwarded;
   } else {
-    mem.activations = inFlight * act;
-    mem.attentionBias = inFlight * (bias + forwarded);
+    mem.activations = held * act;
+    mem.attentionBias = held * (bias + forwarded);
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
   mem.attentionBias += m / cp * biasGradBytes(model, plan);
-  // The kernels' workspace, and a stage before the last one's backward
-  // working set (its saved values stay in their slots meanwhile).
-  mem.transient = pu.memoryConstant - mem.io -
-                  m / cp * biasGradBytes(model, plan) + working;
+  mem.transient =
+      pu.memoryConstant - mem.io - m / cp * biasGradBytes(model, plan);
   // Time: every stage runs mb + pp - 1 slots of its bottleneck.
   double bottleneck = split.bottleneck + pu.stageTimeConstant;
   pred.stepTime = pu.slots * bottleneck;
@@ -757,7 +708,6 @@ llvm::json::Value megagraph::toJSON(const ModelProfile &model) {
                            {"activation_bytes", u.activationBytes},
                            {"bias_bytes", u.biasBytes},
                            {"forwarded_bias_bytes", u.forwardedBiasBytes},
-                           {"live_peak_bytes", u.livePeakBytes},
                            {"input_bytes", u.inputBytes},
                            {"transient_bytes", u.transientBytes},
                            {"kv_bytes", u.kvBytes}});

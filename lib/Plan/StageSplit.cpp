@@ -23,15 +23,9 @@ int64_t megagraph::inFlightMicroBatches(int64_t stage,
       1, std::min<int64_t>(options.pp - stage, options.microBatches));
 }
 
-int64_t megagraph::stageWorkingBytes(ArrayRef<UnitCost> units, int64_t begin,
-                                     int64_t end, int64_t stage,
-                                     const StageSplitOptions &options) {
-  if (options.recompute || stage + 1 >= options.pp)
-    return 0;
-  int64_t working = 0;
-  for (int64_t u = begin; u < end; ++u)
-    working = std::max(working, units[u].workingBytes);
-  return working;
+int64_t megagraph::entryArenaMicroBatches(int64_t stage,
+                                          const StageSplitOptions &options) {
+  return !options.recompute && stage + 1 < options.pp ? 1 : 0;
 }
 
 int64_t megagraph::stageMemory(ArrayRef<UnitCost> units, int64_t begin,
@@ -48,8 +42,8 @@ int64_t megagraph::stageMemory(ArrayRef<UnitCost> units, int64_t begin,
     // The stored stage inputs plus one micro-batch's recomputed activations.
     return persistent + inFlight * (units[begin].inputBytes + forwarded) +
            activations;
-  return persistent + inFlight * (activations + forwarded) +
-         stageWorkingBytes(units, begin, end, stage, options);
+  return persistent + (inFlight + entryArenaMicroBatches(stage, options)) *
+                          (activations + forwarded);
 }
 
 static double stageTime(ArrayRef<UnitCost> units, int64_t begin, int64_t end) {

@@ -54,11 +54,6 @@ struct UnitProfile {
   /// a source op's outputs from stage to stage), on top of what its own
   /// units keep.
   double forwardedBiasBytes = 0;
-  /// The peak of the forward's live bytes within the unit (values from
-  /// their op to their last use; no parameters, constants or bias/score
-  /// tensors): the reverse sweep's gradients live over the same spans, so
-  /// it is also the unit's backward working set.
-  double livePeakBytes = 0;
   /// Peak scratch of one op (score blocks, ...).
   double transientBytes = 0;
   /// K and V bytes of the unit's attention (moved by cp).

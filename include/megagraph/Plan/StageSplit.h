@@ -40,12 +40,6 @@ struct UnitCost {
   /// stage reads (an attention bias forwarded from stage to stage). The
   /// stage keeps them in its input slot of every micro-batch in flight.
   int64_t forwardedBytes = 0;
-  /// The backward's working set within the unit for one micro-batch (peak
-  /// of its live gradients). A stage before the last one runs its backward
-  /// while its saved values stay in their slots, so it adds the largest of
-  /// its units' on top; the last stage (forward and backward in one call)
-  /// and recomputation free activations as the gradients grow.
-  int64_t workingBytes = 0;
 };
 
 struct StageSplitOptions {
@@ -75,18 +69,23 @@ struct StageSplit {
 /// Micro-batches stage `stage` (0-based) of `pp` keeps in flight.
 int64_t inFlightMicroBatches(int64_t stage, const StageSplitOptions &options);
 
-/// The backward working set stage `stage` of units [begin, end) adds:
-/// the largest workingBytes of its units for a stage before the last
-/// without recomputation, else 0.
-int64_t stageWorkingBytes(llvm::ArrayRef<UnitCost> units, int64_t begin,
-                          int64_t end, int64_t stage,
-                          const StageSplitOptions &options);
+/// Micro-batches of activations stage `stage` holds in its entries' arena
+/// on top of the in-flight ones: 1 for a stage before the last without
+/// recomputation, else 0. Its forward computes the values the backward
+/// needs in its arena (gt-memory-plan) and returns them into the driver's
+/// slot, so at its end the micro-batch's values are there twice; its
+/// backward's arena (the gradients, with the slots still full) is about
+/// as large. The last stage runs forward and backward in one call: its
+/// one micro-batch in flight is the one in its arena. With recomputation
+/// the backward's recomputed activations are the stage's one micro-batch.
+int64_t entryArenaMicroBatches(int64_t stage, const StageSplitOptions &options);
 
 /// Peak bytes of stage `stage` holding units [begin, end): the units'
 /// persistent bytes, plus per micro-batch in flight (inFlightMicroBatches)
 /// their activations (with recomputation: the stage input, and one
 /// micro-batch's activations recomputed) and, after the first stage, the
-/// forwarded bytes of unit `begin`, plus stageWorkingBytes.
+/// forwarded bytes of unit `begin`; without recomputation, per micro-batch
+/// in flight or in the entries' arena (entryArenaMicroBatches).
 int64_t stageMemory(llvm::ArrayRef<UnitCost> units, int64_t begin, int64_t end,
                     int64_t stage, const StageSplitOptions &options);
 

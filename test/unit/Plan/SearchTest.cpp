@@ -352,7 +352,7 @@ TEST(CostModel, PipelineScheduleBuffers) {
   Prediction before = predict(m, pp, hw);
   ASSERT_TRUE(before.valid);
   for (size_t u = 1; u < m.units.size(); ++u)
-    m.units[u].forwardedBiasBytes = 8 * m.units[0].biasBytes;
+    m.units[u].forwardedBiasBytes = 40 * m.units[0].biasBytes;
   Prediction p = predict(m, pp, hw);
   ASSERT_TRUE(p.valid);
   ASSERT_EQ(p.firstUnit.size(), 2u);

@@ -78,8 +78,8 @@ TEST(StageSplit, ForwardedBytesPerMicroBatchAfterTheFirstStage) {
   StageSplitOptions o;
   o.pp = 2;
   o.microBatches = 4;
-  // Stage 0 (2 in flight): its own units only.
-  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + 2 * 20);
+  // Stage 0 (2 in flight, 1 in its entries' arena): its own units only.
+  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + 3 * 20);
   // Stage 1 (1 in flight): plus the bias it receives.
   EXPECT_EQ(stageMemory(units, 2, 4, 1, o), 200 + 1 * (20 + 7));
   // Recomputation stores the stage input and the forwarded bias per
@@ -92,14 +92,14 @@ TEST(StageSplit, ForwardedBytesPerMicroBatchAfterTheFirstStage) {
   StageSplit even = evaluateSplit(units, {0, 1, 2, 3}, o);
   ASSERT_TRUE(even.feasible);
   EXPECT_EQ(even.stageMemory,
-            (std::vector<int64_t>{100 + 4 * 10, 100 + 3 * 17, 100 + 2 * 17,
+            (std::vector<int64_t>{100 + 5 * 10, 100 + 4 * 17, 100 + 3 * 17,
                                   100 + 1 * 17}));
 }
 
-TEST(StageSplit, WorkingSetOfStagesBeforeTheLast) {
-  // A stage before the last runs its backward while its saved values stay
-  // in their slots: its largest unit working set adds on top. The last
-  // stage (forward and backward in one call) and recomputation do not.
+TEST(StageSplit, EntryArenaOfStagesBeforeTheLast) {
+  // A stage before the last holds one micro-batch's values in its entries'
+  // arena on top of its slots; the last stage (forward and backward in one
+  // call) and recomputation do not.
   std::vector<UnitCost> units(4);
   for (UnitCost &u : units) {
     u.time = 1;
@@ -107,21 +107,18 @@ TEST(StageSplit, WorkingSetOfStagesBeforeTheLast) {
     u.activationBytes = 10;
     u.inputBytes = 3;
   }
-  units[0].workingBytes = 5;
-  units[1].workingBytes = 9;
-  units[2].workingBytes = 4;
-  units[3].workingBytes = 50;
   StageSplitOptions o;
   o.pp = 2;
   o.microBatches = 2;
-  EXPECT_EQ(stageWorkingBytes(units, 0, 2, 0, o), 9);
-  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + 2 * 20 + 9);
-  EXPECT_EQ(stageWorkingBytes(units, 2, 4, 1, o), 0);
+  EXPECT_EQ(entryArenaMicroBatches(0, o), 1);
+  EXPECT_EQ(entryArenaMicroBatches(1, o), 0);
+  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + (2 + 1) * 20);
   EXPECT_EQ(stageMemory(units, 2, 4, 1, o), 200 + 1 * 20);
   o.recompute = true;
-  EXPECT_EQ(stageWorkingBytes(units, 0, 2, 0, o), 0);
+  EXPECT_EQ(entryArenaMicroBatches(0, o), 0);
   o.recompute = false;
   o.pp = 1;
+  EXPECT_EQ(entryArenaMicroBatches(0, o), 0);
   EXPECT_EQ(stageMemory(units, 0, 4, 0, o), 400 + 1 * 40);
 }
 
