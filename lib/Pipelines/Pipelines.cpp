@@ -125,7 +125,7 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
 
   // Stages, or micro-batches whose gradients accumulate (gradient
   // accumulation is the one-stage pipeline); the driver runs their schedule.
-  if (plan.pp > 1 || plan.microBatches > 1) {
+  if (plan.pipelined()) {
     // cp inside each stage: the rows are sharded before the split, so the
     // stages (and the activations they send) hold S / cp rows.
     if (plan.cp > 1) {

@@ -9,6 +9,7 @@
 
 #include "megagraph/Dialect/GT/GTInterfaces.h"
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Plan/ForwardUnits.h"
 #include "megagraph/Plan/StageSplit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
@@ -129,31 +131,30 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
   SmallVector<int64_t> unitOf(ops.size(), 0);
   int64_t numUnits = std::max<int64_t>(1, attentionPos.size());
   {
-    // By default an op belongs to the unit of the last attention before it
-    // (its FFN, norms); then each attention claims its producers that come
-    // after the previous attention (its pre-norm and Q/K/V projections).
-    int64_t current = 0;
-    for (auto [i, op] : llvm::enumerate(ops)) {
-      if (current + 1 < (int64_t)attentionPos.size() &&
-          (int64_t)i >= attentionPos[current + 1])
-        ++current;
-      unitOf[i] = current;
-    }
+    // Unit a >= 1 starts at the last cut point of findForwardUnits
+    // (ForwardUnits.h: where the fewest activations cross, the points
+    // gt-pipeline-split cuts at) at or before attention a: where the
+    // residual stream alone enters layer a, before its pre-norm. So the
+    // model's stage boundaries are boundaries the compiler can choose. The
+    // encoders fold into the first unit, the final norm and the head into
+    // the last; free ops (parameter loads, constants) go with the compute
+    // op before them.
+    ForwardUnits fu = findForwardUnits(main);
+    SmallVector<int64_t> unitStart; // compute positions, for a = 1, 2, ..
     for (int64_t a = 1; a < (int64_t)attentionPos.size(); ++a) {
-      int64_t lo = attentionPos[a - 1];
-      SmallVector<Operation *> work{ops[attentionPos[a]]};
-      llvm::DenseSet<Operation *> seen;
-      while (!work.empty()) {
-        Operation *op = work.pop_back_val();
-        for (Value v : op->getOperands()) {
-          Operation *def = v.getDefiningOp();
-          if (!def || !position.count(def) || position[def] <= lo ||
-              !seen.insert(def).second)
-            continue;
-          unitOf[position[def]] = a;
-          work.push_back(def);
-        }
-      }
+      const int64_t p = fu.position.lookup(ops[attentionPos[a]]);
+      int64_t cut = 0;
+      for (int64_t c : fu.cuts)
+        if (c <= p)
+          cut = std::max(cut, c);
+      unitStart.push_back(cut);
+    }
+    int64_t computed = 0; // compute ops before and at op i
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      if (fu.position.count(op))
+        computed = fu.position.lookup(op) + 1;
+      const int64_t q = std::max<int64_t>(0, computed - 1);
+      unitOf[i] = llvm::count_if(unitStart, [&](int64_t s) { return s <= q; });
     }
   }
 
@@ -163,6 +164,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
   // Activations are counted once per value, in the unit of its first
   // backward-needing use.
   llvm::DenseSet<Value> kept, biasGrads;
+  // Each attention bias: the first and last unit that read it.
+  llvm::MapVector<Value, std::pair<int64_t, int64_t>> biasUnits;
   llvm::DenseSet<StringRef> paramsSeen;
   auto isParamLoad = [&](Value v) {
     auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
@@ -214,6 +217,12 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
       unit.activationBytes += 4.0 * q.getDimSize(0) * q.getDimSize(1) *
                               static_cast<double>(att.getNumHeads());
       if (Value bias = att.getBias()) {
+        if (isFloatTensor(bias)) {
+          auto [it, inserted] =
+              biasUnits.try_emplace(bias, unitOf[i], unitOf[i]);
+          it->second.first = std::min(it->second.first, unitOf[i]);
+          it->second.second = std::max(it->second.second, unitOf[i]);
+        }
         // A spatial bias alone is what gt-fuse-spatial-bias moves into the
         // attention kernels (read in place, no dense gradient).
         const bool spatial = bias.getDefiningOp<gt::SpatialBiasOp>() != nullptr;
@@ -285,6 +294,11 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
           std::max(unit.transientBytes,
                    (double)std::max<int64_t>(0, cost.getTransientBytes()));
   }
+  // A bias read by units first..last reaches units first+1..last as a
+  // stage input when a stage boundary falls between them.
+  for (auto &[bias, range] : biasUnits)
+    for (int64_t u = range.first + 1; u <= range.second; ++u)
+      model.units[u].forwardedBiasBytes += bytesOf(bias.getType());
   // Inputs of each unit: the hidden state entering it ([b0, S, D] of the
   // first attention's query input); per sequence.
   for (int64_t u = 0; u < numUnits; ++u) {
@@ -296,8 +310,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     for (double *f :
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
-          &unit.spatialBiasBytes, &unit.inputBytes, &unit.transientBytes,
-          &unit.kvBytes})
+          &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
+          &unit.transientBytes, &unit.kvBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
@@ -377,7 +391,7 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
 /// pipeline runs gt-fuse-spatial-bias when the plan has neither cp nor a
 /// pipeline schedule (stages or micro-batches).
 bool spatialBiasInPlace(const ParallelPlan &plan) {
-  return plan.cp == 1 && plan.pp == 1 && plan.microBatches == 1;
+  return plan.cp == 1 && !plan.pipelined();
 }
 
 /// The attention bias bytes unit `u` keeps per sequence under `plan`.
@@ -389,6 +403,19 @@ double keptBias(const UnitProfile &u, const ParallelPlan &plan) {
 double biasGradBytes(const ModelProfile &model, const ParallelPlan &plan) {
   return model.biasGradBytesPerSeq -
          (spatialBiasInPlace(plan) ? model.spatialBiasGradBytesPerSeq : 0);
+}
+
+/// The gradient bytes a rank holds for `p` parameter bytes. Under the
+/// driver's pipeline schedule (ParallelPlan::pipelined) a stage's backward
+/// writes its gradients to output buffers that the driver adds into
+/// accumulators, both whole and both held across the step
+/// (runtime/driver/Pipeline.cpp); ZeRO's update reduce-scatters from the
+/// accumulators. Otherwise the step's gradients, a 1/(dp x cp) shard with
+/// ZeRO >= 2.
+double gradientBytes(double p, const ParallelPlan &plan) {
+  if (plan.pipelined())
+    return 2 * p;
+  return plan.zero >= 2 ? p / static_cast<double>(plan.dp * plan.cp) : p;
 }
 
 /// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
@@ -490,7 +517,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     // Memory held for the whole step.
     double p = (double)u.paramBytes;
     double params = zero >= 3 ? p / shard : p;
-    double grads = zero >= 2 ? p / shard : p;
+    double grads = gradientBytes(p, plan);
     double state = model.optimizerStateFactor * (zero >= 1 ? p / shard : p);
     // Under pp a rank holds its own stage's parameters, gradients and
     // moments only (gt-stage-globals).
@@ -498,6 +525,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     c.activationBytes = static_cast<int64_t>(keptActivations(u, m, cp, plan) +
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
+    c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
     transient = std::max(transient, m / cp * u.transientBytes);
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
@@ -577,19 +605,26 @@ Prediction megagraph::predict(const ModelProfile &model,
     bias += m / cp * keptBias(model.units[u], plan);
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
+  // A stage before the last also holds one micro-batch's values in its
+  // entries' arena (entryArenaMicroBatches).
+  const int64_t held = inFlight + entryArenaMicroBatches(worst, pu.split);
   MemoryBreakdown &mem = pred.memory;
   // Parameters, gradients and moments: the worst stage's (under pp each
   // rank materialises only its own stage's state, gt-stage-globals).
   mem.parameters = plan.zero >= 3 ? p / shard : p;
-  mem.gradients = plan.zero >= 2 ? p / shard : p;
+  mem.gradients = gradientBytes(p, plan);
   mem.optimizerState =
       model.optimizerStateFactor * (plan.zero >= 1 ? p / shard : p);
+  // A stage after the first receives the bias the earlier stages made,
+  // per micro-batch in flight.
+  const double forwarded =
+      worst > 0 ? m / cp * model.units[begin].forwardedBiasBytes : 0;
   if (plan.recompute) {
     mem.activations = inFlight * m / cp * model.units[begin].inputBytes + act;
-    mem.attentionBias = bias;
+    mem.attentionBias = bias + inFlight * forwarded;
   } else {
-    mem.activations = inFlight * act;
-    mem.attentionBias = inFlight * bias;
+    mem.activations = held * act;
+    mem.attentionBias = held * (bias + forwarded);
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
   mem.attentionBias += m / cp * biasGradBytes(model, plan);
@@ -662,18 +697,20 @@ llvm::json::Value megagraph::toJSON(const Prediction &p) {
 llvm::json::Value megagraph::toJSON(const ModelProfile &model) {
   llvm::json::Array units;
   for (const UnitProfile &u : model.units)
-    units.push_back(llvm::json::Object{{"name", u.name},
-                                       {"gemm_flops", u.gemmFlops},
-                                       {"small_gemm_flops", u.smallGemmFlops},
-                                       {"attention_flops", u.attentionFlops},
-                                       {"other_bytes", u.otherBytes},
-                                       {"ops", u.numOps},
-                                       {"param_bytes", u.paramBytes},
-                                       {"activation_bytes", u.activationBytes},
-                                       {"bias_bytes", u.biasBytes},
-                                       {"input_bytes", u.inputBytes},
-                                       {"transient_bytes", u.transientBytes},
-                                       {"kv_bytes", u.kvBytes}});
+    units.push_back(
+        llvm::json::Object{{"name", u.name},
+                           {"gemm_flops", u.gemmFlops},
+                           {"small_gemm_flops", u.smallGemmFlops},
+                           {"attention_flops", u.attentionFlops},
+                           {"other_bytes", u.otherBytes},
+                           {"ops", u.numOps},
+                           {"param_bytes", u.paramBytes},
+                           {"activation_bytes", u.activationBytes},
+                           {"bias_bytes", u.biasBytes},
+                           {"forwarded_bias_bytes", u.forwardedBiasBytes},
+                           {"input_bytes", u.inputBytes},
+                           {"transient_bytes", u.transientBytes},
+                           {"kv_bytes", u.kvBytes}});
   return llvm::json::Object{
       {"name", model.name},
       {"batch", model.batch},

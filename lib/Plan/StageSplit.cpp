@@ -23,6 +23,11 @@ int64_t megagraph::inFlightMicroBatches(int64_t stage,
       1, std::min<int64_t>(options.pp - stage, options.microBatches));
 }
 
+int64_t megagraph::entryArenaMicroBatches(int64_t stage,
+                                          const StageSplitOptions &options) {
+  return !options.recompute && stage + 1 < options.pp ? 1 : 0;
+}
+
 int64_t megagraph::stageMemory(ArrayRef<UnitCost> units, int64_t begin,
                                int64_t end, int64_t stage,
                                const StageSplitOptions &options) {
@@ -32,10 +37,13 @@ int64_t megagraph::stageMemory(ArrayRef<UnitCost> units, int64_t begin,
     activations += units[u].activationBytes;
   }
   int64_t inFlight = inFlightMicroBatches(stage, options);
+  const int64_t forwarded = stage > 0 ? units[begin].forwardedBytes : 0;
   if (options.recompute)
     // The stored stage inputs plus one micro-batch's recomputed activations.
-    return persistent + inFlight * units[begin].inputBytes + activations;
-  return persistent + inFlight * activations;
+    return persistent + inFlight * (units[begin].inputBytes + forwarded) +
+           activations;
+  return persistent + (inFlight + entryArenaMicroBatches(stage, options)) *
+                          (activations + forwarded);
 }
 
 static double stageTime(ArrayRef<UnitCost> units, int64_t begin, int64_t end) {

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "megagraph/Passes/ForwardUnits.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Plan/ForwardUnits.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTInterfaces.h"

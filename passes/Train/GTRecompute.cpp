@@ -3,7 +3,7 @@
 // Part of MegaGraph. Activation checkpointing inside a step function that
 // runs the forward and the backward (gt-autodiff's @main_grad: a clone of
 // the forward @main, then the loss and the reverse sweep). The forward is
-// cut into units (megagraph/Passes/ForwardUnits.h); a unit's values that
+// cut into units (megagraph/Plan/ForwardUnits.h); a unit's values that
 // cross a cut point stay from the forward to the backward, the others that
 // the backward reads are recomputed by a clone of the unit placed before
 // their first backward use. The clone reads its inputs through
@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "megagraph/Passes/ForwardUnits.h"
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Plan/ForwardUnits.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -84,6 +84,8 @@ std::string MetricsLog::jsonLine(const StepMetrics &m) {
         .attributeArray("comm_bytes", m.commBytes);
     if (!m.stateBytes.empty())
       j.attributeArray("state_bytes", m.stateBytes);
+    if (!m.scheduleBytes.empty())
+      j.attributeArray("schedule_bytes", m.scheduleBytes);
     if (m.hasDevicePeaks)
       j.attributeArray("device_peak_bytes", m.devicePeakBytes);
     if (m.hasCompute)

@@ -35,6 +35,9 @@ struct StepMetrics {
   std::vector<size_t> commBytes; ///< per rank: sent in the step (Comm.h)
   /// per rank: the model state it holds (heldStateBytes, StateLayout.h)
   std::vector<size_t> stateBytes;
+  /// pipelined, per rank: the schedule's buffers held across steps
+  /// (Pipeline::heldBytes), part of base_bytes
+  std::vector<size_t> scheduleBytes;
   bool hasDevicePeaks = false;
   std::vector<size_t> devicePeakBytes; ///< per rank (--target cuda)
   bool hasCompute = false;             ///< pipelined: seconds per rank

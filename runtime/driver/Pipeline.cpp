@@ -253,6 +253,12 @@ bool setupPipeline(const mgrt_model_info &model, Pipeline &pipe,
     if (mgrt_tensor_alloc(&st.bwdOut[i], o.dtype, o.rank, o.shape) != MGRT_OK)
       return fail(error, "out of memory");
   }
+  pipe.heldBytes = 0;
+  for (const std::vector<mgrt_tensor> *held :
+       {&st.slots, &st.savedSlots, &st.acc, &st.bwdOut})
+    for (const mgrt_tensor &t : *held)
+      pipe.heldBytes +=
+          static_cast<size_t>(mgrt_tensor_numel(&t)) * mgrt_dtype_size(t.dtype);
   if (last && st.lossOut < 0)
     return fail(error, "the last stage's backward has no 'loss'");
   if (last &&

@@ -58,6 +58,13 @@ struct Pipeline {
   /// process CPU seconds over the same intervals (less than the wall time
   /// when more ranks than cores share the machine).
   double computeSeconds = 0, computeCpuSeconds = 0;
+  /// Bytes of the tracked buffers the schedule holds across steps
+  /// (setupPipeline): the stage-input and saved-value slots of the
+  /// micro-batches in flight, the gradient accumulators and the backward's
+  /// outputs. They are allocated before the first step, so a step's
+  /// peak_bytes - base_bytes does not see them; the step log reports them
+  /// as schedule_bytes.
+  size_t heldBytes = 0;
   const mgrt_entry_info *fwd = nullptr, *bwd = nullptr, *update = nullptr;
   /// Buffers: stashed stage inputs, gradient accumulators, entry outputs.
   std::unique_ptr<PipelineState> state;

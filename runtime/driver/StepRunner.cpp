@@ -96,6 +96,7 @@ public:
     m.hasCompute = true;
     m.computeSeconds = pipelineGatherSeconds(pipe, pipe.computeSeconds);
     m.computeCpuSeconds = pipelineGatherSeconds(pipe, pipe.computeCpuSeconds);
+    m.scheduleBytes = pipelineGather(pipe, pipe.heldBytes);
   }
 
 private:

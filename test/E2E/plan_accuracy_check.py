@@ -10,6 +10,9 @@ the data set and the step's input/output buffers):
             + the state the rank holds (the log's state_bytes:
               parameters or ZeRO-3 shards, optimizer state; under pp its
               stage's)
+            + under a pipeline schedule, its buffers held across steps
+              (the log's schedule_bytes: in-flight slots, gradient
+              accumulators)
   predicted = parameters + gradients + optimizer state + activations
             + attention bias + transient of the cost model
 Each plan's predicted peak must be within +-15 % of the measured one.
@@ -102,11 +105,16 @@ def state_bytes(mlir):
 def rank_memory(recs, mlir):
     """Per rank: the step's memory (peak_bytes - base_bytes, worst step)
     plus the state the rank holds, the log's state_bytes (under pp only its
-    stage's; the module's mutable globals for logs without it)."""
+    stage's; the module's mutable globals for logs without it), plus, for a
+    pipelined program, the buffers its schedule holds across steps, the
+    log's schedule_bytes (the in-flight micro-batches' stage inputs and
+    saved values, the gradient accumulators and the backward's outputs:
+    allocated before the first step, so inside base_bytes)."""
     ranks = len(recs[0]["peak_bytes"])
     held = recs[-1].get("state_bytes") or [state_bytes(mlir)] * ranks
+    schedule = recs[-1].get("schedule_bytes") or [0] * ranks
     return [max(r["peak_bytes"][k] - r["base_bytes"][k] for r in recs)
-            + held[k] for k in range(ranks)]
+            + held[k] + schedule[k] for k in range(ranks)]
 
 
 def spearman(a, b):

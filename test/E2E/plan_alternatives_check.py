@@ -12,8 +12,9 @@ listed as not built. For each built plan:
             cpu-here`: parameters + gradients + optimizer state +
             activations + attention bias + transient) against measured
             (max over ranks of the step's peak_bytes - base_bytes plus the
-            state the rank holds, the log's state_bytes; plan_accuracy_check.py
-            says why), within
+            state the rank holds, the log's state_bytes, plus a pipelined
+            program's schedule buffers, the log's schedule_bytes;
+            plan_accuracy_check.py says why), within
             +-TOL;
   step time the least step_time_s of the steps after the first (on the
             loaded shared machine the others include waits for a core);
@@ -149,6 +150,7 @@ def measure(compiler, work, i, plan, steps):
         "measured": max(per_rank),
         "per_rank": per_rank,
         "state": recs[-1].get("state_bytes") or state_bytes(mlir),
+        "schedule": recs[-1].get("schedule_bytes") or [],
         "t_meas": min(r["step_time_s"] for r in recs[1:]),
     })
 
@@ -195,7 +197,8 @@ def main():
         ok = ok and good
         rows.append((plan, res))
         print(f"plan {plan}: memory predicted {res['predicted']} measured "
-              f"{res['measured']} (state {res['state']}, ranks "
+              f"{res['measured']} (state {res['state']}, schedule "
+              f"{res.get('schedule', [])}, ranks "
               f"{res['per_rank']}) error {100 * err:+.1f}% "
               f"{'OK' if good else 'FAIL'}; step time predicted "
               f"{1e3 * res['t_pred']:.2f} ms measured "

@@ -47,6 +47,13 @@ struct UnitProfile {
   /// The activation entering the unit (what a pipeline stage receives and,
   /// under recomputation, stores).
   double inputBytes = 0;
+  /// Attention bias bytes the unit reads that an earlier unit produced
+  /// and kept (a Graphormer spatial bias computed once and read by every
+  /// layer). A pipeline stage that starts at this unit receives them with
+  /// its input for every micro-batch in flight (gt-pipeline-split forwards
+  /// a source op's outputs from stage to stage), on top of what its own
+  /// units keep.
+  double forwardedBiasBytes = 0;
   /// Peak scratch of one op (score blocks, ...).
   double transientBytes = 0;
   /// K and V bytes of the unit's attention (moved by cp).

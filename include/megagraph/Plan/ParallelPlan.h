@@ -49,6 +49,12 @@ struct ParallelPlan {
   int64_t chunks = 1;
 
   int64_t devices() const { return dp * pp * cp * mop * gp; }
+  /// Whether the step runs as stage entries under the driver's pipeline
+  /// schedule (gt-pipeline-split / gt-pipeline-train): stages, or
+  /// micro-batches whose gradients accumulate (the one-stage pipeline).
+  /// The training pass pipeline builds it then, and the cost model prices
+  /// what that driver holds (in-flight slots, gradient accumulators).
+  bool pipelined() const { return pp > 1 || microBatches > 1; }
   bool operator==(const ParallelPlan &other) const;
   bool operator!=(const ParallelPlan &other) const { return !(*this == other); }
 };

@@ -34,6 +34,12 @@ struct UnitCost {
   /// here stores per micro-batch under recomputation).
   int64_t inputBytes = 0;
   std::string name;
+  /// Bytes a stage that starts here (not the first stage) receives per
+  /// micro-batch beyond what activationBytes already counts: values an
+  /// earlier unit produced and kept that this or a later unit of the
+  /// stage reads (an attention bias forwarded from stage to stage). The
+  /// stage keeps them in its input slot of every micro-batch in flight.
+  int64_t forwardedBytes = 0;
 };
 
 struct StageSplitOptions {
@@ -63,7 +69,23 @@ struct StageSplit {
 /// Micro-batches stage `stage` (0-based) of `pp` keeps in flight.
 int64_t inFlightMicroBatches(int64_t stage, const StageSplitOptions &options);
 
-/// Peak bytes of stage `stage` holding units [begin, end).
+/// Micro-batches of activations stage `stage` holds in its entries' arena
+/// on top of the in-flight ones: 1 for a stage before the last without
+/// recomputation, else 0. Its forward computes the values the backward
+/// needs in its arena (gt-memory-plan) and returns them into the driver's
+/// slot, so at its end the micro-batch's values are there twice; its
+/// backward's arena (the gradients, with the slots still full) is about
+/// as large. The last stage runs forward and backward in one call: its
+/// one micro-batch in flight is the one in its arena. With recomputation
+/// the backward's recomputed activations are the stage's one micro-batch.
+int64_t entryArenaMicroBatches(int64_t stage, const StageSplitOptions &options);
+
+/// Peak bytes of stage `stage` holding units [begin, end): the units'
+/// persistent bytes, plus per micro-batch in flight (inFlightMicroBatches)
+/// their activations (with recomputation: the stage input, and one
+/// micro-batch's activations recomputed) and, after the first stage, the
+/// forwarded bytes of unit `begin`; without recomputation, per micro-batch
+/// in flight or in the entries' arena (entryArenaMicroBatches).
 int64_t stageMemory(llvm::ArrayRef<UnitCost> units, int64_t begin, int64_t end,
                     int64_t stage, const StageSplitOptions &options);
 

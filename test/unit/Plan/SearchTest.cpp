@@ -303,10 +303,11 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   EXPECT_NEAR(p4.bubbleTime, p4.stepTime * 3 / 11, 1e-9 * p4.stepTime);
   EXPECT_EQ(p4.firstUnit.size(), 4u);
   // A pipeline rank holds its own stage's parameters, gradients and
-  // moments (gt-stage-globals): the worst stage's, less than the model's.
+  // moments (gt-stage-globals): the worst stage's, less than the model's;
+  // the gradients twice (the backward's outputs and the accumulators).
   EXPECT_LT(p4.memory.parameters, P);
   EXPECT_GE(p4.memory.parameters, P / 4);
-  EXPECT_DOUBLE_EQ(p4.memory.gradients, p4.memory.parameters);
+  EXPECT_DOUBLE_EQ(p4.memory.gradients, 2 * p4.memory.parameters);
   EXPECT_DOUBLE_EQ(p4.memory.optimizerState, 2 * p4.memory.parameters);
   ParallelPlan ppz3 = pp;
   ppz3.dp = 2, ppz3.zero = 3;
@@ -319,6 +320,52 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   ParallelPlan bad;
   bad.dp = 3;
   EXPECT_FALSE(predict(m, bad, hw).valid);
+}
+
+TEST(CostModel, PipelineScheduleBuffers) {
+  ModelProfile m = syntheticTransformer(4, 256, 4, 8, 128);
+  HardwareProfile hw;
+  ASSERT_TRUE(getBuiltinProfile("h100", hw));
+  const double P = m.paramBytes();
+  // Under the driver's pipeline schedule the gradients are held twice
+  // (backward outputs and accumulators) and whole: the update
+  // reduce-scatters them itself under ZeRO.
+  ParallelPlan accumulate;
+  accumulate.microBatches = 2;
+  Prediction a = predict(m, accumulate, hw);
+  ASSERT_TRUE(a.valid);
+  EXPECT_DOUBLE_EQ(a.memory.gradients, 2 * P);
+  ParallelPlan dpz2;
+  dpz2.dp = 2, dpz2.zero = 2;
+  EXPECT_DOUBLE_EQ(predict(m, dpz2, hw).memory.gradients, P / 2);
+  ParallelPlan ppz2 = dpz2;
+  ppz2.pp = 2, ppz2.microBatches = 2;
+  Prediction pz = predict(m, ppz2, hw);
+  ASSERT_TRUE(pz.valid);
+  EXPECT_DOUBLE_EQ(pz.memory.gradients, 2 * pz.memory.parameters);
+  EXPECT_DOUBLE_EQ(pz.memory.optimizerState, pz.memory.parameters);
+  // A bias made before the first layer and read by every layer: a stage
+  // after the first receives it per micro-batch in flight. Made large,
+  // the last stage (one micro-batch in flight) is the worst.
+  ParallelPlan pp;
+  pp.pp = 2;
+  Prediction before = predict(m, pp, hw);
+  ASSERT_TRUE(before.valid);
+  for (size_t u = 1; u < m.units.size(); ++u)
+    m.units[u].forwardedBiasBytes = 40 * m.units[0].biasBytes;
+  Prediction p = predict(m, pp, hw);
+  ASSERT_TRUE(p.valid);
+  ASSERT_EQ(p.firstUnit.size(), 2u);
+  const int64_t begin = p.firstUnit[1];
+  ASSERT_GT(begin, 0);
+  double bias = 0;
+  for (size_t u = begin; u < m.units.size(); ++u)
+    bias += m.units[u].biasBytes;
+  const double seqs = m.batch; // one micro-batch of the whole batch
+  EXPECT_NEAR(p.memory.attentionBias,
+              seqs * (bias + m.units[begin].forwardedBiasBytes),
+              1e-6 * p.memory.attentionBias);
+  EXPECT_GT(p.peakBytes(), before.peakBytes());
 }
 
 TEST(PlanSearch, ConsidersOnlyPlansThatCanExist) {

@@ -63,6 +63,65 @@ TEST(StageSplit, InFlightMicroBatches) {
   EXPECT_EQ(inFlightMicroBatches(3, o), 2);
 }
 
+TEST(StageSplit, ForwardedBytesPerMicroBatchAfterTheFirstStage) {
+  // A bias made by unit 0 and read by every unit: a stage that starts
+  // later holds it in the input slot of each micro-batch in flight.
+  std::vector<UnitCost> units(4);
+  for (UnitCost &u : units) {
+    u.time = 1;
+    u.persistentBytes = 100;
+    u.activationBytes = 10;
+    u.inputBytes = 3;
+  }
+  for (size_t u = 1; u < units.size(); ++u)
+    units[u].forwardedBytes = 7;
+  StageSplitOptions o;
+  o.pp = 2;
+  o.microBatches = 4;
+  // Stage 0 (2 in flight, 1 in its entries' arena): its own units only.
+  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + 3 * 20);
+  // Stage 1 (1 in flight): plus the bias it receives.
+  EXPECT_EQ(stageMemory(units, 2, 4, 1, o), 200 + 1 * (20 + 7));
+  // Recomputation stores the stage input and the forwarded bias per
+  // micro-batch in flight, and one micro-batch's activations.
+  o.recompute = true;
+  EXPECT_EQ(stageMemory(units, 2, 4, 1, o), 200 + 1 * (3 + 7) + 20);
+  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + 2 * 3 + 20);
+  o.recompute = false;
+  o.pp = 4;
+  StageSplit even = evaluateSplit(units, {0, 1, 2, 3}, o);
+  ASSERT_TRUE(even.feasible);
+  EXPECT_EQ(even.stageMemory,
+            (std::vector<int64_t>{100 + 5 * 10, 100 + 4 * 17, 100 + 3 * 17,
+                                  100 + 1 * 17}));
+}
+
+TEST(StageSplit, EntryArenaOfStagesBeforeTheLast) {
+  // A stage before the last holds one micro-batch's values in its entries'
+  // arena on top of its slots; the last stage (forward and backward in one
+  // call) and recomputation do not.
+  std::vector<UnitCost> units(4);
+  for (UnitCost &u : units) {
+    u.time = 1;
+    u.persistentBytes = 100;
+    u.activationBytes = 10;
+    u.inputBytes = 3;
+  }
+  StageSplitOptions o;
+  o.pp = 2;
+  o.microBatches = 2;
+  EXPECT_EQ(entryArenaMicroBatches(0, o), 1);
+  EXPECT_EQ(entryArenaMicroBatches(1, o), 0);
+  EXPECT_EQ(stageMemory(units, 0, 2, 0, o), 200 + (2 + 1) * 20);
+  EXPECT_EQ(stageMemory(units, 2, 4, 1, o), 200 + 1 * 20);
+  o.recompute = true;
+  EXPECT_EQ(entryArenaMicroBatches(0, o), 0);
+  o.recompute = false;
+  o.pp = 1;
+  EXPECT_EQ(entryArenaMicroBatches(0, o), 0);
+  EXPECT_EQ(stageMemory(units, 0, 4, 0, o), 400 + 1 * 40);
+}
+
 TEST(StageSplit, HeavyEmbeddingGetsItsOwnStage) {
   // An embedding as costly as three layers, then six layers.
   std::vector<UnitCost> units(7, UnitCost{1.0, 10, 5, 5, "layer"});

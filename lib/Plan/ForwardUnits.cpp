@@ -1,10 +1,10 @@
 //===- ForwardUnits.cpp - Where a forward function can be cut -------------===//
 //
-// Part of MegaGraph. See megagraph/Passes/ForwardUnits.h.
+// Part of MegaGraph. See megagraph/Plan/ForwardUnits.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "megagraph/Passes/ForwardUnits.h"
+#include "megagraph/Plan/ForwardUnits.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 

@@ -1,8 +1,10 @@
 //===- ForwardUnits.h - Where a forward function can be cut -----*- C++ -*-===//
 //
 // Part of MegaGraph. The units of a forward function (@main, or a pipeline
-// stage), shared by gt-pipeline-split (stage boundaries) and gt-recompute
-// (activation checkpoints): the ops that depend on a function argument are
+// stage), shared by gt-pipeline-split (stage boundaries), gt-recompute
+// (activation checkpoints) and the plan search's cost model (its layer
+// units end at these cut points, so that its stage boundaries are ones
+// gt-pipeline-split can choose): the ops that depend on a function argument are
 // the compute ops, in order; the others (parameter loads, constants and
 // what is computed from them only) are free. At each position p between
 // compute ops, the crossing values are the compute values defined before p
@@ -17,8 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MEGAGRAPH_PASSES_FORWARDUNITS_H
-#define MEGAGRAPH_PASSES_FORWARDUNITS_H
+#ifndef MEGAGRAPH_PLAN_FORWARDUNITS_H
+#define MEGAGRAPH_PLAN_FORWARDUNITS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -51,4 +53,4 @@ ForwardUnits findForwardUnits(mlir::func::FuncOp fn);
 
 } // namespace megagraph
 
-#endif // MEGAGRAPH_PASSES_FORWARDUNITS_H
+#endif // MEGAGRAPH_PLAN_FORWARDUNITS_H
