@@ -41,6 +41,7 @@
 #include "megagraph/Dialect/GT/GTBufferization.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/RuntimeMoa.h"

@@ -9,6 +9,7 @@
 
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 
 #include "mlir/IR/Builders.h"
@@ -693,7 +694,7 @@ int64_t SpmmLinearOp::getFlops() {
 }
 
 //===----------------------------------------------------------------------===//
-// LinearSpmmOp
+// LinearSpmmOp (GTMoaOps.td)
 //===----------------------------------------------------------------------===//
 
 LogicalResult LinearSpmmOp::inferReturnTypes(MLIRContext *,
@@ -1170,3 +1171,6 @@ int64_t LayerOp::getTransientBytes() {
 
 #define GET_OP_CLASSES
 #include "megagraph/Dialect/GT/GTOps.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "megagraph/Dialect/GT/GTMoaOps.cpp.inc"

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Passes/Passes.h"
@@ -472,7 +473,7 @@ struct GTMixtureAcceleratorsPass
     m.transform->erase();
     if (inputDef && isa<tosa::ReshapeOp>(inputDef) && inputDef->use_empty())
       inputDef->erase();
-    ++numTransformFirst;
+    ++numFused;
     return true;
   }
 };

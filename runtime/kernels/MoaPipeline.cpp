@@ -44,7 +44,10 @@ void moaGemmRows(const float *a, int64_t aStride, int64_t aColStride,
       {D * weight->strides[0], weight->strides[0], weight->strides[1]}};
   mgrt_memref_f32_3 o3{
       out, out, r0 * outStride, {1, rows, F}, {rows * outStride, outStride, 1}};
-  matmul(&o3, &a3, &w3, backend); // nested in a pool task: runs inline
+  // One GEMM over the block's rows (run inline: nested in a pool task), as
+  // mgrt_matmul_f32 runs one over each of its own row blocks: where the
+  // blocks coincide, the rows come out bit for bit the same.
+  matmul(&o3, &a3, &w3, backend, /*wholeRows=*/true);
   for (int64_t r = r0; r < r1; ++r) {
     float *row = out + r * outStride;
     if (bias)

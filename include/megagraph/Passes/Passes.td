@@ -1139,8 +1139,6 @@ def GTMixtureAccelerators
   let statistics = [
     Statistic<"numFused", "pipelined", "aggregations pipelined with a "
               "transform">,
-    Statistic<"numTransformFirst", "pipelined-transform-first",
-              "transforms pipelined with the aggregation of their rows">,
   ];
 }
 
