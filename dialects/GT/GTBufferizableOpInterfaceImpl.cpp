@@ -26,6 +26,8 @@
 //   gt.spmm_linear       mgrt_moa_spmm_linear_f32: aggregate and result
 //                        allocated; absent scale / bias are one-element
 //                        placeholders and flag bits 0 / 1.
+//   gt.linear_spmm       mgrt_moa_linear_spmm_f32: the same operands and
+//                        flags, transformed and result allocated.
 //   gt.csr_transpose     mgrt_csr_transpose
 //   gt.sparse_attention  mgrt_sparse_attention_f32: online softmax over each
 //                        row's edges; an absent edge_bias is a 1x1
@@ -39,6 +41,7 @@
 #include "megagraph/Dialect/GT/GTBufferization.h"
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/RuntimeMoa.h"
@@ -72,6 +75,7 @@ constexpr StringLiteral kAttentionSpatialBwdKernel =
 constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
 constexpr StringLiteral kHaloSpmmKernel = MGRT_KERNEL_HALO_SPMM;
 constexpr StringLiteral kMoaSpmmLinearKernel = MGRT_KERNEL_MOA_SPMM_LINEAR;
+constexpr StringLiteral kMoaLinearSpmmKernel = MGRT_KERNEL_MOA_LINEAR_SPMM;
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
@@ -411,17 +415,19 @@ struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
 };
 
 /// gt.spmm_linear -> mgrt_moa_spmm_linear_f32(out, aggregate, row_ptr,
-/// col_idx, values, x, scale, weight, bias, chunks, flags); an absent scale
-/// (flag bit 0) or bias (bit 1) is a one-element placeholder.
-struct SpmmLinearOpInterface
-    : KernelCallModel<SpmmLinearOpInterface, gt::SpmmLinearOp> {
+/// col_idx, values, x, scale, weight, bias, chunks, flags) and gt.linear_spmm
+/// -> mgrt_moa_linear_spmm_f32(out, transformed, ...) with the same operands;
+/// an absent scale (flag bit 0) or bias (bit 1) is a one-element placeholder.
+template <typename MoaOp>
+struct MoaOpInterface : KernelCallModel<MoaOpInterface<MoaOp>, MoaOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto fused = cast<gt::SpmmLinearOp>(op);
+    auto fused = cast<MoaOp>(op);
+    constexpr bool linearFirst = std::is_same_v<MoaOp, gt::LinearSpmmOp>;
     Location loc = op->getLoc();
-    if (failed(checkSparseOp(op, "spmm_linear", fused.getRowPtr(),
-                             fused.getColIdx())))
+    if (failed(checkSparseOp(op, linearFirst ? "linear_spmm" : "spmm_linear",
+                             fused.getRowPtr(), fused.getColIdx())))
       return failure();
     FailureOr<Value> rowPtr =
         csrIndices(rewriter, loc, fused.getRowPtr(), options, state);
@@ -453,7 +459,7 @@ struct SpmmLinearOpInterface
     if (failed(scale) || failed(bias))
       return failure();
     SmallVector<Value> outs;
-    for (Value r : {fused.getResult(), fused.getAggregate()}) {
+    for (Value r : {op->getResult(1), op->getResult(0)}) { // result, first
       auto type = cast<RankedTensorType>(r.getType());
       outs.push_back(memref::AllocOp::create(
           rewriter, loc,
@@ -473,7 +479,8 @@ struct SpmmLinearOpInterface
         *bias,
         arith::ConstantIntOp::create(rewriter, loc, fused.getChunks(), 64),
         arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
-    callKernel(rewriter, op, kMoaSpmmLinearKernel, args);
+    callKernel(rewriter, op,
+               linearFirst ? kMoaLinearSpmmKernel : kMoaSpmmLinearKernel, args);
     replaceOpWithBufferizedValues(rewriter, op, {outs[1], outs[0]});
     return success();
   }
@@ -717,7 +724,8 @@ void megagraph::gt::registerBufferizableOpInterfaceExternalModels(
         AttentionOpInterface<gt::AttentionLseOp>>(*ctx);
     gt::AttentionGradOp::attachInterface<AttentionGradOpInterface>(*ctx);
     gt::SpmmOp::attachInterface<SpmmOpInterface>(*ctx);
-    gt::SpmmLinearOp::attachInterface<SpmmLinearOpInterface>(*ctx);
+    gt::SpmmLinearOp::attachInterface<MoaOpInterface<gt::SpmmLinearOp>>(*ctx);
+    gt::LinearSpmmOp::attachInterface<MoaOpInterface<gt::LinearSpmmOp>>(*ctx);
     gt::CsrTransposeOp::attachInterface<CsrTransposeOpInterface>(*ctx);
     gt::SparseAttentionOp::attachInterface<SparseAttentionOpInterface>(*ctx);
   });

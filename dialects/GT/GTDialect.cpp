@@ -7,6 +7,7 @@
 
 #include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 
@@ -19,6 +20,10 @@ void GTDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "megagraph/Dialect/GT/GTOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "megagraph/Dialect/GT/GTMoaOps.cpp.inc"
       >();
   registerAttributes();
 }

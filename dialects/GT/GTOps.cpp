@@ -9,6 +9,7 @@
 
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 
 #include "mlir/IR/Builders.h"
@@ -693,6 +694,89 @@ int64_t SpmmLinearOp::getFlops() {
 }
 
 //===----------------------------------------------------------------------===//
+// LinearSpmmOp (GTMoaOps.td)
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearSpmmOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location>,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  auto rp = cast<RankedTensorType>(adaptor.getRowPtr().getType());
+  auto x = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto w = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (rp.getRank() != 1 || x.getRank() != 2 || w.getRank() != 2)
+    return failure();
+  int64_t n = rp.getDimSize(0);
+  n = ShapedType::isDynamic(n) ? n : n - 1;
+  types.push_back(RankedTensorType::get({x.getDimSize(0), w.getDimSize(1)},
+                                        x.getElementType()));
+  types.push_back(
+      RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType()));
+  return success();
+}
+
+LogicalResult LinearSpmmOp::verify() {
+  RankedTensorType rp = tensorOf(getRowPtr()), ci = tensorOf(getColIdx()),
+                   vals = tensorOf(getValues()), x = tensorOf(getInput()),
+                   w = tensorOf(getWeight());
+  if (rp.getRank() != 1 || ci.getRank() != 1 || vals.getRank() != 1)
+    return emitOpError() << "row_ptr, col_idx and values must have rank 1 "
+                            "(CSR)";
+  if (!dimsAgree(ci.getDimSize(0), vals.getDimSize(0)))
+    return emitOpError() << "col_idx has " << ci.getDimSize(0)
+                         << " entries but values has " << vals.getDimSize(0);
+  if (x.getRank() != 2 || w.getRank() != 2)
+    return emitOpError() << "expects input [M, D] and weight [D, F] of rank 2";
+  if (!dimsAgree(x.getDimSize(1), w.getDimSize(0)))
+    return emitOpError() << "input features " << x.getDimSize(1)
+                         << " differ from weight rows " << w.getDimSize(0);
+  int64_t n = rp.getDimSize(0);
+  if (!ShapedType::isDynamic(n) && n < 1)
+    return emitOpError() << "row_ptr must have at least one entry";
+  n = ShapedType::isDynamic(n) ? n : n - 1;
+  // The chunks cut the transformed rows (the aggregation's columns).
+  const int64_t m = x.getDimSize(0);
+  if (!ShapedType::isDynamic(m) &&
+      static_cast<int64_t>(getChunks()) > std::max<int64_t>(m, 1))
+    return emitOpError() << "has " << getChunks() << " chunks but only " << m
+                         << " input rows";
+  SmallVector<std::pair<StringRef, Value>> typed = {
+      {"input", getInput()}, {"values", getValues()}, {"weight", getWeight()}};
+  if (Value s = getScale()) {
+    ArrayRef<int64_t> ss = tensorOf(s).getShape();
+    if (ss.size() != 2 || !dimsAgree(ss[0], m) || ss[1] != 1)
+      return emitOpError() << "scale must be [M, 1] = " << shapeStr({m, 1})
+                           << ", got " << shapeStr(ss);
+    typed.push_back({"scale", s});
+  }
+  if (Value b = getBias()) {
+    ArrayRef<int64_t> bs = tensorOf(b).getShape();
+    if (bs.size() != 1 || !dimsAgree(bs[0], w.getDimSize(1)))
+      return emitOpError() << "bias must be [F] = "
+                           << shapeStr({w.getDimSize(1)}) << ", got "
+                           << shapeStr(bs);
+    typed.push_back({"bias", b});
+  }
+  if (failed(verifySameElementType(*this, typed)))
+    return failure();
+  auto t = RankedTensorType::get({m, w.getDimSize(1)}, x.getElementType());
+  auto out = RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType());
+  if (getTransformed().getType() != t || getResult().getType() != out)
+    return emitOpError() << "result types must be " << t << " and " << out;
+  return success();
+}
+
+int64_t LinearSpmmOp::getFlops() {
+  RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
+  const int64_t gemm =
+      mulCosts({2, x.getDimSize(0), x.getDimSize(1), w.getDimSize(1)});
+  const int64_t spmm =
+      mulCosts({2, tensorOf(getColIdx()).getDimSize(0), w.getDimSize(1)});
+  return spmm == kUnknownCost || gemm == kUnknownCost ? kUnknownCost
+                                                      : spmm + gemm;
+}
+
+//===----------------------------------------------------------------------===//
 // CsrTransposeOp
 //===----------------------------------------------------------------------===//
 
@@ -1087,3 +1171,6 @@ int64_t LayerOp::getTransientBytes() {
 
 #define GET_OP_CLASSES
 #include "megagraph/Dialect/GT/GTOps.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "megagraph/Dialect/GT/GTMoaOps.cpp.inc"

@@ -3,14 +3,19 @@
 // Part of MegaGraph. gt-mixture-accelerators (--plan ...,moa=1,chunks=K):
 // every aggregation `gt.spmm` whose rows reach a dense transform through
 // row-local ops only becomes one `gt.spmm_linear` that the runtime pipelines
-// over K row chunks on two thread groups (runtime/kernels/MoaSpmmLinear.cpp).
-// It runs after gt-autodiff, so the backward's `dH = (A^T G) W^T` is
-// pipelined as well as GraphSAGE's forward `(A x / deg) W`. The matched
-// forms are listed in Passes.td.
+// over K row chunks on two thread groups (runtime/kernels/MoaSpmmLinear.cpp);
+// then every remaining aggregation of rows that come from a transform
+// through row-local ops becomes one `gt.linear_spmm`, whose kernel
+// (runtime/kernels/MoaLinearSpmm.cpp) aggregates each output row once the
+// chunks holding its neighbours are transformed. It runs after gt-autodiff,
+// so the backward's `dH = (A^T G) W^T` and GraphSAGE's `A^T ((G W^T) /
+// deg)` are pipelined as well as GraphSAGE's forward `(A x / deg) W` and
+// GCN's `A (X W)`. The matched forms are listed in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Passes/Passes.h"
@@ -23,6 +28,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace megagraph {
 #define GEN_PASS_DEF_GTMIXTUREACCELERATORS
@@ -179,6 +186,88 @@ bool findTransform(Value v, Match &m) {
   return false;
 }
 
+/// A transform and the aggregation of its rows (GCN's `A (X W)`).
+struct LinearFirstMatch {
+  gt::SpmmOp spmm;
+  SmallVector<Operation *> chain; // row-local ops from the transform on
+  Value scale;                    // [M, 1]
+  Operation *transform;           // gt.linear or tosa.matmul
+  Value input;                    // gt.linear: [M, D]; matmul: [1, M, D]
+  Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
+  Value bias;
+};
+
+/// Whether `v` [M, F] comes from a transform through row-local ops, each
+/// value before `v` used only by the next: reshapes between [M, F] and
+/// [1, M, F], the addition of zeros and one row scale by an [M, 1] column.
+/// Records the transform and the ops in `m`.
+bool chainStart(Value v, LinearFirstMatch &m) {
+  RankedTensorType vt = typeOf(v);
+  const int64_t rows = vt.getDimSize(0), f = vt.getDimSize(1);
+  const Value end = v;
+  for (;;) {
+    Operation *def = v.getDefiningOp();
+    RankedTensorType t = typeOf(v);
+    if (!def || !t || (v != end && !v.hasOneUse()))
+      return false;
+    if (auto linear = dyn_cast<gt::LinearOp>(def)) {
+      RankedTensorType x = typeOf(linear.getInput()),
+                       w = typeOf(linear.getWeight());
+      if (t.getRank() != 2 || !x || x.getRank() != 2 || !w ||
+          w.getRank() != 2 || !w.hasStaticShape() ||
+          x.getDimSize(1) != w.getDimSize(0))
+        return false;
+      m.transform = linear;
+      m.input = linear.getInput();
+      m.weight = linear.getWeight();
+      m.bias = linear.getBias();
+      return true;
+    }
+    if (auto mm = dyn_cast<tosa::MatMulOp>(def)) {
+      RankedTensorType a = typeOf(mm.getA()), b = typeOf(mm.getB());
+      if (t.getShape() != ArrayRef<int64_t>{1, rows, f} || !a ||
+          a.getRank() != 3 || !b || b.getRank() != 3 || b.getDimSize(0) != 1 ||
+          !b.hasStaticShape() || !isZeroConstant(mm.getAZp()) ||
+          !isZeroConstant(mm.getBZp()))
+        return false;
+      m.transform = mm;
+      m.input = mm.getA();
+      m.weight = mm.getB();
+      return true;
+    }
+    Value prev;
+    if (auto reshape = dyn_cast<tosa::ReshapeOp>(def)) {
+      RankedTensorType in = typeOf(reshape.getInput1());
+      if (!in || (in.getShape() != ArrayRef<int64_t>{rows, f} &&
+                  in.getShape() != ArrayRef<int64_t>{1, rows, f}))
+        return false;
+      prev = reshape.getInput1();
+    } else if (auto add = dyn_cast<tosa::AddOp>(def)) {
+      if (isZeroTensor(add.getInput2()) && typeOf(add.getInput1()) == t)
+        prev = add.getInput1();
+      else if (isZeroTensor(add.getInput1()) && typeOf(add.getInput2()) == t)
+        prev = add.getInput2();
+      else
+        return false;
+    } else if (auto mul = dyn_cast<tosa::MulOp>(def)) {
+      if (m.scale || t.getRank() != 2)
+        return false;
+      for (Value operand : {mul.getInput1(), mul.getInput2()})
+        if (Value s = rowScale(mul, operand, rows)) {
+          m.scale = s;
+          prev = operand;
+          break;
+        }
+      if (!prev)
+        return false;
+    } else {
+      return false;
+    }
+    m.chain.push_back(def);
+    v = prev;
+  }
+}
+
 /// `v` available before `point`: itself when it dominates `point`, else a
 /// clone (before `point`) of its pure defining op, whose operands are made
 /// available the same way; null when that is impossible.
@@ -215,7 +304,40 @@ struct GTMixtureAcceleratorsPass
                          << chunks;
       return signalPassFailure();
     }
+    // 1. Aggregations into transforms (gt.spmm_linear).
     SmallVector<Match> matches;
+    if (failed(collectAggregationFirst(module, chunks, matches)))
+      return signalPassFailure();
+    OpBuilder builder(module.getContext());
+    int64_t pipelined = 0;
+    {
+      DominanceInfo dom(module);
+      for (Match &m : matches)
+        pipelined += rewrite(m, dom, builder);
+    }
+    // 2. Transforms into the remaining aggregations (gt.linear_spmm); an
+    //    aggregation input read by two aggregations goes with the first.
+    SmallVector<LinearFirstMatch> linearFirst;
+    if (failed(collectTransformFirst(module, chunks, linearFirst)))
+      return signalPassFailure();
+    {
+      DominanceInfo dom(module);
+      llvm::SmallPtrSet<Operation *, 8> claimed;
+      for (LinearFirstMatch &m : linearFirst)
+        if (claimed.insert(m.transform).second)
+          pipelined += rewrite(m, dom, builder);
+    }
+    if (pipelined == 0) {
+      module.emitError() << "moa=1: no aggregation (gt.spmm) whose rows go "
+                            "into or come from a transform (gt.linear, "
+                            "matmul) to pipeline";
+      return signalPassFailure();
+    }
+  }
+
+  /// Each aggregation whose rows reach a transform, if none is refused.
+  LogicalResult collectAggregationFirst(ModuleOp module, int64_t chunks,
+                                        SmallVectorImpl<Match> &matches) {
     bool failed = false;
     module.walk([&](gt::SpmmOp spmm) {
       if (spmm->hasAttr(gt::kHaloAttr))
@@ -237,21 +359,40 @@ struct GTMixtureAcceleratorsPass
       }
       matches.push_back(m);
     });
-    if (failed)
-      return signalPassFailure();
-    if (matches.empty()) {
-      module.emitError() << "moa=1: no aggregation (gt.spmm) whose rows go "
-                            "into a transform (gt.linear, matmul) to "
-                            "pipeline";
-      return signalPassFailure();
-    }
-    DominanceInfo dom(module);
-    OpBuilder builder(module.getContext());
-    for (Match &m : matches)
-      rewrite(m, dom, builder);
+    return success(!failed);
   }
 
-  void rewrite(Match &m, DominanceInfo &dom, OpBuilder &builder) {
+  /// Each aggregation of rows that come from a transform, if none is
+  /// refused.
+  LogicalResult
+  collectTransformFirst(ModuleOp module, int64_t chunks,
+                        SmallVectorImpl<LinearFirstMatch> &matches) {
+    bool failed = false;
+    module.walk([&](gt::SpmmOp spmm) {
+      if (spmm->hasAttr(gt::kHaloAttr))
+        return;
+      RankedTensorType t = typeOf(spmm.getInput());
+      if (!t || t.getRank() != 2 || !t.hasStaticShape())
+        return;
+      LinearFirstMatch m{};
+      m.spmm = spmm;
+      if (!chainStart(spmm.getInput(), m))
+        return;
+      if (chunks > t.getDimSize(0)) {
+        m.transform->emitError()
+            << "moa chunks=" << chunks << " exceeds the " << t.getDimSize(0)
+            << " rows of this transform";
+        failed = true;
+        return;
+      }
+      matches.push_back(m);
+    });
+    return success(!failed);
+  }
+
+  /// Replaces the aggregation and its transform by one gt.spmm_linear;
+  /// false when left sequential.
+  bool rewrite(Match &m, DominanceInfo &dom, OpBuilder &builder) {
     const int64_t chunks = this->chunks;
     // The new op replaces `rows` where it is defined; the transform's other
     // operands must be available there.
@@ -259,7 +400,7 @@ struct GTMixtureAcceleratorsPass
     Value weight = availableAt(m.weight, point, dom, builder);
     Value bias = m.bias ? availableAt(m.bias, point, dom, builder) : Value();
     if (!weight || (m.bias && !bias))
-      return; // left sequential: the weight is computed after the rows
+      return false; // left sequential: the weight is computed after the rows
     builder.setInsertionPoint(point);
     Location loc = m.transform->getLoc();
     ImplicitLocOpBuilder ib(loc, builder);
@@ -290,6 +431,50 @@ struct GTMixtureAcceleratorsPass
       op->erase();
     m.spmm->erase();
     ++numFused;
+    return true;
+  }
+
+  /// Replaces the aggregation by one gt.linear_spmm where it is; the
+  /// transformed rows replace the aggregation's input for its other users,
+  /// which must come after it (else false: left sequential).
+  bool rewrite(LinearFirstMatch &m, DominanceInfo &dom, OpBuilder &builder) {
+    const int64_t chunks = this->chunks;
+    Value rows = m.spmm.getInput();
+    for (Operation *user : rows.getUsers())
+      if (user != m.spmm && !dom.properlyDominates(m.spmm.getOperation(), user))
+        return false; // the rows are read before the aggregation
+    builder.setInsertionPoint(m.spmm);
+    Location loc = m.transform->getLoc();
+    ImplicitLocOpBuilder ib(loc, builder);
+    auto flat = [&](Value v) -> Value { // [1, A, B] -> [A, B]
+      RankedTensorType t = typeOf(v);
+      if (t.getRank() == 2)
+        return v;
+      if (auto reshape = v.getDefiningOp<tosa::ReshapeOp>())
+        if (RankedTensorType in = typeOf(reshape.getInput1());
+            in && in.getShape() == t.getShape().drop_front())
+          return reshape.getInput1();
+      auto type =
+          RankedTensorType::get(t.getShape().drop_front(), t.getElementType());
+      return tosa::ReshapeOp::create(
+          builder, loc, type, v, tosa::getTosaConstShape(ib, type.getShape()));
+    };
+    Value input = flat(m.input), weight = flat(m.weight);
+    auto fused = gt::LinearSpmmOp::create(
+        builder, loc, m.spmm.getRowPtr(), m.spmm.getColIdx(),
+        m.spmm.getValues(), input, weight, m.scale, m.bias,
+        builder.getI64IntegerAttr(chunks));
+    m.spmm.getResult().replaceAllUsesWith(fused.getResult());
+    m.spmm->erase();
+    rows.replaceAllUsesWith(fused.getTransformed());
+    for (Operation *op : m.chain) // from the aggregation's input back
+      op->erase();
+    Operation *inputDef = m.input.getDefiningOp();
+    m.transform->erase();
+    if (inputDef && isa<tosa::ReshapeOp>(inputDef) && inputDef->use_empty())
+      inputDef->erase();
+    ++numFused;
+    return true;
   }
 };
 

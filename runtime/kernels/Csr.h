@@ -89,6 +89,13 @@ void spmmRowRange(const CsrView &graph, const float *values,
                   float *out, int64_t outStride, int64_t D, int64_t r0,
                   int64_t r1);
 
+/// The rows rows[0 .. count) of the same SpMM, each computed exactly as
+/// spmmRowRange computes it (same edges, same order), so a schedule that
+/// reorders the rows gives a bit-identical product.
+void spmmRowsOf(const CsrView &graph, const float *values, int64_t valueStride,
+                const float *x, int64_t xStride, float *out, int64_t outStride,
+                int64_t D, const int64_t *rows, int64_t count);
+
 } // namespace mgrt
 
 #endif // MEGAGRAPH_RUNTIME_KERNELS_CSR_H

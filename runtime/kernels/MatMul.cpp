@@ -92,7 +92,7 @@ const char *gemmBackendName(GemmBackend backend) {
 }
 
 void matmul(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a, mgrt_memref_f32_3 *b,
-            GemmBackend backend) {
+            GemmBackend backend, bool wholeRows) {
   MGRT_CHECK(out && a && b, kName, "null operand descriptor");
   const int64_t G = a->sizes[0], M = a->sizes[1], K = a->sizes[2];
   const int64_t N = b->sizes[2];
@@ -123,7 +123,7 @@ void matmul(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a, mgrt_memref_f32_3 *b,
   // thinner than 32 rows (GEMM efficiency).
   const int64_t threads = numThreads();
   int64_t rowBlocks = 1;
-  if (G < 2 * threads) {
+  if (G < 2 * threads && !wholeRows) {
     const int64_t want = (2 * threads + G - 1) / G;
     rowBlocks = std::max<int64_t>(1, std::min(want, M / 32));
   }

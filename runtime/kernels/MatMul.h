@@ -25,9 +25,13 @@ GemmBackend defaultGemmBackend();
 /// "blas" or "native".
 const char *gemmBackendName(GemmBackend backend);
 
-/// The matmul kernel with an explicit backend.
+/// The matmul kernel with an explicit backend. It cuts the rows into
+/// blocks (a few per pool thread, none thinner than 32 rows) and runs one
+/// GEMM per block; with `wholeRows` it runs one GEMM over all rows, for a
+/// caller that chose its own row blocks (OpenBLAS may round a row
+/// differently in differently sized calls).
 void matmul(mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *a, mgrt_memref_f32_3 *b,
-            GemmBackend backend);
+            GemmBackend backend, bool wholeRows = false);
 
 } // namespace mgrt
 

@@ -26,13 +26,12 @@
 #include "megagraph/RuntimeMoa.h"
 
 #include "kernels/Csr.h"
-#include "kernels/MatMul.h"
+#include "kernels/MoaPipeline.h"
 #include "support/Check.h"
 #include "support/ThreadPool.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -42,27 +41,6 @@ using namespace mgrt;
 namespace {
 
 constexpr const char *kName = MGRT_KERNEL_MOA_SPMM_LINEAR;
-
-/// Rows of one GEMM block: thin enough to spread a chunk over the
-/// transform group, thick enough for GEMM efficiency.
-constexpr int64_t kGemmRows = 128;
-
-/// The aggregation group's size for `threads` threads:
-/// MEGAGRAPH_MOA_SPMM_THREADS if set, else proportional to the two parts'
-/// estimated time (an SpMM multiply-add streams a row of x from memory and
-/// costs about four GEMM multiply-adds), leaving each group one thread.
-int spmmThreads(int threads, double spmmWork, double gemmWork) {
-  if (threads <= 1)
-    return threads;
-  if (const char *env = std::getenv("MEGAGRAPH_MOA_SPMM_THREADS")) {
-    const int v = std::atoi(env);
-    if (v >= 1)
-      return std::min(v, threads - 1);
-  }
-  const double s = 4.0 * spmmWork, total = s + gemmWork;
-  int t = total > 0 ? static_cast<int>(threads * s / total + 0.5) : 1;
-  return std::clamp(t, 1, threads - 1);
-}
 
 } // namespace
 
@@ -105,7 +83,7 @@ extern "C" void _mlir_ciface_mgrt_moa_spmm_linear_f32(
 
   // Chunk c has rows [c * N / K, (c + 1) * N / K) (sizes differ by at most
   // one); its SpMM blocks are sized by the degree, its GEMM blocks by
-  // kGemmRows.
+  // kMoaGemmRows.
   auto chunkBegin = [&](int64_t c) { return c * N / chunks; };
   const int64_t spmmRows = csrRowsPerTask(graph, std::max<int64_t>(D, 1));
   struct Block {
@@ -116,8 +94,8 @@ extern "C" void _mlir_ciface_mgrt_moa_spmm_linear_f32(
     const int64_t b = chunkBegin(c), e = chunkBegin(c + 1);
     for (int64_t r = b; r < e; r += spmmRows)
       spmmBlocks.push_back({c, r, std::min(e, r + spmmRows)});
-    for (int64_t r = b; r < e; r += kGemmRows)
-      gemmBlocks.push_back({c, r, std::min(e, r + kGemmRows)});
+    for (int64_t r = b; r < e; r += kMoaGemmRows)
+      gemmBlocks.push_back({c, r, std::min(e, r + kMoaGemmRows)});
   }
   std::unique_ptr<std::atomic<int64_t>[]> pending(
       new std::atomic<int64_t>[chunks]);
@@ -153,30 +131,9 @@ extern "C" void _mlir_ciface_mgrt_moa_spmm_linear_f32(
   };
   const GemmBackend backend = defaultGemmBackend();
   auto gemm = [&](const Block &b) {
-    const int64_t rows = b.r1 - b.r0;
-    mgrt_memref_f32_3 a3{aggData,
-                         aggData,
-                         b.r0 * aggStride,
-                         {1, rows, D},
-                         {rows * aggStride, aggStride, 1}};
-    mgrt_memref_f32_3 w3{
-        weight->allocated,
-        weight->aligned,
-        weight->offset,
-        {1, D, F},
-        {D * weight->strides[0], weight->strides[0], weight->strides[1]}};
-    mgrt_memref_f32_3 o3{outData,
-                         outData,
-                         b.r0 * outStride,
-                         {1, rows, F},
-                         {rows * outStride, outStride, 1}};
-    matmul(&o3, &a3, &w3, backend); // nested in a pool task: runs inline
-    if (hasBias)
-      for (int64_t r = b.r0; r < b.r1; ++r) {
-        float *row = outData + r * outStride;
-        for (int64_t f = 0; f < F; ++f)
-          row[f] += biasData[f * bias->strides[0]];
-      }
+    moaGemmRows(aggData, aggStride, 1, weight, hasBias ? biasData : nullptr,
+                bias->strides[0], nullptr, 0, outData, outStride, b.r0, b.r1,
+                backend);
   };
   // Claims and runs one GEMM block, aggregating while its chunk is not
   // ready; false when none is left.
@@ -200,7 +157,7 @@ extern "C" void _mlir_ciface_mgrt_moa_spmm_linear_f32(
 
   const int threads = numThreads();
   const int spmmGroup =
-      spmmThreads(threads, double(graph.edges) * D, double(N) * D * F);
+      moaSpmmThreads(threads, double(graph.edges) * D, double(N) * D * F);
   // One task per thread; task t < spmmGroup aggregates first, the others
   // transform first. parallelFor hands the tasks to whichever workers run.
   parallelFor(threads, [&](int64_t task, int) {

@@ -38,25 +38,40 @@ struct SpmmProblem {
   int64_t D;
 };
 
+/// Row i of the product: its edges in order, one axpy each. Every caller
+/// (a range of rows or a list) computes a row with this same arithmetic.
+MGRT_INLINE void spmmRow(const SpmmProblem *p, int64_t i) {
+  const int64_t D = p->D;
+  float *__restrict o = p->out + i * p->outStride;
+  std::fill(o, o + D, 0.f);
+  const int64_t e1 = p->graph.rowEnd(i);
+  for (int64_t e = p->graph.rowBegin(i); e < e1; ++e) {
+    const int64_t j = p->graph.col(e, i);
+    const float w = p->values[e * p->valueStride];
+    const float *__restrict xr = p->x + j * p->xStride;
+    for (int64_t d = 0; d < D; ++d)
+      o[d] += w * xr[d];
+  }
+}
+
 /// Rows [r0, r1) of the product.
 MGRT_INLINE void spmmRowsBody(const SpmmProblem *p, int64_t r0, int64_t r1) {
-  const int64_t D = p->D;
-  for (int64_t i = r0; i < r1; ++i) {
-    float *__restrict o = p->out + i * p->outStride;
-    std::fill(o, o + D, 0.f);
-    const int64_t e1 = p->graph.rowEnd(i);
-    for (int64_t e = p->graph.rowBegin(i); e < e1; ++e) {
-      const int64_t j = p->graph.col(e, i);
-      const float w = p->values[e * p->valueStride];
-      const float *__restrict xr = p->x + j * p->xStride;
-      for (int64_t d = 0; d < D; ++d)
-        o[d] += w * xr[d];
-    }
-  }
+  for (int64_t i = r0; i < r1; ++i)
+    spmmRow(p, i);
+}
+
+/// Rows rows[0 .. count) of the product.
+MGRT_INLINE void spmmRowListBody(const SpmmProblem *p, const int64_t *rows,
+                                 int64_t count) {
+  for (int64_t k = 0; k < count; ++k)
+    spmmRow(p, rows[k]);
 }
 
 MGRT_SIMD_DISPATCH(spmmRows, (const SpmmProblem *p, int64_t r0, int64_t r1),
                    (p, r0, r1))
+MGRT_SIMD_DISPATCH(spmmRowList,
+                   (const SpmmProblem *p, const int64_t *rows, int64_t count),
+                   (p, rows, count))
 
 } // namespace
 
@@ -66,6 +81,13 @@ void spmmRowRange(const CsrView &graph, const float *values,
                   int64_t r1) {
   SpmmProblem p{graph, values, valueStride, x, xStride, out, outStride, D};
   spmmRows(&p, r0, r1);
+}
+
+void spmmRowsOf(const CsrView &graph, const float *values, int64_t valueStride,
+                const float *x, int64_t xStride, float *out, int64_t outStride,
+                int64_t D, const int64_t *rows, int64_t count) {
+  SpmmProblem p{graph, values, valueStride, x, xStride, out, outStride, D};
+  spmmRowList(&p, rows, count);
 }
 
 } // namespace mgrt

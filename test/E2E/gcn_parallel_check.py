@@ -16,8 +16,9 @@ all-reduce on every rank, gp's halo exchanges summed over the ranks (the
 METIS halo of the data set), up to the few scalars the step also sums
 (loss, counts: at most 16 floats a rank). With --moa K,..., the model is
 also compiled with --plan moa=1,chunks=K (the mixture of accelerators: the
-aggregations pipelined with their transforms over K row chunks) and run on
-one process; it must link the pipelined kernel and follow the plain run.
+aggregations pipelined with their transforms over K row chunks, either
+order) and run on one process; it must link both pipelined kernels, says
+how many of each op its step has, and must follow the plain run.
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
        [--plans mop=2,gp=2] [--moa 4,7] [--data SPEC] [--steps 20] [--lr 0.1]
@@ -69,6 +70,19 @@ def compile_exe(compiler, onnx_path, shapes, lr, plan, exe,
     if plan:
         cmd += ["--plan", plan]
     subprocess.run(cmd, check=True)
+
+
+def pipelined_ops(compiler, onnx_path, shapes, lr, plan):
+    """How many gt.spmm_linear (aggregation first) and gt.linear_spmm
+    (transform first) the training step compiled with `plan` has
+    (megagraph-compile --emit=gt)."""
+    cmd = [compiler, onnx_path, "--train", "--optimizer", "sgd", "--lr",
+           str(lr), "--loss", "cross_entropy", "--emit=gt", "--plan", plan]
+    for name, dims in shapes.items():
+        cmd += ["--input-shape", name + "=" + "x".join(map(str, dims))]
+    ir = subprocess.run(cmd, check=True, capture_output=True,
+                        text=True).stdout
+    return ir.count("gt.spmm_linear "), ir.count("gt.linear_spmm ")
 
 
 def predict(compiler, onnx_path, shapes, plan, stats):
@@ -158,9 +172,15 @@ def main():
         exe = os.path.join(args.work, f"train-moa{k}")
         compile_exe(args.compiler, onnx_path, shapes, args.lr, plan, exe)
         with open(exe, "rb") as fh:
-            calls = b"mgrt_moa_spmm_linear_f32" in fh.read()
-        check(f"{plan} uses the pipelined kernel", calls,
-              "mgrt_moa_spmm_linear_f32 " + ("linked" if calls else "absent"))
+            binary = fh.read()
+        for kernel in ("mgrt_moa_spmm_linear_f32", "mgrt_moa_linear_spmm_f32"):
+            calls = kernel.encode() in binary
+            check(f"{plan} uses the pipelined kernel", calls,
+                  kernel + (" linked" if calls else " absent"))
+        agg_first, transform_first = pipelined_ops(
+            args.compiler, onnx_path, shapes, args.lr, plan)
+        check(f"{plan} pipelines", agg_first + transform_first > 0,
+              f"{agg_first} gt.spmm_linear, {transform_first} gt.linear_spmm")
         recs = train(exe, args.data, args.steps,
                      os.path.join(args.work, f"moa{k}.jsonl"))
         d = worst([r["loss"] for r in recs], ours)

@@ -57,24 +57,28 @@ func.func @gcn_backward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30x
 
 // -----
 
-// Left alone: a transform first (GCN's forward A (X W)), a transform that
-// reads the aggregation through a non-row-local op, and a partition-
-// parallel aggregation (#gt.halo). One match keeps the pass from failing.
+// Left alone: a transform that reads the aggregation through a non-row-
+// local op, and an aggregation of rows computed by a non-row-local op from
+// a transform. One match keeps the pass from failing.
 // CHECK-LABEL: func.func @left_alone
-// CHECK:         gt.linear %{{.*}} -> tensor<10x6xf32>
-// CHECK:         gt.spmm %{{.*}} -> tensor<10x6xf32>
+// CHECK:         gt.spmm %{{.*}} -> tensor<10x10xf32>
 // CHECK:         tosa.transpose
 // CHECK:         gt.linear
+// CHECK:         gt.linear %{{.*}} -> tensor<10x6xf32>
+// CHECK:         tosa.clamp
+// CHECK:         gt.spmm %{{.*}} -> tensor<10x6xf32>
 // CHECK:         gt.spmm_linear
+// CHECK-NOT:     gt.linear_spmm
 func.func @left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
                       %x: tensor<10x4xf32>, %w: tensor<4x6xf32>, %sq: tensor<10x10xf32>,
                       %w10: tensor<10x3xf32>)
     -> (tensor<10x6xf32>, tensor<10x3xf32>, tensor<10x6xf32>) {
-  %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
-  %a = gt.spmm %rp, %ci, %v, %h : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
   %sqa = gt.spmm %rp, %ci, %v, %sq : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x10xf32>) -> tensor<10x10xf32>
   %t = tosa.transpose %sqa {perms = array<i32: 1, 0>} : (tensor<10x10xf32>) -> tensor<10x10xf32>
   %y = gt.linear %t, %w10 : (tensor<10x10xf32>, tensor<10x3xf32>) -> tensor<10x3xf32>
+  %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %r = tosa.clamp %h {min_val = 0.0 : f32, max_val = 0x7F800000 : f32} : (tensor<10x6xf32>) -> tensor<10x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %r : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
   %b = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
   %z = gt.linear %b, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
   return %a, %y, %z : tensor<10x6xf32>, tensor<10x3xf32>, tensor<10x6xf32>
@@ -127,4 +131,140 @@ func.func @nonzero_base(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30x
   %c = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
   %z = gt.linear %c, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
   return %y, %z : tensor<10x6xf32>, tensor<10x6xf32>
+}
+
+// -----
+
+// GCN's forward A (X W): the transform first. The aggregation becomes one
+// gt.linear_spmm where it was; nothing of the sequential form is left.
+// CHECK-LABEL: func.func @gcn_forward
+// CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<10x4xf32>, %[[W:.*]]: tensor<4x6xf32>)
+// CHECK:         %[[T:[^,]*]], %[[Y:[^ ]*]] = gt.linear_spmm %[[RP]], %[[CI]], %[[V]], %[[X]], %[[W]] chunks = 3 : {{.*}} -> (tensor<10x6xf32>, tensor<10x6xf32>)
+// CHECK-NOT:     gt.linear %
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[Y]]
+// BUF-LABEL: func.func @gcn_forward
+// BUF:         call @mgrt_moa_linear_spmm_f32({{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64) -> ()
+func.func @gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                       %x: tensor<10x4xf32>, %w: tensor<4x6xf32>) -> tensor<10x6xf32> {
+  %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %h : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
+  return %a : tensor<10x6xf32>
+}
+
+// -----
+
+// The transform with a bias, then reshapes through [1, M, F] with zeros
+// added and a row scale before the aggregation (an N x M aggregation, N !=
+// M); the transformed rows have another reader after the aggregation,
+// which gets the first result.
+// CHECK-LABEL: func.func @transform_bias_scale
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<12x4xf32>, %[[W:[^:]*]]: tensor<4x6xf32>, %[[B:[^:]*]]: tensor<6xf32>, %[[S:[^:]*]]: tensor<12x1xf32>
+// CHECK:         %[[T:[^,]*]], %[[Y:[^ ]*]] = gt.linear_spmm %{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[W]] scale(%[[S]]) bias(%[[B]]) chunks = 3 : {{.*}} -> (tensor<12x6xf32>, tensor<10x6xf32>)
+// CHECK-NOT:     tosa.mul
+// CHECK-NOT:     tosa.add
+// CHECK:         %[[E:.*]] = tosa.exp %[[T]]
+// CHECK:         return %[[Y]], %[[E]]
+func.func @transform_bias_scale(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                                %x: tensor<12x4xf32>, %w: tensor<4x6xf32>, %b: tensor<6xf32>,
+                                %s: tensor<12x1xf32>) -> (tensor<10x6xf32>, tensor<12x6xf32>) {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %zero = "tosa.const"() <{values = dense<0.0> : tensor<1x12x6xf32>}> : () -> tensor<1x12x6xf32>
+  %s3 = tosa.const_shape {values = dense<[1, 12, 6]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s2 = tosa.const_shape {values = dense<[12, 6]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %h = gt.linear %x, %w, %b : (tensor<12x4xf32>, tensor<4x6xf32>, tensor<6xf32>) -> tensor<12x6xf32>
+  %h3 = tosa.reshape %h, %s3 : (tensor<12x6xf32>, !tosa.shape<3>) -> tensor<1x12x6xf32>
+  %sum = tosa.add %zero, %h3 : (tensor<1x12x6xf32>, tensor<1x12x6xf32>) -> tensor<1x12x6xf32>
+  %h2 = tosa.reshape %sum, %s2 : (tensor<1x12x6xf32>, !tosa.shape<2>) -> tensor<12x6xf32>
+  %m = tosa.mul %s, %h2, %shift : (tensor<12x1xf32>, tensor<12x6xf32>, tensor<1xi8>) -> tensor<12x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %m : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<12x6xf32>) -> tensor<10x6xf32>
+  %n = tosa.exp %m : (tensor<12x6xf32>) -> tensor<12x6xf32>
+  return %a, %n : tensor<10x6xf32>, tensor<12x6xf32>
+}
+
+// -----
+
+// GraphSAGE's backward A^T ((G W^T) / deg) as gt-autodiff writes it: the
+// matmul of the reshaped gradient by the [1, F, D] transposed weight, back
+// to [N, D], scaled, then aggregated. The new op reads the gradient's and
+// the weight's [N, F] and [F, D] forms.
+// CHECK-LABEL: func.func @sage_backward
+// CHECK-SAME:    %[[G:[^:]*]]: tensor<10x6xf32>, %[[WT:[^:]*]]: tensor<6x4xf32>, %[[S:[^:]*]]: tensor<10x1xf32>
+// CHECK:         %[[T:[^,]*]], %[[Y:[^ ]*]] = gt.linear_spmm %{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %[[WT]] scale(%[[S]]) chunks = 3 : {{.*}} -> (tensor<10x4xf32>, tensor<10x4xf32>)
+// CHECK-NOT:     tosa.matmul
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[Y]]
+func.func @sage_backward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                         %g: tensor<10x6xf32>, %wt: tensor<6x4xf32>, %s: tensor<10x1xf32>)
+    -> tensor<10x4xf32> {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %g3s = tosa.const_shape {values = dense<[1, 10, 6]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %w3s = tosa.const_shape {values = dense<[1, 6, 4]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %d2s = tosa.const_shape {values = dense<[10, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %g3 = tosa.reshape %g, %g3s : (tensor<10x6xf32>, !tosa.shape<3>) -> tensor<1x10x6xf32>
+  %w3 = tosa.reshape %wt, %w3s : (tensor<6x4xf32>, !tosa.shape<3>) -> tensor<1x6x4xf32>
+  %dm3 = tosa.matmul %g3, %w3, %zp, %zp : (tensor<1x10x6xf32>, tensor<1x6x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x10x4xf32>
+  %dm = tosa.reshape %dm3, %d2s : (tensor<1x10x4xf32>, !tosa.shape<2>) -> tensor<10x4xf32>
+  %ds = tosa.mul %dm, %s, %shift : (tensor<10x4xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x4xf32>
+  %dx = gt.spmm %rp, %ci, %v, %ds : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x4xf32>) -> tensor<10x4xf32>
+  return %dx : tensor<10x4xf32>
+}
+
+// -----
+
+// Both ways: A (X W1) W2. The aggregation goes with the transform after
+// it (gt.spmm_linear); the transform before it stays.
+// CHECK-LABEL: func.func @both_ways
+// CHECK:         gt.linear %{{.*}} -> tensor<10x6xf32>
+// CHECK:         gt.spmm_linear
+// CHECK-NOT:     gt.linear_spmm
+func.func @both_ways(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                     %x: tensor<10x4xf32>, %w1: tensor<4x6xf32>, %w2: tensor<6x3xf32>)
+    -> tensor<10x3xf32> {
+  %h = gt.linear %x, %w1 : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %h : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
+  %y = gt.linear %a, %w2 : (tensor<10x6xf32>, tensor<6x3xf32>) -> tensor<10x3xf32>
+  return %y : tensor<10x3xf32>
+}
+
+// -----
+
+// Transform first, left alone: a scale whose input has another reader
+// (the chain's values must feed the chain only), the transformed rows read
+// before the aggregation, and a partition-parallel aggregation (#gt.halo).
+// The last function keeps the pass from failing.
+// CHECK-LABEL: func.func @transform_first_left_alone
+// CHECK:         gt.linear
+// CHECK:         tosa.mul
+// CHECK:         gt.spmm %
+// CHECK:         gt.linear
+// CHECK:         tosa.exp
+// CHECK:         gt.spmm %
+// CHECK:         gt.linear
+// CHECK:         gt.spmm %{{.*}} {gt.halo
+// CHECK-NOT:     gt.linear_spmm
+// CHECK-LABEL: func.func @keeps_pass_going
+// CHECK:         gt.linear_spmm
+func.func @transform_first_left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                                      %x: tensor<10x4xf32>, %w: tensor<4x6xf32>, %s: tensor<10x1xf32>,
+                                      %x5: tensor<5x4xf32>)
+    -> (tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<5x6xf32>) {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %m = tosa.mul %h, %s, %shift : (tensor<10x6xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %m : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
+  %h2 = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %n = tosa.exp %h2 : (tensor<10x6xf32>) -> tensor<10x6xf32>
+  %b = gt.spmm %rp, %ci, %v, %h2 : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
+  %h3 = gt.linear %x5, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  %c = gt.spmm %rp, %ci, %v, %h3 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<5x6xf32>) -> tensor<5x6xf32>
+  return %a, %h, %b, %n, %c : tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<5x6xf32>
+}
+
+func.func @keeps_pass_going(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                            %x: tensor<10x4xf32>, %w: tensor<4x6xf32>) -> tensor<10x6xf32> {
+  %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %h : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
+  return %a : tensor<10x6xf32>
 }

@@ -1086,8 +1086,9 @@ def GTMixtureAccelerators
                 "over row chunks (MixGCN's mixture of accelerators)";
   let description = [{
     `--plan ...,moa=1,chunks=K`, after gt-autodiff (forward and backward
-    alike). Each `gt.spmm` whose rows go, through row-local ops only, into
-    a dense transform becomes one `gt.spmm_linear` with `chunks = K`: the
+    alike). First, each `gt.spmm` whose rows go, through row-local ops
+    only, into a dense transform becomes one `gt.spmm_linear` with
+    `chunks = K`: the
     runtime aggregates the rows chunk by chunk on one group of threads and
     multiplies each finished chunk by the weight on the other. Matched
     (`%a = gt.spmm ...` of `[N, D]`, no `#gt.halo`):
@@ -1103,11 +1104,31 @@ def GTMixtureAccelerators
     everywhere (the weight's gradient reads them); the transform's result
     replaces the transform. Operands of the transform defined after `%b`
     by pure ops of values that dominate it (the weight's reshape or
-    transpose) are cloned before the new op. A transform first and an
-    aggregation after it (GCN's forward `A (X W)`) is left as it is.
+    transpose) are cloned before the new op.
+
+    Then the transform first (GCN's forward `A (X W)`, GraphSAGE's
+    backward `A^T ((G W^T) / deg)`): each remaining `gt.spmm` (no
+    `#gt.halo`) whose input `[M, F]` comes from `gt.linear %x, %w[, %bias]`
+    or from `tosa.matmul` `[1, M, F]` by a `[1, D, F]` weight (zero points
+    0), through reshapes between `[M, F]` and `[1, M, F]`, additions of
+    zeros and at most one `tosa.mul` by an `[M, 1]` column, each value but
+    the last used only by the next, becomes one `gt.linear_spmm` with
+    `chunks = K` where the aggregation was:
+
+    ```mlir
+    %h = gt.linear %x, %w : (tensor<100x16xf32>, tensor<16x32xf32>) -> ...
+    %y = gt.spmm %rp, %ci, %v, %h : (...) -> tensor<100x32xf32>
+    // becomes
+    %h, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 4 : (...) -> ...
+    ```
+
+    The transformed rows (first result) replace the aggregation's input
+    for its other readers; when one of them comes before the aggregation,
+    it is left sequential. An aggregation already pipelined with the
+    transform after it is not matched again.
 
     Errors (one line each): K larger than the rows of a matched
-    aggregation, and a module where nothing matches.
+    aggregation or transform, and a module where nothing matches.
   }];
   let options = [
     Option<"chunks", "chunks", "int64_t", /*default=*/"4",

@@ -1,9 +1,10 @@
 /*===- megagraph/RuntimeMoa.h - Mixture of accelerators C ABI -------------===*
  *
- * The kernel of gt.spmm_linear (gt-mixture-accelerators, --plan
- * moa=1,chunks=K): MixGCN's aggregation and transform pipelined over row
- * chunks on two groups of the runtime's threads. Its name is shared by the
- * compiler (the call it emits) and the runtime, here.
+ * The kernels of gt.spmm_linear and gt.linear_spmm (gt-mixture-accelerators,
+ * --plan moa=1,chunks=K): MixGCN's aggregation and transform pipelined over
+ * row chunks on two groups of the runtime's threads, in either order. Their
+ * names are shared by the compiler (the calls it emits) and the runtime,
+ * here.
  *===----------------------------------------------------------------------===*/
 #ifndef MEGAGRAPH_RUNTIMEMOA_H
 #define MEGAGRAPH_RUNTIMEMOA_H
@@ -14,6 +15,7 @@
 
 /* The C symbol is _mlir_ciface_ + this. */
 #define MGRT_KERNEL_MOA_SPMM_LINEAR "mgrt_moa_spmm_linear_f32"
+#define MGRT_KERNEL_MOA_LINEAR_SPMM "mgrt_moa_linear_spmm_f32"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +39,30 @@ void _mlir_ciface_mgrt_moa_spmm_linear_f32(
     mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
     mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
     mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags);
+
+/** The transform first: transformed = scale * (x @ weight + bias) with x
+ *  [M,D], weight [D,F] (any strides), bias [F] (flags bit 1, else a
+ *  placeholder) and scale [M,1] (flags bit 0, else a placeholder), and
+ *  out = A transformed with A the CSR of mgrt_spmm_f32 (row_ptr [N+1],
+ *  col_idx < M). The M transformed rows are cut into `chunks` contiguous
+ *  chunks (1 <= chunks <= M) computed in order by one group of the pool's
+ *  threads; the N output rows are ordered by the chunk of their largest
+ *  column (a counting sort, O(E) per call; rows without edges go with
+ *  chunk 0), and the other group aggregates the rows of chunk k's group as
+ *  soon as chunks 0..k are transformed. Each output row is the SpMM
+ *  kernel's arithmetic over its edges in order, so out is bit-identical to
+ *  mgrt_spmm_f32 on `transformed` whatever the chunks and threads. A
+ *  thread whose group has no ready work takes the other group's, so the
+ *  call finishes whichever threads of the pool run. transformed and out
+ *  need innermost stride 1. MEGAGRAPH_MOA_SPMM_THREADS=T fixes the
+ *  aggregation group's size; MEGAGRAPH_MOA_STATS=1 prints, at the first
+ *  call, how many output rows wait for each chunk. */
+void _mlir_ciface_mgrt_moa_linear_spmm_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *transformed,
+    mgrt_memref_i64_1 *row_ptr, mgrt_memref_i64_1 *col_idx,
+    mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x, mgrt_memref_f32_2 *scale,
+    mgrt_memref_f32_2 *weight, mgrt_memref_f32_1 *bias, int64_t chunks,
+    int64_t flags);
 
 #ifdef __cplusplus
 } /* extern "C" */

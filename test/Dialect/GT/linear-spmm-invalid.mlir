@@ -1,0 +1,55 @@
+// RUN: megagraph-opt %s -split-input-file -verify-diagnostics
+
+// The chunks cut the transformed rows (M = 3 here, N = 5).
+func.func @too_many_chunks(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                           %x: tensor<3x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op has 4 chunks but only 3 input rows}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 4 : (tensor<6xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>) -> (tensor<3x6xf32>, tensor<5x6xf32>)
+  return
+}
+
+// -----
+
+func.func @weight_rows(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<3x2xf32>, %w: tensor<5x6xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op input features 2 differ from weight rows 5}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 : (tensor<6xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<5x6xf32>) -> (tensor<3x6xf32>, tensor<5x6xf32>)
+  return
+}
+
+// -----
+
+func.func @values_count(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<4xf32>,
+                        %x: tensor<3x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op col_idx has 5 entries but values has 4}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 : (tensor<6xi64>, tensor<5xi64>, tensor<4xf32>, tensor<3x2xf32>, tensor<2x6xf32>) -> (tensor<3x6xf32>, tensor<5x6xf32>)
+  return
+}
+
+// -----
+
+// The scale multiplies the transformed rows: [M, 1], not [N, 1].
+func.func @scale_shape(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<3x2xf32>, %w: tensor<2x6xf32>, %s: tensor<5x1xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op scale must be [M, 1] = [3, 1], got [5, 1]}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w scale(%s) chunks = 2 : (tensor<6xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>, tensor<5x1xf32>) -> (tensor<3x6xf32>, tensor<5x6xf32>)
+  return
+}
+
+// -----
+
+func.func @bias_shape(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                      %x: tensor<3x2xf32>, %w: tensor<2x6xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op bias must be [F] = [6], got [5]}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w bias(%b) chunks = 2 : (tensor<6xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>, tensor<5xf32>) -> (tensor<3x6xf32>, tensor<5x6xf32>)
+  return
+}
+
+// -----
+
+func.func @zero_chunks(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<3x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op attribute 'chunks' failed to satisfy constraint}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 0 : (tensor<6xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>) -> (tensor<3x6xf32>, tensor<5x6xf32>)
+  return
+}
