@@ -634,48 +634,72 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult SpmmLinearOp::verify() {
-  RankedTensorType rp = tensorOf(getRowPtr()), ci = tensorOf(getColIdx()),
-                   vals = tensorOf(getValues()), x = tensorOf(getInput()),
-                   w = tensorOf(getWeight());
+/// The checks gt.spmm_linear and gt.linear_spmm share: the CSR, the input
+/// [M, D] and weight [D, F], the chunk count against the `cut` rows the
+/// chunks cut (named `cutName` in the message), an optional [cut, 1] scale
+/// (`scaleShape` names it) and [F] bias, one element type. Sets `n` to the
+/// aggregation's row count N.
+static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
+                                       Value colIdx, Value values, Value input,
+                                       Value weight, Value scale, Value bias,
+                                       int64_t chunks, bool chunksCutInput,
+                                       int64_t &n) {
+  RankedTensorType rp = tensorOf(rowPtr), ci = tensorOf(colIdx),
+                   vals = tensorOf(values), x = tensorOf(input),
+                   w = tensorOf(weight);
   if (rp.getRank() != 1 || ci.getRank() != 1 || vals.getRank() != 1)
-    return emitOpError() << "row_ptr, col_idx and values must have rank 1 "
-                            "(CSR)";
+    return op->emitOpError() << "row_ptr, col_idx and values must have rank 1 "
+                                "(CSR)";
   if (!dimsAgree(ci.getDimSize(0), vals.getDimSize(0)))
-    return emitOpError() << "col_idx has " << ci.getDimSize(0)
-                         << " entries but values has " << vals.getDimSize(0);
+    return op->emitOpError()
+           << "col_idx has " << ci.getDimSize(0) << " entries but values has "
+           << vals.getDimSize(0);
   if (x.getRank() != 2 || w.getRank() != 2)
-    return emitOpError() << "expects input [M, D] and weight [D, F] of rank 2";
+    return op->emitOpError()
+           << "expects input [M, D] and weight [D, F] of rank 2";
   if (!dimsAgree(x.getDimSize(1), w.getDimSize(0)))
-    return emitOpError() << "input features " << x.getDimSize(1)
-                         << " differ from weight rows " << w.getDimSize(0);
-  int64_t n = rp.getDimSize(0);
+    return op->emitOpError() << "input features " << x.getDimSize(1)
+                             << " differ from weight rows " << w.getDimSize(0);
+  n = rp.getDimSize(0);
   if (!ShapedType::isDynamic(n) && n < 1)
-    return emitOpError() << "row_ptr must have at least one entry";
+    return op->emitOpError() << "row_ptr must have at least one entry";
   n = ShapedType::isDynamic(n) ? n : n - 1;
-  if (!ShapedType::isDynamic(n) &&
-      static_cast<int64_t>(getChunks()) > std::max<int64_t>(n, 1))
-    return emitOpError() << "has " << getChunks() << " chunks but only " << n
-                         << " rows";
+  // The chunks cut the aggregated rows (gt.spmm_linear) or the transformed
+  // rows, the aggregation's columns (gt.linear_spmm); so does the scale.
+  const int64_t cut = chunksCutInput ? x.getDimSize(0) : n;
+  const char *cutName = chunksCutInput ? " input rows" : " rows";
+  const char *scaleName =
+      chunksCutInput ? "scale must be [M, 1] = " : "scale must be [N, 1] = ";
+  if (!ShapedType::isDynamic(cut) && chunks > std::max<int64_t>(cut, 1))
+    return op->emitOpError()
+           << "has " << chunks << " chunks but only " << cut << cutName;
   SmallVector<std::pair<StringRef, Value>> typed = {
-      {"input", getInput()}, {"values", getValues()}, {"weight", getWeight()}};
-  if (Value s = getScale()) {
-    ArrayRef<int64_t> ss = tensorOf(s).getShape();
-    if (ss.size() != 2 || !dimsAgree(ss[0], n) || ss[1] != 1)
-      return emitOpError() << "scale must be [N, 1] = " << shapeStr({n, 1})
-                           << ", got " << shapeStr(ss);
-    typed.push_back({"scale", s});
+      {"input", input}, {"values", values}, {"weight", weight}};
+  if (scale) {
+    ArrayRef<int64_t> ss = tensorOf(scale).getShape();
+    if (ss.size() != 2 || !dimsAgree(ss[0], cut) || ss[1] != 1)
+      return op->emitOpError()
+             << scaleName << shapeStr({cut, 1}) << ", got " << shapeStr(ss);
+    typed.push_back({"scale", scale});
   }
-  if (Value b = getBias()) {
-    ArrayRef<int64_t> bs = tensorOf(b).getShape();
+  if (bias) {
+    ArrayRef<int64_t> bs = tensorOf(bias).getShape();
     if (bs.size() != 1 || !dimsAgree(bs[0], w.getDimSize(1)))
-      return emitOpError() << "bias must be [F] = "
-                           << shapeStr({w.getDimSize(1)}) << ", got "
-                           << shapeStr(bs);
-    typed.push_back({"bias", b});
+      return op->emitOpError()
+             << "bias must be [F] = " << shapeStr({w.getDimSize(1)}) << ", got "
+             << shapeStr(bs);
+    typed.push_back({"bias", bias});
   }
-  if (failed(verifySameElementType(*this, typed)))
+  return verifySameElementType(op, typed);
+}
+
+LogicalResult SpmmLinearOp::verify() {
+  int64_t n = 0;
+  if (failed(verifyMoaOperands(*this, getRowPtr(), getColIdx(), getValues(),
+                               getInput(), getWeight(), getScale(), getBias(),
+                               getChunks(), /*chunksCutInput=*/false, n)))
     return failure();
+  RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
   auto agg = RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType());
   auto out = RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType());
   if (getAggregate().getType() != agg || getResult().getType() != out)
@@ -716,49 +740,13 @@ LogicalResult LinearSpmmOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult LinearSpmmOp::verify() {
-  RankedTensorType rp = tensorOf(getRowPtr()), ci = tensorOf(getColIdx()),
-                   vals = tensorOf(getValues()), x = tensorOf(getInput()),
-                   w = tensorOf(getWeight());
-  if (rp.getRank() != 1 || ci.getRank() != 1 || vals.getRank() != 1)
-    return emitOpError() << "row_ptr, col_idx and values must have rank 1 "
-                            "(CSR)";
-  if (!dimsAgree(ci.getDimSize(0), vals.getDimSize(0)))
-    return emitOpError() << "col_idx has " << ci.getDimSize(0)
-                         << " entries but values has " << vals.getDimSize(0);
-  if (x.getRank() != 2 || w.getRank() != 2)
-    return emitOpError() << "expects input [M, D] and weight [D, F] of rank 2";
-  if (!dimsAgree(x.getDimSize(1), w.getDimSize(0)))
-    return emitOpError() << "input features " << x.getDimSize(1)
-                         << " differ from weight rows " << w.getDimSize(0);
-  int64_t n = rp.getDimSize(0);
-  if (!ShapedType::isDynamic(n) && n < 1)
-    return emitOpError() << "row_ptr must have at least one entry";
-  n = ShapedType::isDynamic(n) ? n : n - 1;
-  // The chunks cut the transformed rows (the aggregation's columns).
-  const int64_t m = x.getDimSize(0);
-  if (!ShapedType::isDynamic(m) &&
-      static_cast<int64_t>(getChunks()) > std::max<int64_t>(m, 1))
-    return emitOpError() << "has " << getChunks() << " chunks but only " << m
-                         << " input rows";
-  SmallVector<std::pair<StringRef, Value>> typed = {
-      {"input", getInput()}, {"values", getValues()}, {"weight", getWeight()}};
-  if (Value s = getScale()) {
-    ArrayRef<int64_t> ss = tensorOf(s).getShape();
-    if (ss.size() != 2 || !dimsAgree(ss[0], m) || ss[1] != 1)
-      return emitOpError() << "scale must be [M, 1] = " << shapeStr({m, 1})
-                           << ", got " << shapeStr(ss);
-    typed.push_back({"scale", s});
-  }
-  if (Value b = getBias()) {
-    ArrayRef<int64_t> bs = tensorOf(b).getShape();
-    if (bs.size() != 1 || !dimsAgree(bs[0], w.getDimSize(1)))
-      return emitOpError() << "bias must be [F] = "
-                           << shapeStr({w.getDimSize(1)}) << ", got "
-                           << shapeStr(bs);
-    typed.push_back({"bias", b});
-  }
-  if (failed(verifySameElementType(*this, typed)))
+  int64_t n = 0;
+  if (failed(verifyMoaOperands(*this, getRowPtr(), getColIdx(), getValues(),
+                               getInput(), getWeight(), getScale(), getBias(),
+                               getChunks(), /*chunksCutInput=*/true, n)))
     return failure();
+  RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
+  const int64_t m = x.getDimSize(0);
   auto t = RankedTensorType::get({m, w.getDimSize(1)}, x.getElementType());
   auto out = RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType());
   if (getTransformed().getType() != t || getResult().getType() != out)

@@ -237,6 +237,20 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
   }
 }
 
+/// The task's index tile: the clamped table rows of query rows
+/// [i0, i0 + mq), transposed, idx[j * 16 + r] for row i0 + r (rows past mq
+/// read row 0 of the table; their lanes are dropped).
+inline void fillIndexTile(const AttentionProblem &p, uint8_t *idx, int64_t b,
+                          int64_t i0, int64_t mq) {
+  const int32_t hi = static_cast<int32_t>(p.spatial.V - 1);
+  std::memset(idx, 0, static_cast<size_t>(p.Sk) * kLanes);
+  for (int64_t r = 0; r < mq; ++r) {
+    const int16_t *d = p.spatial.row(b, i0 + r);
+    for (int64_t j = 0; j < p.Sk; ++j)
+      idx[j * kLanes + r] = static_cast<uint8_t>(clampIndex(d[j], hi));
+  }
+}
+
 /// One task: query rows [i0, i0 + mq) of batch b, heads [h0, h1).
 template <SimdLevel L>
 MGRT_INLINE void smallHeadTaskBody(const AttentionProblem &p,
@@ -245,15 +259,7 @@ MGRT_INLINE void smallHeadTaskBody(const AttentionProblem &p,
   const int64_t mq = std::min<int64_t>(kLanes, p.Sq - i0);
   int nt = 0;
   if (p.spatial) {
-    // The clamped table rows, transposed: idx[j * 16 + r] for row i0 + r
-    // (rows past mq read row 0 of the table; their lanes are dropped).
-    const int32_t hi = static_cast<int32_t>(p.spatial.V - 1);
-    std::memset(idx, 0, static_cast<size_t>(p.Sk) * kLanes);
-    for (int64_t r = 0; r < mq; ++r) {
-      const int16_t *d = p.spatial.row(b, i0 + r);
-      for (int64_t j = 0; j < p.Sk; ++j)
-        idx[j * kLanes + r] = static_cast<uint8_t>(clampIndex(d[j], hi));
-    }
+    fillIndexTile(p, idx, b, i0, mq);
     nt = p.spatial.V <= kLanes ? 1 : 2;
   }
   for (int64_t h = h0; h < h1; ++h) {
@@ -446,13 +452,7 @@ smallHeadTaskV3(const AttentionProblem &p, const float *packed, uint8_t *idx,
   const int64_t mq = std::min<int64_t>(kLanes, p.Sq - i0);
   int nt = 0;
   if (p.spatial) {
-    const int32_t hi = static_cast<int32_t>(p.spatial.V - 1);
-    std::memset(idx, 0, static_cast<size_t>(p.Sk) * kLanes);
-    for (int64_t r = 0; r < mq; ++r) {
-      const int16_t *d = p.spatial.row(b, i0 + r);
-      for (int64_t j = 0; j < p.Sk; ++j)
-        idx[j * kLanes + r] = static_cast<uint8_t>(clampIndex(d[j], hi));
-    }
+    fillIndexTile(p, idx, b, i0, mq);
     nt = static_cast<int>((p.spatial.V + 7) / 8);
   }
   for (int64_t h = h0; h < h1; ++h)
