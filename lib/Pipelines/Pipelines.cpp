@@ -44,11 +44,15 @@ std::string bufferPipeline(const LowerPipelineOptions &options) {
 
 /// lower-cpu: loops on the host. Before it, on the host target proper (not
 /// the GPU emulation), the buffer arenas and the thread pool's loop nests
-/// (kCpuHostPasses).
+/// (kCpuHostPasses). arith-expand's bf16 patterns turn f32 <-> bf16
+/// conversions into integer code (round to nearest even): without them LLVM
+/// calls __truncsfbf2 on CPUs without AVX-512 BF16, which GCC 12's libgcc
+/// does not define, and the executable does not link.
 constexpr const char *kCpuPipeline =
     "convert-linalg-to-loops,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,"
     "finalize-memref-to-llvm{use-generic-functions=true},"
+    "arith-expand{include-bf16=true},"
     "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/ShardingInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
@@ -129,4 +130,6 @@ void megagraph::registerAllPasses() {
   mlir::registerConversionPasses();
   mlir::memref::registerMemRefPasses();
   mlir::registerGPUPasses();
+  // arith-expand: lower-cpu expands bf16 conversions with it.
+  mlir::arith::registerArithExpandOpsPass();
 }
