@@ -237,18 +237,67 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
   }
 }
 
+/// The 16 x 16 bytes r[0..15] (row i in r[i]) transposed in place: four
+/// rounds of byte interleaves of r[i] and r[i + 8]. Each round rotates the
+/// 8-bit position (row bits, then column bits) of every byte left by one,
+/// so after four the row and column bits have traded places. SSE2: every
+/// x86-64 CPU.
+MGRT_INLINE void transpose16x16Bytes(__m128i (&r)[16]) {
+#pragma GCC unroll 4
+  for (int round = 0; round < 4; ++round) {
+    __m128i t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+      t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i)
+      r[i] = t[i];
+  }
+}
+
 /// The task's index tile: the clamped table rows of query rows
 /// [i0, i0 + mq), transposed, idx[j * 16 + r] for row i0 + r (rows past mq
-/// read row 0 of the table; their lanes are dropped).
+/// read row 0 of the table; their lanes are dropped). Blocks of 16 keys
+/// are clamped 8 distances at a time (int16 max/min, then packed to bytes:
+/// 0 <= index <= 31 fits) and transposed in registers; the last Sk % 16
+/// keys one by one.
 inline void fillIndexTile(const AttentionProblem &p, uint8_t *idx, int64_t b,
                           int64_t i0, int64_t mq) {
+  static_assert(kLanes == 16, "the index tile holds 16 rows per key");
   const int32_t hi = static_cast<int32_t>(p.spatial.V - 1);
-  std::memset(idx, 0, static_cast<size_t>(p.Sk) * kLanes);
-  for (int64_t r = 0; r < mq; ++r) {
-    const int16_t *d = p.spatial.row(b, i0 + r);
-    for (int64_t j = 0; j < p.Sk; ++j)
-      idx[j * kLanes + r] = static_cast<uint8_t>(clampIndex(d[j], hi));
+  const int64_t sk = p.Sk;
+  const int16_t *rows[16];
+  for (int64_t r = 0; r < 16; ++r)
+    rows[r] = r < mq ? p.spatial.row(b, i0 + r) : nullptr;
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i top = _mm_set1_epi16(static_cast<int16_t>(hi));
+  int64_t j = 0;
+  for (; j + 16 <= sk; j += 16) {
+    __m128i t[16];
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; ++r) {
+      if (!rows[r]) {
+        t[r] = zero;
+        continue;
+      }
+      const auto *d = reinterpret_cast<const __m128i *>(rows[r] + j);
+      const __m128i first =
+          _mm_min_epi16(_mm_max_epi16(_mm_loadu_si128(d), zero), top);
+      const __m128i second =
+          _mm_min_epi16(_mm_max_epi16(_mm_loadu_si128(d + 1), zero), top);
+      t[r] = _mm_packus_epi16(first, second);
+    }
+    transpose16x16Bytes(t);
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; ++k)
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(idx + (j + k) * 16), t[k]);
   }
+  for (; j < sk; ++j)
+    for (int64_t r = 0; r < 16; ++r)
+      idx[j * 16 + r] =
+          rows[r] ? static_cast<uint8_t>(clampIndex(rows[r][j], hi)) : 0;
 }
 
 /// One task: query rows [i0, i0 + mq) of batch b, heads [h0, h1).
