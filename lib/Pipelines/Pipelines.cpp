@@ -47,12 +47,14 @@ std::string bufferPipeline(const LowerPipelineOptions &options) {
 /// (kCpuHostPasses). arith-expand's bf16 patterns turn f32 <-> bf16
 /// conversions into integer code (round to nearest even): without them LLVM
 /// calls __truncsfbf2 on CPUs without AVX-512 BF16, which GCC 12's libgcc
-/// does not define, and the executable does not link.
+/// does not define, and the executable does not link. gt-approximate-math
+/// inlines f32 erf and tanh before convert-math-to-libm, so that GELU's
+/// loops have no calls and LLVM vectorizes them.
 constexpr const char *kCpuPipeline =
     "convert-linalg-to-loops,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,"
     "finalize-memref-to-llvm{use-generic-functions=true},"
-    "arith-expand{include-bf16=true},"
+    "gt-approximate-math,arith-expand{include-bf16=true},"
     "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 

@@ -136,6 +136,27 @@ def GTDecompose : Pass<"gt-decompose", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def GTApproximateMath : Pass<"gt-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Inline polynomial erf and tanh so that GELU loops vectorize";
+  let description = [{
+    Rewrites f32 `math.erf` and `math.tanh` into upstream MLIR's polynomial
+    approximations (erf: piecewise rational minimax fit, absolute error
+    about 2.5e-7; tanh: a rational fit within a few ulp), plain `arith`
+    ops. Run in `lower-cpu` before `convert-math-to-libm`: a libm call per
+    element keeps LLVM's loop vectorizer off GELU's loops. Other element
+    types keep their libm calls.
+
+    ```mlir
+    // before
+    %y = math.erf %x : f32
+    // after: arith.mulf, arith.divf, arith.select, ... (no math.erf)
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def GTExportEntries : Pass<"gt-export-entries", "::mlir::ModuleOp"> {
   let summary = "Make @main and the stage entries the runtime's C entries";
   let description = [{
