@@ -15,6 +15,14 @@ DATE=$(date +%Y-%m-%d)
 PY=/usr/bin/python3
 export MEGAGRAPH_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 export OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
+# OpenBLAS's own CPU detection, as on a user's machine: some of our sandboxes
+# export OPENBLAS_CORETYPE=Haswell, which on an AVX-512 CPU (OpenBLAS 0.3.21
+# picks Cooperlake on a Zen 5 by itself) halves the vector width of
+# MegaGraph's BLAS matmuls. PyTorch's GEMMs (oneDNN, MKL) do not read it.
+# BLAS_CORE=keep leaves it as it is.
+if [ "${BLAS_CORE:-}" != keep ]; then
+  unset OPENBLAS_CORETYPE
+fi
 
 COMMANDS=()
 log() { echo "[bench] $*" >&2; }

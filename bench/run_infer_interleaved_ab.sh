@@ -13,6 +13,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 W=${W:?set W to the WORK folder of a run_torch2_bench.sh run (INFER=1)}
 ROUNDS=${ROUNDS:-2}
 export MEGAGRAPH_NUM_THREADS=2 OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE
+# OpenBLAS's own CPU detection, as in bench/bench_common.sh.
+[ "${BLAS_CORE:-}" = keep ] || unset OPENBLAS_CORETYPE
 for D in "$@"; do
   IN=()
   for n in x in_degree out_degree spd; do IN+=(--input "$n=$W/$D/batches/step1/$n.npy"); done
