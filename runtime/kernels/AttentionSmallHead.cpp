@@ -8,13 +8,15 @@
 // lie across the lanes of one vector, and the keys are walked one at a
 // time, so that everything a key needs stays in registers:
 //
-//   s_j    = tab[idx_j] + sum_c (scale q_c) k[j][c]   one vector per key j:
-//            the 16 queries' scores (dh multiply-adds, k[j][c] broadcast)
-//   m, l   the reference (running max, up to e^kSlack) and sum of each
+//   s_j    = log2(e) (tab[idx_j] + sum_c (scale q_c) k[j][c])
+//            one vector per key j: the 16 queries' scores in base 2 (dh
+//            multiply-adds, k[j][c] broadcast; log2(e) folded into the
+//            scaled q and the table)
+//   m, l   the reference (running max, up to 2^kSlack) and sum of each
 //            query row, lane-wise: no horizontal reduction anywhere, and
 //            the accumulators are rescaled only when a group of kGroup
 //            keys raises some row's max by more than kSlack
-//   o_c   += exp(s_j - m) v[j][c]                   dvh accumulators, one
+//   o_c   += 2^(s_j - m) v[j][c]                    dvh accumulators, one
 //            per output column
 //
 // The accumulators o (dvh vectors) stay in registers from the first key to
@@ -27,11 +29,13 @@
 // query rows per register with the accumulators in an L1 tile (the AVX2
 // body below).
 //
-// Numerics are those of the blockwise kernel: the same exponential (vexp,
-// bit for bit), P = exp(s - m) with m within kSlack of the running max
-// (P <= e^8 instead of <= 1: the quotient o / l and lse = m + log l do not
-// depend on m), out = o / l (0 where l = 0), lse -inf where l = 0; only the
-// order of the additions of a score and of the output sums differs.
+// Numerics: the blockwise kernel's up to rounding. P = 2^(s - m) with m
+// within kSlack of the running max (P <= e^8 instead of <= 1: the quotient
+// o / l and lse = m ln 2 + log l do not depend on m), out = o / l (0 where
+// l = 0), lse -inf where l = 0. The base-2 exponential (exp2Score) needs
+// no reduction by ln 2: a rounding, a subtraction, six multiply-adds and a
+// scaling, about 1.5 ulp, where vexp spends sixteen operations for about
+// 1; folding log2(e) into q and the table rounds each score once more.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,10 +61,30 @@ namespace {
 /// row max once per group.
 constexpr int kGroup = 8;
 
-/// How far (natural log) a row's scores may rise above the reference it
-/// subtracts before the accumulators are rescaled: P <= e^8 ~ 3e3, and a
-/// sum of 2^31 of them stays far below the float range.
-constexpr float kSlack = 8.f;
+/// The kernel works in base 2: q and the spatial table are scaled by
+/// log2(e) once, so a score s is log2(e) times the natural one and its
+/// weight is 2^(s - m): the exponential needs no range reduction by ln 2.
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2 = 0.693147180559945309f;
+
+/// How far (base-2 units) a row's scores may rise above the reference it
+/// subtracts before the accumulators are rescaled: P <= 2^11.5 ~ e^8 ~ 3e3,
+/// and a sum of 2^31 of them stays far below the float range.
+constexpr float kSlack = 11.5f;
+
+/// 2^r for |r| <= 1/2: a degree-6 polynomial fitted for least relative
+/// error (1.9e-9 in exact arithmetic, under 1.5 ulp evaluated in float
+/// with fused multiply-adds), constant term 1.
+constexpr float kExp2Poly[7] = {1.f,
+                                0.6931471824645996f,
+                                0.24022647738456726f,
+                                0.05550328642129898f,
+                                0.009618470445275307f,
+                                0.001339997281320393f,
+                                0.00015350867761299014f};
+
+/// Below this, 2^x is 0 (or, on AVX-512, a denormal under 2^-149).
+constexpr float kExp2Floor = -127.f;
 
 /// Whether some lane of a is greater than b's (false for NaN lanes). On
 /// AVX-512 one mask compare and a test (inline assembly for the reason
@@ -100,17 +124,32 @@ template <SimdLevel L> MGRT_INLINE VInt loadIndexTile(const uint8_t *p) {
   }
 }
 
-/// vexp(x), bit for bit: on AVX-512 the final p * 2^n is one vscalefps
-/// (exact, as the multiply by the power of two built from n's bits is)
-/// instead of a convert, an add, a shift and a multiply.
-template <SimdLevel L> MGRT_INLINE VFloat expScore(VFloat x) {
+/// 2^x for the weights (x <= kSlack; -inf gives 0): n = round(x), r = x - n
+/// (exact), 2^r by kExp2Poly, times 2^n. On AVX-512 the rounding is one
+/// vrndscaleps and the scaling one vscalefps (inline assembly for the
+/// reason fmaBroadcast gives); elsewhere the rounding adds and subtracts
+/// 1.5 * 2^23 and 2^n is built from n's bits (n = -127 gives 0).
+template <SimdLevel L> MGRT_INLINE VFloat exp2Score(VFloat x) {
+  const VFloat xc = vmax(x, splat(kExp2Floor));
+  VFloat n;
+  if constexpr (L == SimdLevel::V4)
+    asm("vrndscaleps $0, %[x], %[n]" : [n] "=v"(n) : [x] "v"(xc));
+  else
+    n = (xc + 12582912.f) - 12582912.f;
+  const VFloat r = xc - n;
+  VFloat p = splat(kExp2Poly[6]);
+#pragma GCC unroll 6
+  for (int k = 5; k >= 0; --k)
+    p = p * r + kExp2Poly[k];
   if constexpr (L == SimdLevel::V4) {
-    VFloat fn, y;
-    const VFloat p = vexpPolynomial(x, fn);
-    asm("vscalefps %[n], %[p], %[y]" : [y] "=v"(y) : [p] "v"(p), [n] "v"(fn));
-    return x < splat(-87.3f) ? splat(0.f) : y;
+    VFloat y;
+    asm("vscalefps %[n], %[p], %[y]" : [y] "=v"(y) : [p] "v"(p), [n] "v"(n));
+    return y;
   } else {
-    return vexp(x);
+    VInt bits = (__builtin_convertvector(n, VInt) + 127) << 23;
+    VFloat scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
   }
 }
 
@@ -164,8 +203,8 @@ MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
   // more than that.
   if (anyGreater<L>(mx, m + kSlack)) {
     const VFloat mNew = vmax(mx, m);
-    // 1 where the reference stays (also -inf to -inf), else e^(m - m').
-    const VFloat alpha = mx > m ? vexp(m - mNew) : splat(1.f);
+    // 1 where the reference stays (also -inf to -inf), else 2^(m - m').
+    const VFloat alpha = mx > m ? exp2Score<L>(m - mNew) : splat(1.f);
     l *= alpha;
 #pragma GCC unroll 32
     for (int c = 0; c < DV; ++c)
@@ -176,7 +215,7 @@ MGRT_INLINE void keyGroup(const float *qt, VFloat (&o)[DV], VFloat &m,
   }
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
-    s[g] = expScore<L>(s[g] - ref);
+    s[g] = exp2Score<L>(s[g] - ref);
     l += s[g];
   }
 #pragma GCC unroll 32
@@ -194,9 +233,10 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
                           int64_t mq) {
   alignas(64) float buf[(DH > DV ? DH : DV) * kLanes];
   const float *q = p.q + b * p.qStride[0] + i0 * p.qStride[1] + h * DH;
+  const float qScale = p.scale * kLog2e;
   for (int64_t r = 0; r < kLanes; ++r)
     for (int c = 0; c < DH; ++c)
-      buf[c * kLanes + r] = r < mq ? p.scale * q[r * p.qStride[1] + c] : 0.f;
+      buf[c * kLanes + r] = r < mq ? qScale * q[r * p.qStride[1] + c] : 0.f;
   alignas(64) float qt[DH * kLanes];
   std::memcpy(qt, buf, sizeof qt);
 
@@ -207,9 +247,9 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
   VFloat m = splat(kNegInf), ref = splat(0.f), l = splat(0.f);
   VFloat t0 = splat(0.f), t1 = splat(0.f);
   if constexpr (NT >= 1)
-    t0 = load(p.spatial.head(h));
+    t0 = load(p.spatial.head(h)) * kLog2e;
   if constexpr (NT == 2)
-    t1 = load(p.spatial.head(h) + kLanes);
+    t1 = load(p.spatial.head(h) + kLanes) * kLog2e;
   const float *kv = packed + (b * p.H + h) * p.Sk * (DH + DV);
   int64_t j = 0;
   // (No index tile without a spatial bias: idx stays null, never offset.)
@@ -221,7 +261,8 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
     keyGroup<1, DH, DV, NT, L>(qt, o, m, ref, l, t0, t1, kv + j * (DH + DV),
                                tileAt(j));
 
-  // out = o / l, 0 for a row without keys; lse = m + log l, or -inf.
+  // out = o / l, 0 for a row without keys; lse = m ln 2 + log l (m is in
+  // base 2), or -inf.
   const VFloat inv = l > splat(0.f) ? splat(1.f) / l : splat(0.f);
 #pragma GCC unroll 32
   for (int c = 0; c < DV; ++c)
@@ -233,7 +274,7 @@ MGRT_INLINE void headTile(const AttentionProblem &p, const float *packed,
   if (p.lse) {
     float *lse = p.lse + (b * p.H + h) * p.Sq + i0;
     for (int64_t r = 0; r < mq; ++r)
-      lse[r] = l[r] > 0.f ? m[r] + std::log(l[r]) : kNegInf;
+      lse[r] = l[r] > 0.f ? m[r] * kLn2 + std::log(l[r]) : kNegInf;
   }
 }
 
@@ -346,35 +387,26 @@ smallHeadTaskV4(const AttentionProblem &p, const float *packed, uint8_t *idx,
 // multiply-adds per column between a load and a store), and a 16-row tile
 // of the task is two 8-row halves. Per lane the arithmetic is the 16-lane
 // body's: the same scores, the same reference and rescale rule, the same
-// exponential's steps (vexp's, with its multiply-adds fused as the V3 build
-// of the 16-lane body fuses them), the same order of the sums.
+// base-2 exponential's steps (exp2Score's portable form), the same order
+// of the sums.
 // ---------------------------------------------------------------------------
 
 #define MGRT_V3_INLINE                                                         \
   inline __attribute__((always_inline, target("arch=x86-64-v3")))
 
-/// vexp on 8 lanes.
-MGRT_V3_INLINE __m256 exp8(__m256 x) {
-  const __m256 lo = _mm256_set1_ps(-87.3f);
-  const __m256 xc = _mm256_max_ps(lo, x); // x < lo ? lo : x (NaN stays)
-  const __m256 t = _mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 magic = _mm256_set1_ps(12582912.f);
-  const __m256 fn = _mm256_sub_ps(_mm256_add_ps(t, magic), magic);
-  __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 q = _mm256_set1_ps(1.9875691500E-4f);
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.3981999507E-3f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073E-3f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894E-2f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459E-1f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201E-1f));
-  q = _mm256_add_ps(_mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r),
-                    _mm256_set1_ps(1.f));
-  const __m256i n = _mm256_cvtps_epi32(fn);
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23);
-  const __m256 y = _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
-  return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);
+/// exp2Score on 8 lanes.
+MGRT_V3_INLINE __m256 exp2_8(__m256 x) {
+  const __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(kExp2Floor));
+  const __m256 n =
+      _mm256_round_ps(xc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_sub_ps(xc, n);
+  __m256 p = _mm256_set1_ps(kExp2Poly[6]);
+#pragma GCC unroll 6
+  for (int k = 5; k >= 0; --k)
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExp2Poly[k]));
+  const __m256i bits = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
 }
 
 /// The table entries of 8 clamped indices (bytes at p): a permute of each
@@ -420,8 +452,8 @@ MGRT_V3_INLINE void keyGroup8(const float *qt, float *o, __m256 &m, __m256 &ref,
   if (_mm256_movemask_ps(_mm256_cmp_ps(mx, limit, _CMP_GT_OQ))) {
     const __m256 mNew = _mm256_max_ps(mx, m);
     const __m256 raise = _mm256_cmp_ps(mx, m, _CMP_GT_OQ);
-    const __m256 alpha = _mm256_blendv_ps(_mm256_set1_ps(1.f),
-                                          exp8(_mm256_sub_ps(m, mNew)), raise);
+    const __m256 alpha = _mm256_blendv_ps(
+        _mm256_set1_ps(1.f), exp2_8(_mm256_sub_ps(m, mNew)), raise);
     l = _mm256_mul_ps(l, alpha);
 #pragma GCC unroll 32
     for (int c = 0; c < DV; ++c)
@@ -433,7 +465,7 @@ MGRT_V3_INLINE void keyGroup8(const float *qt, float *o, __m256 &m, __m256 &ref,
   }
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
-    s[g] = exp8(_mm256_sub_ps(s[g], ref));
+    s[g] = exp2_8(_mm256_sub_ps(s[g], ref));
     l = _mm256_add_ps(l, s[g]);
   }
 #pragma GCC unroll 32
@@ -455,16 +487,18 @@ MGRT_V3_INLINE void headTile8(const AttentionProblem &p, const float *packed,
                               int64_t i0, int64_t mq) {
   alignas(32) float qt[DH * 8];
   const float *q = p.q + b * p.qStride[0] + i0 * p.qStride[1] + h * DH;
+  const float qScale = p.scale * kLog2e;
   for (int64_t r = 0; r < 8; ++r)
     for (int c = 0; c < DH; ++c)
-      qt[c * 8 + r] = r < mq ? p.scale * q[r * p.qStride[1] + c] : 0.f;
+      qt[c * 8 + r] = r < mq ? qScale * q[r * p.qStride[1] + c] : 0.f;
   alignas(32) float o[DV * 8] = {};
   __m256 m = _mm256_set1_ps(kNegInf), ref = _mm256_setzero_ps(),
          l = _mm256_setzero_ps();
   __m256 tab[4] = {};
 #pragma GCC unroll 4
   for (int k = 0; k < NT; ++k)
-    tab[k] = _mm256_loadu_ps(p.spatial.head(h) + 8 * k);
+    tab[k] = _mm256_mul_ps(_mm256_loadu_ps(p.spatial.head(h) + 8 * k),
+                           _mm256_set1_ps(kLog2e));
   const float *kv = packed + (b * p.H + h) * p.Sk * (DH + DV);
   auto tileAt = [idx](int64_t j) { return NT ? idx + j * kLanes : idx; };
   int64_t j = 0;
@@ -489,7 +523,7 @@ MGRT_V3_INLINE void headTile8(const AttentionProblem &p, const float *packed,
   if (p.lse) {
     float *lse = p.lse + (b * p.H + h) * p.Sq + i0;
     for (int64_t r = 0; r < mq; ++r)
-      lse[r] = lv[r] > 0.f ? mv[r] + std::log(lv[r]) : kNegInf;
+      lse[r] = lv[r] > 0.f ? mv[r] * kLn2 + std::log(lv[r]) : kNegInf;
   }
 }
 
