@@ -3,9 +3,9 @@
 // mgrt_spd_block (contract in RuntimeData.h): maps the sequence's node ids
 // to positions (a dense table when the graph is not much larger than the
 // sequence, else a sorted index searched per edge), builds the CSR of the
-// induced subgraph over positions, then runs one truncated BFS per owned
-// row, writing distances straight into the output row (which doubles as the
-// visited set: a position still at max_distance is unvisited).
+// induced subgraph over positions, then runs the owned rows' truncated
+// BFS 64 at a time, bit-parallel (a 64-bit word per position), writing
+// each distance into its output row as the search reaches it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -155,29 +156,57 @@ int mgrt_spd_block(const mgrt_graph *g, const int64_t *nodes, int64_t num_nodes,
     });
   });
 
-  // One BFS per owned row; a queue of S positions per worker.
-  std::vector<std::vector<int64_t>> queues(static_cast<size_t>(numThreads()));
-  parallelFor(rows, [&](int64_t r, int worker) {
-    std::vector<int64_t> &queue = queues[worker];
-    if (queue.size() < static_cast<size_t>(S))
-      queue.resize(static_cast<size_t>(S));
-    int64_t *dist = out + r * S;
-    std::fill(dist, dist + S, max_distance);
-    const int64_t src = row_begin + r;
-    dist[src] = 0;
-    queue[0] = src;
-    for (int64_t head = 0, tail = 1; head < tail; ++head) {
-      const int64_t u = queue[head];
-      const int64_t next = dist[u] + 1;
-      if (next >= max_distance) // BFS order: every later node is as far
-        break;
-      for (int64_t k = lptr[u]; k < lptr[u + 1]; ++k) {
-        const int64_t v = ladj[k];
-        if (dist[v] == max_distance) {
-          dist[v] = next;
-          queue[tail++] = v;
-        }
+  // The owned rows' BFS, 64 sources at a time, bit-parallel: bit i of a
+  // word per position says whether source row0 + i has reached it, so one
+  // pass over the edges advances 64 searches by a level. A level costs
+  // O(S + edges) word operations for the 64, where 64 queue-based searches
+  // cost 64 times the edges they reach; the searches stop after level
+  // max_distance - 1 (farther positions keep max_distance) or when no
+  // search gains a position.
+  const int64_t blocks = (rows + 63) / 64;
+  struct Words {
+    std::vector<uint64_t> frontier, next, visited;
+  };
+  std::vector<Words> scratch(static_cast<size_t>(numThreads()));
+  parallelFor(blocks, [&](int64_t blk, int worker) {
+    Words &w = scratch[worker];
+    w.frontier.assign(static_cast<size_t>(S), 0);
+    w.next.assign(static_cast<size_t>(S), 0);
+    w.visited.assign(static_cast<size_t>(S), 0);
+    const int64_t r0 = blk * 64;
+    const int64_t count = std::min<int64_t>(64, rows - r0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t *dist = out + (r0 + i) * S;
+      std::fill(dist, dist + S, max_distance);
+      const int64_t src = row_begin + r0 + i;
+      dist[src] = 0;
+      w.frontier[src] |= uint64_t(1) << i;
+    }
+    for (int64_t p = 0; p < S; ++p)
+      w.visited[p] = w.frontier[p];
+    for (int64_t level = 1; level < max_distance; ++level) {
+      // Push: every position on a frontier hands its searches on.
+      for (int64_t u = 0; u < S; ++u) {
+        const uint64_t f = w.frontier[u];
+        if (!f)
+          continue;
+        for (int64_t k = lptr[u]; k < lptr[u + 1]; ++k)
+          w.next[ladj[k]] |= f;
       }
+      bool gained = false;
+      for (int64_t v = 0; v < S; ++v) {
+        uint64_t fresh = w.next[v] & ~w.visited[v];
+        w.next[v] = 0;
+        w.frontier[v] = fresh;
+        if (!fresh)
+          continue;
+        gained = true;
+        w.visited[v] |= fresh;
+        for (; fresh; fresh &= fresh - 1)
+          out[(r0 + __builtin_ctzll(fresh)) * S + v] = level;
+      }
+      if (!gained)
+        break;
     }
   });
   return MGRT_OK;

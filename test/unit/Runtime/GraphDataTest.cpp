@@ -641,6 +641,34 @@ TEST(SpdTest, MatchesFloydWarshall) {
   }
 }
 
+// More than 64 rows: the searches run 64 sources at a time, so blocks of
+// rows that straddle 64-row boundaries and end mid-word are checked too.
+TEST(SpdTest, MatchesFloydWarshallBeyondOneWordOfSources) {
+  for (bool undirected : {true, false}) {
+    SCOPED_TRACE(testing::Message() << "undirected " << undirected);
+    const int64_t n = 180;
+    VecGraph r = randomGraph(n, undirected ? 0.012 : 0.015, undirected, 7);
+    std::vector<int64_t> nodes(n);
+    for (int64_t i = 0; i < n; ++i)
+      nodes[i] = i;
+    std::mt19937 gen(11);
+    std::shuffle(nodes.begin(), nodes.end(), gen);
+    nodes.resize(150);
+    const int64_t S = 150;
+    for (int64_t maxd : {2, 5, 1000}) {
+      SCOPED_TRACE(testing::Message() << "max_distance " << maxd);
+      const std::vector<int64_t> ref = floydWarshall(r.g, nodes, maxd);
+      ASSERT_EQ(spd(r.g, nodes, 0, S, maxd), ref);
+      for (auto [b, e] : std::vector<std::pair<int64_t, int64_t>>{
+               {0, 64}, {0, 65}, {63, 130}, {70, 150}, {149, 150}}) {
+        const std::vector<int64_t> block = spd(r.g, nodes, b, e, maxd);
+        EXPECT_TRUE(std::equal(block.begin(), block.end(), ref.begin() + b * S))
+            << "rows [" << b << ", " << e << ")";
+      }
+    }
+  }
+}
+
 TEST(SpdTest, TruncationUnreachableAndInducedPaths) {
   // Path 0-1-2-3-4 (undirected), isolated 5, and 6 adjacent to 0 and 4.
   std::vector<std::pair<int64_t, int64_t>> e;
