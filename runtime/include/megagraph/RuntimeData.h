@@ -167,9 +167,10 @@ int mgrt_graph_degrees(const mgrt_graph *g, mgrt_tensor *in_degree,
  *  ignored), d(x, x) = 0, and an unreachable node gets max_distance.
  *  max_distance >= 0 (0 makes everything 0). `out` is
  *  [(row_end - row_begin), S] int64, row-major, written entirely.
- *  0 <= row_begin <= row_end <= S. One BFS per row, rows spread over the
- *  pool; working memory is the induced subgraph plus one queue of S
- *  entries per thread, never S x S. Any row block gives the same rows as the
+ *  0 <= row_begin <= row_end <= S. The rows' BFS run 64 at a time,
+ *  bit-parallel, blocks of 64 rows spread over the pool; working memory is
+ *  the induced subgraph plus three words of 64 bits per position and
+ *  thread, never S x S. Any row block gives the same rows as the
  *  full matrix. Duplicate or out-of-range ids are MGRT_ERR_ARGUMENT. */
 int mgrt_spd_block(const mgrt_graph *g, const int64_t *nodes, int64_t num_nodes,
                    int64_t row_begin, int64_t row_end, int64_t max_distance,
