@@ -2,13 +2,14 @@
 //
 // Three implementations of the same contract (MicroGemm.h): AVX-512 (6 rows
 // x 64 columns = 24 zmm accumulators), AVX2 + FMA (6 x 16 = 12 ymm) and a
-// portable one, picked at first use with __builtin_cpu_supports. Intrinsics
+// portable one, picked at first use by simdLevel (VectorMath.h). Intrinsics
 // inside target-attributed functions: the library is built for plain
 // x86-64 and still runs the wide code where the CPU has it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kernels/MicroGemm.h"
+#include "kernels/VectorMath.h"
 
 #include <immintrin.h>
 
@@ -159,13 +160,13 @@ struct Candidate {
 };
 
 std::vector<Candidate> candidates() {
-  __builtin_cpu_init();
-  const bool fma = __builtin_cpu_supports("fma");
+  // simdLevel: the CPU's level, or a lower one MEGAGRAPH_SIMD asks for.
+  const SimdLevel level = simdLevel();
   return {
       {{dispatch<gemmAvx512<false>, gemmAvx512<true>>, "avx512"},
-       fma && __builtin_cpu_supports("avx512f")},
+       level == SimdLevel::V4},
       {{dispatch<gemmAvx2<false>, gemmAvx2<true>>, "avx2"},
-       fma && __builtin_cpu_supports("avx2")},
+       level >= SimdLevel::V3},
       {{dispatch<gemmGeneric<false>, gemmGeneric<true>>, "generic"}, true},
   };
 }

@@ -15,7 +15,9 @@
 //                     to 24 table rows one accumulator register per row of
 //                     the table, and per 16 scores one compare and one
 //                     masked add per row of the table, no scatter (whose
-//                     repeated indices would serialize on memory).
+//                     repeated indices would serialize on memory); on AVX2
+//                     8 scores and 12 table rows at a time instead
+//                     (SpatialHistogramAvx2.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,11 +118,20 @@ MGRT_INLINE void histogramBins(const float *ds, int64_t ldS, const int16_t *d,
       hist[v] += reduceSum(acc[v]);
 }
 
+/// spatialHistogram on AVX2 (SpatialHistogramAvx2.cpp): 8 scores per ymm
+/// register and at most 12 table rows' accumulators at a time, where the
+/// 16-lane accumulators would spill on AVX2's 16 registers.
+void spatialHistogramAvx2(const float *ds, int64_t ldS, const int16_t *d,
+                          int64_t ldD, int64_t rows, int64_t n, int64_t V,
+                          float *hist);
+
 /// hist[v] += sum of ds[r * ldS + c] over r < rows, c < n with
 /// clamp(d[r * ldD + c], 0, V - 1) = v (hist: V floats).
 MGRT_INLINE void spatialHistogram(const float *ds, int64_t ldS,
                                   const int16_t *d, int64_t ldD, int64_t rows,
                                   int64_t n, int64_t V, float *hist) {
+  if (simdLevel() == SimdLevel::V3)
+    return spatialHistogramAvx2(ds, ldS, d, ldD, rows, n, V, hist);
   const int32_t hi = static_cast<int32_t>(V - 1);
   switch (V) { // one register per table row, as many as the table has
     // clang-format off
