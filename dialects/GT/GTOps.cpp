@@ -627,6 +627,10 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t n = rp.getDimSize(0);
   n = ShapedType::isDynamic(n) ? n : n - 1;
+  // Partition parallelism: this rank's block of the rows.
+  if (DictionaryAttr attrs = adaptor.getAttributes())
+    if (auto halo = attrs.getAs<HaloAttr>(kHaloAttr))
+      n = halo.getNodes() / halo.getParts();
   types.push_back(
       RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType()));
   types.push_back(
@@ -637,8 +641,9 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
 /// The checks gt.spmm_linear and gt.linear_spmm share: the CSR, the input
 /// [M, D] and weight [D, F], the chunk count against the `cut` rows the
 /// chunks cut (named `cutName` in the message), an optional [cut, 1] scale
-/// (`scaleShape` names it) and [F] bias, one element type. Sets `n` to the
-/// aggregation's row count N.
+/// (`scaleShape` names it) and [F] bias, one element type; with #gt.halo,
+/// the graph's N CSR rows and an input of this rank's N / P. Sets `n` to
+/// the aggregated rows: N, or N / P with #gt.halo.
 static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
                                        Value colIdx, Value values, Value input,
                                        Value weight, Value scale, Value bias,
@@ -664,6 +669,21 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
   if (!ShapedType::isDynamic(n) && n < 1)
     return op->emitOpError() << "row_ptr must have at least one entry";
   n = ShapedType::isDynamic(n) ? n : n - 1;
+  // Partition parallelism (gt-partition-parallel's #gt.halo, as on
+  // gt.spmm): the whole graph's CSR, this rank's block of the input rows
+  // and of the aggregated rows.
+  if (auto halo = op->getAttrOfType<HaloAttr>(kHaloAttr)) {
+    const int64_t block = halo.getNodes() / halo.getParts();
+    if (!ShapedType::isDynamic(n) && n != halo.getNodes())
+      return op->emitOpError() << "has " << n << " CSR rows but #gt.halo "
+                               << "splits " << halo.getNodes() << " nodes";
+    if (!dimsAgree(x.getDimSize(0), block))
+      return op->emitOpError()
+             << "input has " << x.getDimSize(0)
+             << " rows but #gt.halo gives each of its " << halo.getParts()
+             << " parts " << block;
+    n = block;
+  }
   // The chunks cut the aggregated rows (gt.spmm_linear) or the transformed
   // rows, the aggregation's columns (gt.linear_spmm); so does the scale.
   const int64_t cut = chunksCutInput ? x.getDimSize(0) : n;
@@ -732,6 +752,10 @@ LogicalResult LinearSpmmOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t n = rp.getDimSize(0);
   n = ShapedType::isDynamic(n) ? n : n - 1;
+  // Partition parallelism: this rank's block of the rows.
+  if (DictionaryAttr attrs = adaptor.getAttributes())
+    if (auto halo = attrs.getAs<HaloAttr>(kHaloAttr))
+      n = halo.getNodes() / halo.getParts();
   types.push_back(RankedTensorType::get({x.getDimSize(0), w.getDimSize(1)},
                                         x.getElementType()));
   types.push_back(

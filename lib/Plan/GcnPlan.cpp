@@ -233,7 +233,9 @@ GcnPrediction megagraph::predictGcn(const GcnProfile &model,
   }
   double compute = spmm + gemm;
   // The accelerator pipeline: SpMM and GEMM on separate units, overlapped
-  // but for the first and last chunk; a fixed cost per chunk.
+  // but for the first and last chunk; a fixed cost per chunk. Under gp each
+  // rank pipelines its block; its halo exchange stays outside the pipeline
+  // (communication time above, not overlapped).
   if (plan.moa) {
     const double k = static_cast<double>(plan.chunks);
     compute = std::max(spmm, gemm) + std::min(spmm, gemm) / k +
@@ -254,7 +256,7 @@ GcnChoice megagraph::chooseGcnPlan(const GcnProfile &model,
   std::vector<ParallelPlan> plans;
   auto add = [&](ParallelPlan p) {
     plans.push_back(p); // without the pipeline too: it may not pay off
-    if (!moa)
+    if (!moa || p.mop > 1) // moa=1 is built on one process and with gp
       return;
     p.moa = true;
     for (int64_t k : {2, 4, 8, 16, 32}) {

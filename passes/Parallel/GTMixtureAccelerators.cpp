@@ -10,7 +10,10 @@
 // chunks holding its neighbours are transformed. It runs after gt-autodiff,
 // so the backward's `dH = (A^T G) W^T` and GraphSAGE's `A^T ((G W^T) /
 // deg)` are pipelined as well as GraphSAGE's forward `(A x / deg) W` and
-// GCN's `A (X W)`. The matched forms are listed in Passes.td.
+// GCN's `A (X W)`. The matched forms are listed in Passes.td. Under
+// partition parallelism (gt-partition-parallel before it) the aggregations
+// are this rank's row block with a halo exchange (#gt.halo): the fused op
+// keeps the attribute and its kernel exchanges the same rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -291,6 +294,13 @@ Value availableAt(Value v, Operation *point, DominanceInfo &dom,
   return builder.clone(*def, map)->getResult(0);
 }
 
+/// Partition parallelism: the fused op aggregates this rank's row block
+/// with the halo exchange of the aggregation it replaces.
+void copyHalo(gt::SpmmOp spmm, Operation *fused) {
+  if (Attribute halo = spmm->getAttr(gt::kHaloAttr))
+    fused->setAttr(gt::kHaloAttr, halo);
+}
+
 struct GTMixtureAcceleratorsPass
     : megagraph::impl::GTMixtureAcceleratorsBase<GTMixtureAcceleratorsPass> {
   using GTMixtureAcceleratorsBase::GTMixtureAcceleratorsBase;
@@ -340,8 +350,6 @@ struct GTMixtureAcceleratorsPass
                                         SmallVectorImpl<Match> &matches) {
     bool failed = false;
     module.walk([&](gt::SpmmOp spmm) {
-      if (spmm->hasAttr(gt::kHaloAttr))
-        return;
       RankedTensorType t = typeOf(spmm.getResult());
       if (!t || t.getRank() != 2 || !t.hasStaticShape())
         return;
@@ -369,8 +377,6 @@ struct GTMixtureAcceleratorsPass
                         SmallVectorImpl<LinearFirstMatch> &matches) {
     bool failed = false;
     module.walk([&](gt::SpmmOp spmm) {
-      if (spmm->hasAttr(gt::kHaloAttr))
-        return;
       RankedTensorType t = typeOf(spmm.getInput());
       if (!t || t.getRank() != 2 || !t.hasStaticShape())
         return;
@@ -412,10 +418,16 @@ struct GTMixtureAcceleratorsPass
           tosa::ReshapeOp::create(builder, loc, flat, weight,
                                   tosa::getTosaConstShape(ib, flat.getShape()));
     }
+    // The result types follow the rows (this rank's block under #gt.halo).
+    RankedTensorType rowsType = typeOf(m.rows);
+    auto outType = RankedTensorType::get(
+        {rowsType.getDimSize(0), typeOf(weight).getDimSize(1)},
+        rowsType.getElementType());
     auto fused = gt::SpmmLinearOp::create(
-        builder, loc, m.spmm.getRowPtr(), m.spmm.getColIdx(),
+        builder, loc, rowsType, outType, m.spmm.getRowPtr(), m.spmm.getColIdx(),
         m.spmm.getValues(), m.spmm.getInput(), weight, m.scale, bias,
         builder.getI64IntegerAttr(chunks));
+    copyHalo(m.spmm, fused);
     Value out = fused.getResult();
     if (m.reshape) { // back to the matmul's [1, N, F]
       auto t = cast<RankedTensorType>(m.transform->getResult(0).getType());
@@ -461,9 +473,10 @@ struct GTMixtureAcceleratorsPass
     };
     Value input = flat(m.input), weight = flat(m.weight);
     auto fused = gt::LinearSpmmOp::create(
-        builder, loc, m.spmm.getRowPtr(), m.spmm.getColIdx(),
-        m.spmm.getValues(), input, weight, m.scale, m.bias,
-        builder.getI64IntegerAttr(chunks));
+        builder, loc, typeOf(rows), typeOf(m.spmm.getResult()),
+        m.spmm.getRowPtr(), m.spmm.getColIdx(), m.spmm.getValues(), input,
+        weight, m.scale, m.bias, builder.getI64IntegerAttr(chunks));
+    copyHalo(m.spmm, fused);
     m.spmm.getResult().replaceAllUsesWith(fused.getResult());
     m.spmm->erase();
     rows.replaceAllUsesWith(fused.getTransformed());

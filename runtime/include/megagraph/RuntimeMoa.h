@@ -16,6 +16,9 @@
 /* The C symbol is _mlir_ciface_ + this. */
 #define MGRT_KERNEL_MOA_SPMM_LINEAR "mgrt_moa_spmm_linear_f32"
 #define MGRT_KERNEL_MOA_LINEAR_SPMM "mgrt_moa_linear_spmm_f32"
+/* The same under partition parallelism (#gt.halo, runtime/gp/HaloMoa.cpp). */
+#define MGRT_KERNEL_HALO_MOA_SPMM_LINEAR "mgrt_halo_moa_spmm_linear_f32"
+#define MGRT_KERNEL_HALO_MOA_LINEAR_SPMM "mgrt_halo_moa_linear_spmm_f32"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +66,34 @@ void _mlir_ciface_mgrt_moa_linear_spmm_f32(
     mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x, mgrt_memref_f32_2 *scale,
     mgrt_memref_f32_2 *weight, mgrt_memref_f32_1 *bias, int64_t chunks,
     int64_t flags);
+
+/** Partition parallelism (gt.spmm_linear / gt.linear_spmm with #gt.halo,
+ *  --plan gp=P,moa=1,chunks=K): the two kernels above on this rank's block
+ *  of n = N / P rows, over the group on the axes bit mask `axes` of the
+ *  grid g0 x g1 x g2 x g3 (as in Comm.h's shard calls). The CSR is the
+ *  whole graph's (row_ptr [N+1]); x, scale, agg, transformed and out hold
+ *  the block's n rows, as mgrt_halo_spmm_f32's operands do (RuntimeGp.h).
+ *  The halo rows the block's rows reference come from their owners in one
+ *  all-to-all on the calling thread, the bytes of mgrt_halo_spmm_f32 on
+ *  the same operand: x's rows before the spmm_linear pipeline, which then
+ *  runs over the n rows in `chunks` chunks (1 <= chunks <= n); the
+ *  transformed rows after the linear_spmm pipeline, which transforms the
+ *  n rows in `chunks` chunks and aggregates the rows whose neighbours are
+ *  all local as their chunks finish; the rows with a halo neighbour are
+ *  aggregated after the exchange. Collective over the group. */
+void _mlir_ciface_mgrt_halo_moa_spmm_linear_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg, mgrt_memref_i64_1 *row_ptr,
+    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+    mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
+    mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags, int64_t g0,
+    int64_t g1, int64_t g2, int64_t g3, int64_t axes);
+void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *transformed,
+    mgrt_memref_i64_1 *row_ptr, mgrt_memref_i64_1 *col_idx,
+    mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x, mgrt_memref_f32_2 *scale,
+    mgrt_memref_f32_2 *weight, mgrt_memref_f32_1 *bias, int64_t chunks,
+    int64_t flags, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes);
 
 #ifdef __cplusplus
 } /* extern "C" */

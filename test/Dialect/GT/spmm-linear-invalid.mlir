@@ -33,3 +33,41 @@ func.func @zero_chunks(%rp: tensor<4xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>
   %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 0 : (tensor<4xi64>, tensor<5xi64>, tensor<5xf32>, tensor<3x2xf32>, tensor<2x6xf32>) -> (tensor<3x2xf32>, tensor<3x6xf32>)
   return
 }
+
+// -----
+
+// #gt.halo (partition parallelism): the whole graph's CSR, this rank's
+// block of the rows.
+func.func @halo_csr_rows(%rp: tensor<9xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                         %x: tensor<5x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op has 8 CSR rows but #gt.halo splits 10 nodes}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 1 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<9xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x6xf32>) -> (tensor<5x2xf32>, tensor<5x6xf32>)
+  return
+}
+
+// -----
+
+func.func @halo_input_rows(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                           %x: tensor<10x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op input has 10 rows but #gt.halo gives each of its 2 parts 5}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 1 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<10x2xf32>, tensor<2x6xf32>) -> (tensor<10x2xf32>, tensor<10x6xf32>)
+  return
+}
+
+// -----
+
+func.func @halo_chunks(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<5x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op has 6 chunks but only 5 rows}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 6 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x6xf32>) -> (tensor<5x2xf32>, tensor<5x6xf32>)
+  return
+}
+
+// -----
+
+func.func @halo_result_rows(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                            %x: tensor<5x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.spmm_linear' op result types must be}}
+  %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 1 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x6xf32>) -> (tensor<10x2xf32>, tensor<10x6xf32>)
+  return
+}

@@ -92,11 +92,25 @@ TEST(GcnPlanTest, ChoiceFollowsTheGraph) {
   c = chooseGcnPlan(m, local, 1, hw, /*moa=*/true);
   EXPECT_TRUE(c.plan.moa);
   EXPECT_GT(c.plan.chunks, 1);
-  // Each plan is priced without the pipeline too (moa=1 runs on one
-  // process, so on 8 devices only those are built).
+  // Each plan is priced without the pipeline too; on 8 devices the
+  // pipeline is priced with gp (each rank pipelines its block), not with
+  // mop (not built).
   c = chooseGcnPlan(m, local, 8, hw, /*moa=*/true);
   EXPECT_TRUE(llvm::any_of(
       c.ranked, [](const auto &r) { return !r.first.moa && r.first.gp == 8; }));
+  EXPECT_TRUE(llvm::any_of(
+      c.ranked, [](const auto &r) { return r.first.moa && r.first.gp == 8; }));
+  EXPECT_FALSE(llvm::any_of(
+      c.ranked, [](const auto &r) { return r.first.moa && r.first.mop > 1; }));
+  // The pipeline hides compute only: gp's halo bytes do not change.
+  ParallelPlan gp8, gp8moa;
+  gp8.gp = gp8moa.gp = 8;
+  gp8moa.moa = true;
+  gp8moa.chunks = 4;
+  EXPECT_EQ(predictGcn(m, local, gp8moa, hw).commBytesTotal,
+            predictGcn(m, local, gp8, hw).commBytesTotal);
+  EXPECT_LT(predictGcn(m, local, gp8moa, hw).computeTime,
+            predictGcn(m, local, gp8, hw).computeTime);
 }
 
 TEST(GcnPlanTest, EstimatedHaloGrowsWithParts) {
