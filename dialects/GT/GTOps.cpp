@@ -627,12 +627,18 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t n = rp.getDimSize(0);
   n = ShapedType::isDynamic(n) ? n : n - 1;
-  // Partition parallelism: this rank's block of the rows.
-  if (DictionaryAttr attrs = adaptor.getAttributes())
+  int64_t d = x.getDimSize(1);
+  // Partition parallelism: this rank's block of the rows. Mixture of
+  // parallelism: the block's rows with all the columns after the switch.
+  if (DictionaryAttr attrs = adaptor.getAttributes()) {
     if (auto halo = attrs.getAs<HaloAttr>(kHaloAttr))
       n = halo.getNodes() / halo.getParts();
-  types.push_back(
-      RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType()));
+    if (auto mop = attrs.getAs<HaloAttr>(kMopSwitchAttr)) {
+      n = mop.getNodes() / mop.getParts();
+      d = w.getDimSize(0);
+    }
+  }
+  types.push_back(RankedTensorType::get({n, d}, x.getElementType()));
   types.push_back(
       RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType()));
   return success();
@@ -642,8 +648,10 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
 /// [M, D] and weight [D, F], the chunk count against the `cut` rows the
 /// chunks cut (named `cutName` in the message), an optional [cut, 1] scale
 /// (`scaleShape` names it) and [F] bias, one element type; with #gt.halo,
-/// the graph's N CSR rows and an input of this rank's N / P. Sets `n` to
-/// the aggregated rows: N, or N / P with #gt.halo.
+/// the graph's N CSR rows and an input of this rank's N / P; with
+/// gt.mop_switch (gt.spmm_linear only), the graph's N CSR rows, an input
+/// of D / P columns, an [N, 1] scale and N / P rows to cut. Sets `n` to
+/// the rows of the results: N, or N / P with either attribute.
 static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
                                        Value colIdx, Value values, Value input,
                                        Value weight, Value scale, Value bias,
@@ -662,8 +670,18 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
   if (x.getRank() != 2 || w.getRank() != 2)
     return op->emitOpError()
            << "expects input [M, D] and weight [D, F] of rank 2";
-  if (!dimsAgree(x.getDimSize(1), w.getDimSize(0)))
-    return op->emitOpError() << "input features " << x.getDimSize(1)
+  auto mop = op->getAttrOfType<HaloAttr>(kMopSwitchAttr);
+  if (mop && (chunksCutInput || op->hasAttr(kHaloAttr)))
+    return op->emitOpError() << "gt.mop_switch applies to gt.spmm_linear "
+                                "without #gt.halo";
+  // Under gt.mop_switch each rank aggregates D / P of the D columns.
+  const int64_t parts = mop ? mop.getParts() : 1;
+  const int64_t features = ShapedType::isDynamic(x.getDimSize(1))
+                               ? x.getDimSize(1)
+                               : x.getDimSize(1) * parts;
+  if (!dimsAgree(features, w.getDimSize(0)))
+    return op->emitOpError() << "input features " << features
+                             << (mop ? " (over all parts)" : "")
                              << " differ from weight rows " << w.getDimSize(0);
   n = rp.getDimSize(0);
   if (!ShapedType::isDynamic(n) && n < 1)
@@ -684,9 +702,19 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
              << " parts " << block;
     n = block;
   }
-  // The chunks cut the aggregated rows (gt.spmm_linear) or the transformed
-  // rows, the aggregation's columns (gt.linear_spmm); so does the scale.
+  if (mop) {
+    if (!ShapedType::isDynamic(n) && n != mop.getNodes())
+      return op->emitOpError() << "has " << n << " CSR rows but "
+                               << "gt.mop_switch splits " << mop.getNodes()
+                               << " nodes";
+    n = mop.getNodes() / mop.getParts();
+  }
+  // The chunks cut the aggregated rows (gt.spmm_linear; each rank's block
+  // under gt.mop_switch) or the transformed rows, the aggregation's
+  // columns (gt.linear_spmm). The scale multiplies the cut rows, but under
+  // gt.mop_switch all N aggregated rows, before the switch.
   const int64_t cut = chunksCutInput ? x.getDimSize(0) : n;
+  const int64_t scaleRows = mop ? mop.getNodes() : cut;
   const char *cutName = chunksCutInput ? " input rows" : " rows";
   const char *scaleName =
       chunksCutInput ? "scale must be [M, 1] = " : "scale must be [N, 1] = ";
@@ -697,9 +725,9 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
       {"input", input}, {"values", values}, {"weight", weight}};
   if (scale) {
     ArrayRef<int64_t> ss = tensorOf(scale).getShape();
-    if (ss.size() != 2 || !dimsAgree(ss[0], cut) || ss[1] != 1)
-      return op->emitOpError()
-             << scaleName << shapeStr({cut, 1}) << ", got " << shapeStr(ss);
+    if (ss.size() != 2 || !dimsAgree(ss[0], scaleRows) || ss[1] != 1)
+      return op->emitOpError() << scaleName << shapeStr({scaleRows, 1})
+                               << ", got " << shapeStr(ss);
     typed.push_back({"scale", scale});
   }
   if (bias) {
@@ -720,7 +748,10 @@ LogicalResult SpmmLinearOp::verify() {
                                getChunks(), /*chunksCutInput=*/false, n)))
     return failure();
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
-  auto agg = RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType());
+  // After gt.mop_switch's all-to-all the aggregated rows have all columns.
+  const int64_t d =
+      (*this)->hasAttr(kMopSwitchAttr) ? w.getDimSize(0) : x.getDimSize(1);
+  auto agg = RankedTensorType::get({n, d}, x.getElementType());
   auto out = RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType());
   if (getAggregate().getType() != agg || getResult().getType() != out)
     return emitOpError() << "result types must be " << agg << " and " << out;

@@ -256,7 +256,7 @@ GcnChoice megagraph::chooseGcnPlan(const GcnProfile &model,
   std::vector<ParallelPlan> plans;
   auto add = [&](ParallelPlan p) {
     plans.push_back(p); // without the pipeline too: it may not pay off
-    if (!moa || p.mop > 1) // moa=1 is built on one process and with gp
+    if (!moa)
       return;
     p.moa = true;
     for (int64_t k : {2, 4, 8, 16, 32}) {

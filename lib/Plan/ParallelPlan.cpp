@@ -149,10 +149,6 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
                   "combine with dp, pp, cp or zero yet");
   if (!plan.moa && plan.chunks != 1)
     return notYet("chunks is the pipeline depth of moa=1");
-  if (plan.moa && plan.mop > 1)
-    return notYet("moa=1 does not combine with mop yet (an all-to-all "
-                  "separates each aggregation from its transform; moa=1 "
-                  "combines with gp)");
   if (plan.moa && (plan.pp > 1 || plan.microBatches > 1))
     return notYet("moa=1 does not combine with pipeline parallelism or "
                   "micro-batches");

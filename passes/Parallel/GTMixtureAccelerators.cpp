@@ -13,10 +13,17 @@
 // GCN's `A (X W)`. The matched forms are listed in Passes.td. Under
 // partition parallelism (gt-partition-parallel before it) the aggregations
 // are this rank's row block with a halo exchange (#gt.halo): the fused op
-// keeps the attribute and its kernel exchanges the same rows.
+// keeps the attribute and its kernel exchanges the same rows. Under the
+// mixture of parallelism (gt-mixture-parallel) an aggregation of all rows
+// and D / P columns reaches its transform through the all-to-all that
+// switches to row blocks: the aggregation-first op takes the switch in
+// (gt.mop_switch) and its kernel exchanges chunk by chunk; the
+// transform-first form, whose switch precedes the aggregation, is left
+// sequential.
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
@@ -24,12 +31,14 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -69,6 +78,7 @@ struct Match {
   gt::SpmmOp spmm;
   SmallVector<Operation *> chain; // row-local ops from the spmm to rows
   Value scale;                    // [N, 1]
+  shard::AllToAllOp layoutSwitch; // mop: columns to row blocks, or null
   Value rows;                     // the transform's input rows [N, D]
   Operation *transform;           // gt.linear or tosa.matmul
   Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
@@ -148,6 +158,32 @@ Value chainEnd(Value a, Match &m) {
       }))
     m.scale = Value();
   return end;
+}
+
+/// Mixture of parallelism (gt-mixture-parallel): the all-to-all that is
+/// the only reader of the aggregated columns `v` [N, D / P] and switches
+/// them to the rank's block of rows [N / P, D] over a 1-D grid of P, or
+/// null.
+shard::AllToAllOp layoutSwitchOf(Value v) {
+  if (!v.hasOneUse())
+    return {};
+  auto a2a = dyn_cast<shard::AllToAllOp>(*v.getUsers().begin());
+  if (!a2a || a2a.getSplitAxis().getSExtValue() != 0 ||
+      a2a.getConcatAxis().getSExtValue() != 1 ||
+      a2a.getGridAxes().size() != 1 || a2a.getGridAxes()[0] != 0)
+    return {};
+  RankedTensorType in = typeOf(a2a.getInput()), out = typeOf(a2a.getResult());
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      a2a, a2a.getGridAttr());
+  if (!in || !out || !grid || in.getRank() != 2 || out.getRank() != 2 ||
+      !in.hasStaticShape() || !out.hasStaticShape() ||
+      grid.getShape().size() != 1)
+    return {};
+  const int64_t parts = grid.getShape()[0];
+  if (parts < 1 || in.getDimSize(0) != out.getDimSize(0) * parts ||
+      out.getDimSize(1) != in.getDimSize(1) * parts)
+    return {};
+  return a2a;
 }
 
 /// The transform reading the rows `v` [N, D], if any.
@@ -356,12 +392,21 @@ struct GTMixtureAcceleratorsPass
       Match m{};
       m.spmm = spmm;
       Value rows = chainEnd(spmm.getResult(), m);
+      // Under mop the aggregated columns reach the transform through the
+      // switch to row blocks (the scale, if any, comes before it).
+      if (shard::AllToAllOp a2a = layoutSwitchOf(rows)) {
+        m.layoutSwitch = a2a;
+        rows = a2a.getResult();
+      }
       m.rows = rows;
       if (!findTransform(rows, m))
         return;
-      if (chunks > t.getDimSize(0)) {
+      // The chunks cut the rows the transform reads (the rank's block under
+      // mop or gp).
+      const int64_t blockRows = typeOf(rows).getDimSize(0);
+      if (chunks > blockRows) {
         spmm.emitError() << "moa chunks=" << chunks << " exceeds the "
-                         << t.getDimSize(0) << " rows of this aggregation";
+                         << blockRows << " rows of this aggregation";
         failed = true;
         return;
       }
@@ -428,6 +473,12 @@ struct GTMixtureAcceleratorsPass
         m.spmm.getValues(), m.spmm.getInput(), weight, m.scale, bias,
         builder.getI64IntegerAttr(chunks));
     copyHalo(m.spmm, fused);
+    if (m.layoutSwitch) {
+      const int64_t nodes = typeOf(m.spmm.getResult()).getDimSize(0);
+      fused->setAttr(gt::kMopSwitchAttr,
+                     gt::HaloAttr::get(builder.getContext(),
+                                       nodes / rowsType.getDimSize(0), nodes));
+    }
     Value out = fused.getResult();
     if (m.reshape) { // back to the matmul's [1, N, F]
       auto t = cast<RankedTensorType>(m.transform->getResult(0).getType());
@@ -439,6 +490,8 @@ struct GTMixtureAcceleratorsPass
     m.rows.replaceAllUsesWith(fused.getAggregate());
     if (m.reshape && m.reshape->use_empty())
       m.reshape->erase();
+    if (m.layoutSwitch)
+      m.layoutSwitch->erase();
     for (Operation *op : llvm::reverse(m.chain))
       op->erase();
     m.spmm->erase();

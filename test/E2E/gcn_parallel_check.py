@@ -19,11 +19,13 @@ also compiled with --plan moa=1,chunks=K (the mixture of accelerators: the
 aggregations pipelined with their transforms over K row chunks, either
 order) and run on one process; it must link both pipelined kernels, says
 how many of each op its step has, and must follow the plain run. With
---moa-plans gp=2,gp=4, each is also compiled with moa=1,chunks=K (K the
-first of --moa: every rank pipelines its row block, the halo exchanged
-inside the pipelined kernels) and run under mpirun: it must link the
-partition-parallel pipelined kernels, follow the one-process run, send the
-bytes the plain plan sent (the same halo rows) and the plan model predicts.
+--moa-plans gp=2,mop=2,..., each is also compiled with moa=1,chunks=K (K
+the first of --moa; gp: every rank pipelines its row block, the halo
+exchanged inside the pipelined kernels; mop: the aggregation, the switch
+to row blocks and the transform pipelined chunk by chunk) and run under
+mpirun: it must link its pipelined kernels, follow the one-process run,
+send the bytes the plain plan sent (the same halo rows, or the same
+switched rows in K all-to-alls) and the plan model predicts.
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
        [--plans mop=2,gp=2] [--moa 4,7] [--moa-plans gp=2,gp=4]
@@ -133,7 +135,7 @@ def main():
                     help="chunk counts K (comma-separated): --plan "
                          "moa=1,chunks=K on one process")
     ap.add_argument("--moa-plans", default="",
-                    help="plans (comma-separated, gp=P) also run with "
+                    help="plans (comma-separated, gp=P or mop=P) also run with "
                          "moa=1,chunks=K, K the first of --moa")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -221,8 +223,14 @@ def main():
         if plan != base:
             with open(exe, "rb") as fh:
                 binary = fh.read()
-            for kernel in ("mgrt_halo_moa_spmm_linear_f32",
-                           "mgrt_halo_moa_linear_spmm_f32"):
+            # gp: both orders over the row block; mop: the aggregation
+            # first across the layout switch (the transform-first form,
+            # whose switch precedes the aggregation, stays sequential).
+            kernels = (("mgrt_mop_moa_spmm_linear_f32",)
+                       if base.startswith("mop") else
+                       ("mgrt_halo_moa_spmm_linear_f32",
+                        "mgrt_halo_moa_linear_spmm_f32"))
+            for kernel in kernels:
                 calls = kernel.encode() in binary
                 check(f"{plan} uses the pipelined kernel", calls,
                       kernel + (" linked" if calls else " absent"))

@@ -303,3 +303,47 @@ func.func @halo_gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor
   %a = gt.spmm %rp, %ci, %v, %h {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<5x6xf32>) -> tensor<5x6xf32>
   return %a, %h : tensor<5x6xf32>, tensor<5x6xf32>
 }
+
+// -----
+
+// Mixture of parallelism (gt-mixture-parallel, 2 ranks over the 10 nodes):
+// the aggregation is feature-parallel (all 10 rows, 2 of the 4 columns) and
+// an all-to-all switches the scaled rows to the rank's 5 rows of all 4
+// columns before the transform. The aggregation-first op takes the switch
+// in (gt.mop_switch; the scale stays [N, 1]); its kernel gets the grid.
+// The transform-first form (switch between transform and aggregation) is
+// left alone.
+shard.grid @gt_mop(shape = 2)
+// CHECK-LABEL: func.func @mop_sage
+// CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<10x2xf32>, %[[S:.*]]: tensor<10x1xf32>, %[[W:.*]]: tensor<4x6xf32>, %[[B:.*]]: tensor<6xf32>)
+// CHECK:         %[[AGG:[^,]*]], %[[Y:[^ ]*]] = gt.spmm_linear %[[RP]], %[[CI]], %[[V]], %[[X]], %[[W]] scale(%[[S]]) bias(%[[B]]) chunks = 3 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x4xf32>, tensor<5x6xf32>)
+// CHECK-NOT:     shard.all_to_all
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[Y]], %[[AGG]]
+// BUF-LABEL: func.func @mop_sage
+// BUF:         %[[P:.*]] = arith.constant 2 : i64
+// BUF:         %[[ONE:.*]] = arith.constant 1 : i64
+// BUF:         call @mgrt_mop_moa_spmm_linear_f32({{.*}}, %[[P]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]]) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
+func.func @mop_sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                    %x: tensor<10x2xf32>, %s: tensor<10x1xf32>, %w: tensor<4x6xf32>,
+                    %b: tensor<6xf32>) -> (tensor<5x6xf32>, tensor<5x4xf32>) {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %a = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %m = tosa.mul %a, %s, %shift : (tensor<10x2xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x2xf32>
+  %r = shard.all_to_all %m on @gt_mop grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<10x2xf32> -> tensor<5x4xf32>
+  %y = gt.linear %r, %w, %b : (tensor<5x4xf32>, tensor<4x6xf32>, tensor<6xf32>) -> tensor<5x6xf32>
+  return %y, %r : tensor<5x6xf32>, tensor<5x4xf32>
+}
+
+// CHECK-LABEL: func.func @mop_gcn_forward
+// CHECK:         gt.linear
+// CHECK:         shard.all_to_all
+// CHECK:         gt.spmm %
+// CHECK-NOT:     gt.linear_spmm
+func.func @mop_gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                           %x: tensor<5x4xf32>, %w: tensor<4x6xf32>) -> tensor<10x3xf32> {
+  %h = gt.linear %x, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  %hc = shard.all_to_all %h on @gt_mop grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<5x6xf32> -> tensor<10x3xf32>
+  %a = gt.spmm %rp, %ci, %v, %hc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x3xf32>) -> tensor<10x3xf32>
+  return %a : tensor<10x3xf32>
+}

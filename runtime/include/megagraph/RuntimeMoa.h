@@ -19,6 +19,8 @@
 /* The same under partition parallelism (#gt.halo, runtime/gp/HaloMoa.cpp). */
 #define MGRT_KERNEL_HALO_MOA_SPMM_LINEAR "mgrt_halo_moa_spmm_linear_f32"
 #define MGRT_KERNEL_HALO_MOA_LINEAR_SPMM "mgrt_halo_moa_linear_spmm_f32"
+/* Under the mixture of parallelism (gt.mop_switch, runtime/mop/MopMoa.cpp). */
+#define MGRT_KERNEL_MOP_MOA_SPMM_LINEAR "mgrt_mop_moa_spmm_linear_f32"
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +96,25 @@ void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
     mgrt_memref_f32_2 *weight, mgrt_memref_f32_1 *bias, int64_t chunks,
     int64_t flags, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
     int64_t axes);
+
+/** Mixture of parallelism (gt.spmm_linear with gt.mop_switch, --plan
+ *  mop=P,moa=1,chunks=K) over the group on `axes` of the grid g0 x .. x g3
+ *  (P ranks, rank r): the aggregation is feature-parallel, x [M, D / P]
+ *  this rank's columns, all N rows of A x (row_ptr [N+1]) scaled by scale
+ *  [N, 1] (flags bit 0); an all-to-all switches them to agg [N / P, D],
+ *  block r's rows with every rank's columns (rank q's at q D / P), and out
+ *  = agg @ weight (+ bias) [N / P, F]. Each block's rows are cut into
+ *  `chunks` chunks (1 <= chunks <= N / P); chunk c of every block is
+ *  aggregated, exchanged with one all-to-all (on the calling thread; the
+ *  chunks' messages add up to the unchunked all-to-all's bytes) and
+ *  transformed while chunk c + 1 is aggregated (one parallel region of the
+ *  pool for both). Collective over the group. */
+void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg, mgrt_memref_i64_1 *row_ptr,
+    mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+    mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
+    mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags, int64_t g0,
+    int64_t g1, int64_t g2, int64_t g3, int64_t axes);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -73,3 +73,13 @@ func.func @halo_csr_rows(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<5xf3
   %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<6xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x6xf32>) -> (tensor<5x6xf32>, tensor<5x6xf32>)
   return
 }
+
+// -----
+
+// The transform first has no layout switch inside.
+func.func @mop_switch(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                      %x: tensor<10x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op gt.mop_switch applies to gt.spmm_linear without #gt.halo}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<10x2xf32>, tensor<2x6xf32>) -> (tensor<10x6xf32>, tensor<10x6xf32>)
+  return
+}

@@ -1,0 +1,163 @@
+//===- MopMoa.cpp - The accelerator pipeline across a layout switch -------===//
+//
+// _mlir_ciface_mgrt_mop_moa_spmm_linear_f32 (contract in
+// megagraph/RuntimeMoa.h): gt.spmm_linear with gt.mop_switch, MixGCN's
+// mixture of accelerators under its mixture of parallelism. The
+// aggregation is feature-parallel (every rank all N rows, its D / P
+// columns), the transform node-parallel (its N / P rows, all D columns);
+// one all-to-all switches between them. Pipelined over chunks of every
+// block: chunk c is rows [c n / K, (c + 1) n / K) of each block of n = N / P
+// rows. Phase c runs, in one parallel region of the pool, the aggregation
+// of chunk c (the rows q n + [b_c, e_c) for every rank q) and the
+// transform of chunk c - 1; then the calling thread (MPI runs
+// MPI_THREAD_FUNNELED) exchanges chunk c with one all-to-all. So chunk
+// c - 1's transform overlaps chunk c's aggregation; the exchanges overlap
+// nothing. Each aggregated row is the SpMM kernel's loop over its edges
+// (bit-identical to the unchunked aggregation), each transformed block one
+// GEMM of at most kMoaGemmRows rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "megagraph/RuntimeMoa.h"
+
+#include "comm/CommGroup.h"
+#include "comm/ShardCalls.h"
+#include "kernels/Csr.h"
+#include "kernels/MoaPipeline.h"
+#include "support/Check.h"
+#include "support/ThreadPool.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+using namespace mgrt;
+
+namespace {
+
+constexpr const char *kName = MGRT_KERNEL_MOP_MOA_SPMM_LINEAR;
+
+/// A tracked float buffer (mgrt_alloc: counted in mgrt_peak_bytes).
+struct Floats {
+  float *data;
+  explicit Floats(int64_t n)
+      : data(static_cast<float *>(mgrt_alloc(sizeof(float) * (n ? n : 1)))) {
+    MGRT_CHECK(data, kName, "out of memory (%lld floats)", (long long)n);
+  }
+  ~Floats() { mgrt_free(data); }
+  Floats(const Floats &) = delete;
+  Floats &operator=(const Floats &) = delete;
+};
+
+} // namespace
+
+extern "C" void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg, mgrt_memref_i64_1 *rowPtr,
+    mgrt_memref_i64_1 *colIdx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+    mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
+    mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags, int64_t g0,
+    int64_t g1, int64_t g2, int64_t g3, int64_t axes) {
+  MGRT_CHECK(out && agg && rowPtr && colIdx && values && x && scale &&
+                 weight && bias,
+             kName, "null operand descriptor");
+  mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, kName);
+  const int P = group->size;
+  const bool hasScale = flags & 1, hasBias = flags & 2;
+  const int64_t N = rowPtr->sizes[0] - 1, M = x->sizes[0], Dp = x->sizes[1],
+                D = Dp * P, F = weight->sizes[1];
+  MGRT_CHECK(N >= 0 && N % P == 0, kName,
+             "%lld CSR rows do not split into %d equal blocks", (long long)N,
+             P);
+  const int64_t n = N / P;
+  MGRT_CHECK(agg->sizes[0] == n && agg->sizes[1] == D &&
+                 weight->sizes[0] == D && out->sizes[0] == n &&
+                 out->sizes[1] == F && values->sizes[0] == colIdx->sizes[0] &&
+                 (!hasScale || (scale->sizes[0] == N && scale->sizes[1] == 1)) &&
+                 (!hasBias || bias->sizes[0] == F),
+             kName,
+             "shape mismatch: %lld CSR rows over %d ranks, x [%lld,%lld] agg "
+             "[%lld,%lld] weight [%lld,%lld] out [%lld,%lld]",
+             (long long)N, P, (long long)M, (long long)Dp,
+             (long long)agg->sizes[0], (long long)agg->sizes[1],
+             (long long)weight->sizes[0], (long long)F,
+             (long long)out->sizes[0], (long long)out->sizes[1]);
+  MGRT_CHECK(chunks >= 1 && (chunks <= n || n == 0), kName,
+             "chunks = %lld must be in [1, N / P = %lld]", (long long)chunks,
+             (long long)n);
+  MGRT_CHECK(x->strides[1] == 1 && agg->strides[1] == 1 && out->strides[1] == 1,
+             kName, "innermost strides of x, agg and out must be 1");
+  const CsrView graph = csrView(kName, rowPtr, colIdx, N, M);
+  if (n == 0)
+    return;
+  const float *xData = x->aligned + x->offset;
+  const float *valueData = values->aligned + values->offset;
+  const float *scaleData = scale->aligned + scale->offset;
+  const float *biasData = hasBias ? bias->aligned + bias->offset : nullptr;
+  float *aggData = agg->aligned + agg->offset;
+  float *outData = out->aligned + out->offset;
+  const int64_t aggStride = agg->strides[0], outStride = out->strides[0];
+
+  // The feature-parallel rows, all N of this rank's columns (the unchunked
+  // aggregation's result), and one chunk of every block, packed by rank.
+  Floats cols(N * Dp);
+  const int64_t maxChunk = (n + chunks - 1) / chunks;
+  Floats send(P * maxChunk * Dp), recv(P * maxChunk * Dp);
+  auto chunkBegin = [&](int64_t c) { return c * n / chunks; };
+  const int64_t spmmRows = csrRowsPerTask(graph, std::max<int64_t>(Dp, 1));
+  const GemmBackend backend = defaultGemmBackend();
+  struct Item {
+    bool gemm;
+    int64_t r0, r1; // SpMM: rows of the N; GEMM: rows of the block
+  };
+  std::vector<Item> items;
+  std::vector<int64_t> counts(P);
+  for (int64_t c = 0; c <= chunks; ++c) {
+    // 1. Chunk c's aggregation (every block's rows) and chunk c - 1's
+    //    transform, in one parallel region.
+    items.clear();
+    if (c > 0)
+      for (int64_t r = chunkBegin(c - 1), e = chunkBegin(c); r < e;
+           r += kMoaGemmRows)
+        items.push_back({true, r, std::min(e, r + kMoaGemmRows)});
+    if (c < chunks)
+      for (int q = 0; q < P; ++q)
+        for (int64_t r = q * n + chunkBegin(c), e = q * n + chunkBegin(c + 1);
+             r < e; r += spmmRows)
+          items.push_back({false, r, std::min(e, r + spmmRows)});
+    parallelFor(static_cast<int64_t>(items.size()), [&](int64_t i, int) {
+      const Item &it = items[i];
+      if (it.gemm) {
+        moaGemmRows(aggData, aggStride, 1, weight, biasData, bias->strides[0],
+                    nullptr, 0, outData, outStride, it.r0, it.r1, backend);
+        return;
+      }
+      spmmRowRange(graph, valueData, values->strides[0], xData, x->strides[0],
+                   cols.data, Dp, Dp, it.r0, it.r1);
+      if (hasScale)
+        for (int64_t r = it.r0; r < it.r1; ++r) {
+          const float s = scaleData[r * scale->strides[0]];
+          float *row = cols.data + r * Dp;
+          for (int64_t d = 0; d < Dp; ++d)
+            row[d] *= s;
+        }
+    });
+    if (c == chunks)
+      break;
+    // 2. Chunk c switched: block q's rows of it to rank q, this block's
+    //    rows of every rank's columns back.
+    const int64_t b = chunkBegin(c), rows = chunkBegin(c + 1) - b;
+    for (int q = 0; q < P; ++q) {
+      std::memcpy(send.data + q * rows * Dp, cols.data + (q * n + b) * Dp,
+                  sizeof(float) * rows * Dp);
+      counts[q] = rows * Dp;
+    }
+    const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
+    mgrt_comm_all_to_all(group, send.data, counts.data(), recv.data,
+                         counts.data(), 0, MGRT_F32);
+    mgrt_comm_set_error_mode(prev);
+    for (int q = 0; q < P; ++q)
+      for (int64_t i = 0; i < rows; ++i)
+        std::memcpy(aggData + (b + i) * aggStride + q * Dp,
+                    recv.data + (q * rows + i) * Dp, sizeof(float) * Dp);
+  }
+}
