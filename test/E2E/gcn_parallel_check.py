@@ -214,7 +214,7 @@ def main():
     runs = [(p, p) for p in args.plans.split(",") if p]
     runs += [(p, f"{p},moa=1,chunks={chunks}")
              for p in args.moa_plans.split(",") if p]
-    sent_by_plan = {}
+    sent_by_plan, losses_by_plan = {}, {}
     for base, plan in runs:
         ranks = int(base.split("=")[1])
         name = plan.replace("=", "").replace(",", "-")
@@ -250,10 +250,14 @@ def main():
         check(f"{plan} comm_bytes", good,
               f"per rank, every step: {sent[0] if sent else []}")
         sent_by_plan[plan] = sent[0] if sent else []
+        losses_by_plan[plan] = [r["loss"] for r in recs]
         if plan != base and base in sent_by_plan:
             same = sent_by_plan[plan] == sent_by_plan[base]
             check(f"{plan} sends what {base} sends", same,
                   f"{sent_by_plan[plan]} vs {sent_by_plan[base]}")
+            d = worst(losses_by_plan[plan], losses_by_plan[base])
+            check(f"{plan} vs {base}", d <= args.tolerance,
+                  f"{len(recs)} steps, max relative difference {d:.2e}")
         predicted = predict(args.compiler, onnx_path, shapes, plan, stats)
         slack = 16 * 4
         if plan.startswith("mop"):

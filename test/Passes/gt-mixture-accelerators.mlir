@@ -276,9 +276,8 @@ func.func @keeps_pass_going(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor
 // CHECK-NOT:     gt.spmm %
 // CHECK:         return %[[Y]], %[[AGG]]
 // BUF-LABEL: func.func @halo_sage
-// BUF:         %[[P:.*]] = arith.constant 2 : i64
-// BUF:         %[[ONE:.*]] = arith.constant 1 : i64
-// BUF:         call @mgrt_halo_moa_spmm_linear_f32({{.*}}, %[[P]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]]) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
+// BUF:         %[[P:[^ ]*]] = arith.constant 2 : i64
+// BUF:         call @mgrt_halo_moa_spmm_linear_f32({{.*}}, %[[P]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^)]*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
 func.func @halo_sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
                      %x: tensor<5x4xf32>, %s: tensor<5x1xf32>, %w: tensor<4x6xf32>,
                      %b: tensor<6xf32>) -> (tensor<5x6xf32>, tensor<5x4xf32>) {
@@ -321,9 +320,8 @@ shard.grid @gt_mop(shape = 2)
 // CHECK-NOT:     gt.spmm %
 // CHECK:         return %[[Y]], %[[AGG]]
 // BUF-LABEL: func.func @mop_sage
-// BUF:         %[[P:.*]] = arith.constant 2 : i64
-// BUF:         %[[ONE:.*]] = arith.constant 1 : i64
-// BUF:         call @mgrt_mop_moa_spmm_linear_f32({{.*}}, %[[P]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]]) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
+// BUF:         %[[P:[^ ]*]] = arith.constant 2 : i64
+// BUF:         call @mgrt_mop_moa_spmm_linear_f32({{.*}}, %[[P]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^)]*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
 func.func @mop_sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
                     %x: tensor<10x2xf32>, %s: tensor<10x1xf32>, %w: tensor<4x6xf32>,
                     %b: tensor<6xf32>) -> (tensor<5x6xf32>, tensor<5x4xf32>) {
