@@ -234,12 +234,16 @@ GcnPrediction megagraph::predictGcn(const GcnProfile &model,
   double compute = spmm + gemm;
   // The accelerator pipeline: SpMM and GEMM on separate units, overlapped
   // but for the first and last chunk; a fixed cost per chunk. Under gp each
-  // rank pipelines its block; its halo exchange stays outside the pipeline
-  // (communication time above, not overlapped).
+  // rank pipelines its block, both orders; its halo exchange stays outside
+  // the pipeline (communication time above, not overlapped). Under mop only
+  // the aggregation-first pairs are pipelined across the switch, with the
+  // all-to-alls between the chunks' phases; the model does not tell them
+  // apart, so it credits mop no overlap and charges the chunks' cost.
   if (plan.moa) {
     const double k = static_cast<double>(plan.chunks);
-    compute = std::max(spmm, gemm) + std::min(spmm, gemm) / k +
-              k * hw.opOverhead * 2 * model.aggregations.size();
+    const double overhead = k * hw.opOverhead * 2 * model.aggregations.size();
+    compute = mop ? spmm + gemm + overhead
+                  : std::max(spmm, gemm) + std::min(spmm, gemm) / k + overhead;
   }
   r.computeTime = compute;
   r.communicationTime = commTime;

@@ -92,25 +92,35 @@ TEST(GcnPlanTest, ChoiceFollowsTheGraph) {
   c = chooseGcnPlan(m, local, 1, hw, /*moa=*/true);
   EXPECT_TRUE(c.plan.moa);
   EXPECT_GT(c.plan.chunks, 1);
-  // Each plan is priced without the pipeline too; on 8 devices the
-  // pipeline is priced with gp (each rank pipelines its block), not with
-  // mop (not built).
+  // Each plan is priced without the pipeline too; on 8 devices with gp
+  // and with mop.
   c = chooseGcnPlan(m, local, 8, hw, /*moa=*/true);
-  EXPECT_TRUE(llvm::any_of(
-      c.ranked, [](const auto &r) { return !r.first.moa && r.first.gp == 8; }));
-  EXPECT_TRUE(llvm::any_of(
-      c.ranked, [](const auto &r) { return r.first.moa && r.first.gp == 8; }));
-  EXPECT_FALSE(llvm::any_of(
-      c.ranked, [](const auto &r) { return r.first.moa && r.first.mop > 1; }));
-  // The pipeline hides compute only: gp's halo bytes do not change.
-  ParallelPlan gp8, gp8moa;
+  for (bool moa : {false, true}) {
+    EXPECT_TRUE(llvm::any_of(c.ranked, [&](const auto &r) {
+      return r.first.moa == moa && r.first.gp == 8;
+    }));
+    EXPECT_TRUE(llvm::any_of(c.ranked, [&](const auto &r) {
+      return r.first.moa == moa && r.first.mop == 8;
+    }));
+  }
+  // The pipeline hides compute only: the bytes do not change. gp's ranks
+  // pipeline both orders (credited); mop pipelines the aggregation-first
+  // pairs only, with the exchanges between the phases (not credited: the
+  // chunks only cost).
+  ParallelPlan gp8, gp8moa, mop8, mop8moa;
   gp8.gp = gp8moa.gp = 8;
-  gp8moa.moa = true;
-  gp8moa.chunks = 4;
+  mop8.mop = mop8moa.mop = 8;
+  gp8moa.moa = mop8moa.moa = true;
+  gp8moa.chunks = mop8moa.chunks = 4;
   EXPECT_EQ(predictGcn(m, local, gp8moa, hw).commBytesTotal,
             predictGcn(m, local, gp8, hw).commBytesTotal);
-  EXPECT_LT(predictGcn(m, local, gp8moa, hw).computeTime,
+  EXPECT_EQ(predictGcn(m, local, mop8moa, hw).commBytesPerRank,
+            predictGcn(m, local, mop8, hw).commBytesPerRank);
+  const double chunkCost = 4 * hw.opOverhead * 2 * m.aggregations.size();
+  EXPECT_LT(predictGcn(m, local, gp8moa, hw).computeTime - chunkCost,
             predictGcn(m, local, gp8, hw).computeTime);
+  EXPECT_NEAR(predictGcn(m, local, mop8moa, hw).computeTime - chunkCost,
+              predictGcn(m, local, mop8, hw).computeTime, 1e-12);
 }
 
 TEST(GcnPlanTest, EstimatedHaloGrowsWithParts) {
