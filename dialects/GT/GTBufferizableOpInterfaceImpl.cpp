@@ -491,7 +491,8 @@ struct MoaOpInterface : KernelCallModel<MoaOpInterface<MoaOp>, MoaOp> {
     // over the grid [parts, 1, 1, 1] (as gt.spmm's); mixture of
     // parallelism: the switch's all-to-all over the same grid (gt-mixture-
     // parallel's 1-D @gt_mop).
-    StringRef kernel = linearFirst ? kMoaLinearSpmmKernel : kMoaSpmmLinearKernel;
+    StringRef kernel =
+        linearFirst ? kMoaLinearSpmmKernel : kMoaSpmmLinearKernel;
     auto halo = op->getAttrOfType<gt::HaloAttr>(gt::kHaloAttr);
     auto mop = op->getAttrOfType<gt::HaloAttr>(gt::kMopSwitchAttr);
     if (halo || mop) {

@@ -680,9 +680,9 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
                                ? x.getDimSize(1)
                                : x.getDimSize(1) * parts;
   if (!dimsAgree(features, w.getDimSize(0)))
-    return op->emitOpError() << "input features " << features
-                             << (mop ? " (over all parts)" : "")
-                             << " differ from weight rows " << w.getDimSize(0);
+    return op->emitOpError()
+           << "input features " << features << (mop ? " (over all parts)" : "")
+           << " differ from weight rows " << w.getDimSize(0);
   n = rp.getDimSize(0);
   if (!ShapedType::isDynamic(n) && n < 1)
     return op->emitOpError() << "row_ptr must have at least one entry";
@@ -696,17 +696,16 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
       return op->emitOpError() << "has " << n << " CSR rows but #gt.halo "
                                << "splits " << halo.getNodes() << " nodes";
     if (!dimsAgree(x.getDimSize(0), block))
-      return op->emitOpError()
-             << "input has " << x.getDimSize(0)
-             << " rows but #gt.halo gives each of its " << halo.getParts()
-             << " parts " << block;
+      return op->emitOpError() << "input has " << x.getDimSize(0)
+                               << " rows but #gt.halo gives each of its "
+                               << halo.getParts() << " parts " << block;
     n = block;
   }
   if (mop) {
     if (!ShapedType::isDynamic(n) && n != mop.getNodes())
-      return op->emitOpError() << "has " << n << " CSR rows but "
-                               << "gt.mop_switch splits " << mop.getNodes()
-                               << " nodes";
+      return op->emitOpError()
+             << "has " << n << " CSR rows but "
+             << "gt.mop_switch splits " << mop.getNodes() << " nodes";
     n = mop.getNodes() / mop.getParts();
   }
   // The chunks cut the aggregated rows (gt.spmm_linear; each rank's block

@@ -84,9 +84,9 @@ extern "C" void _mlir_ciface_mgrt_halo_moa_spmm_linear_f32(
   // 2. The pipeline over the local rows.
   LocalCsr local = localCsr(p, values);
   mgrt_memref_f32_2 xall{xh.data, xh.data, 0, {n + p.halo, D}, {D, 1}};
-  _mlir_ciface_mgrt_moa_spmm_linear_f32(out, agg, &local.rowPtr,
-                                        &local.colIdx, &local.values, &xall,
-                                        scale, weight, bias, chunks, flags);
+  _mlir_ciface_mgrt_moa_spmm_linear_f32(out, agg, &local.rowPtr, &local.colIdx,
+                                        &local.values, &xall, scale, weight,
+                                        bias, chunks, flags);
 }
 
 extern "C" void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
@@ -136,12 +136,11 @@ extern "C" void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
   HaloBuffer t((n + p.halo) * F, kName);
   const MoaRowOrder order = moaRowsByLargestColumn(graph, chunks, n);
   // 2. The pipeline over the local rows and the rows reading only them.
-  moaLinearSpmmPipeline(graph, order, valueData, valueStride, x, weight,
-                        hasBias ? bias->aligned + bias->offset : nullptr,
-                        bias->strides[0],
-                        hasScale ? scale->aligned + scale->offset : nullptr,
-                        scale->strides[0], t.data, F, outData, outStride,
-                        chunks);
+  moaLinearSpmmPipeline(
+      graph, order, valueData, valueStride, x, weight,
+      hasBias ? bias->aligned + bias->offset : nullptr, bias->strides[0],
+      hasScale ? scale->aligned + scale->offset : nullptr, scale->strides[0],
+      t.data, F, outData, outStride, chunks);
   // 3. The transformed halo, then the rows that read it.
   exchangeHalo(group, p, t.data, F, F, t.data + n * F, kName);
   const int64_t deferred = static_cast<int64_t>(order.deferred.size());

@@ -44,9 +44,8 @@ const HaloPlan &haloPlanOf(const mgrt_comm_group *group,
 /// row stride `xStride`) the others need and runs one all-to-all over
 /// `group` (counted by mgrt_comm_bytes_sent). Collective; call it from the
 /// thread that initialised the communication runtime.
-void exchangeHalo(mgrt_comm_group *group, const HaloPlan &plan,
-                  const float *x, int64_t xStride, int64_t D, float *halo,
-                  const char *kernel);
+void exchangeHalo(mgrt_comm_group *group, const HaloPlan &plan, const float *x,
+                  int64_t xStride, int64_t D, float *halo, const char *kernel);
 
 /// The local CSR of `plan` over [x ; halo] (n rows, n + H columns) as
 /// memref descriptors; `values` is the whole CSR's, viewed from the block's

@@ -120,18 +120,20 @@ extern "C" void _mlir_ciface_mgrt_moa_linear_spmm_f32(
   const MoaRowOrder order = moaRowsByLargestColumn(graph, chunks);
   printReadiness(order, chunks);
   // 2. The pipeline.
-  moaLinearSpmmPipeline(graph, order, valueData, values->strides[0], x,
-                        weight, biasData, bias->strides[0], scaleData,
+  moaLinearSpmmPipeline(graph, order, valueData, values->strides[0], x, weight,
+                        biasData, bias->strides[0], scaleData,
                         scale->strides[0], tData, tStride, outData, outStride,
                         chunks);
 }
 
-void mgrt::moaLinearSpmmPipeline(
-    const CsrView &graph, const MoaRowOrder &order,
-    const float *valueData, int64_t valueStride, const mgrt_memref_f32_2 *x,
-    const mgrt_memref_f32_2 *weight, const float *biasData, int64_t biasStride,
-    const float *scaleData, int64_t scaleStride, float *tData, int64_t tStride,
-    float *outData, int64_t outStride, int64_t chunks) {
+void mgrt::moaLinearSpmmPipeline(const CsrView &graph, const MoaRowOrder &order,
+                                 const float *valueData, int64_t valueStride,
+                                 const mgrt_memref_f32_2 *x,
+                                 const mgrt_memref_f32_2 *weight,
+                                 const float *biasData, int64_t biasStride,
+                                 const float *scaleData, int64_t scaleStride,
+                                 float *tData, int64_t tStride, float *outData,
+                                 int64_t outStride, int64_t chunks) {
   const int64_t M = x->sizes[0], D = x->sizes[1], F = weight->sizes[1];
   const float *xData = x->aligned + x->offset;
   // 1. The blocks. Chunk c of t has rows [c * M / K, (c + 1) * M / K), cut

@@ -71,9 +71,9 @@ MoaRowOrder moaRowsByLargestColumn(const CsrView &graph, int64_t chunks,
 /// groups (moaRowsByLargestColumn(graph, chunks, M)), each block as soon
 /// as the chunks it reads are transformed. `order.deferred` rows are left
 /// to the caller. scale and bias may be null; t and out have unit columns.
-void moaLinearSpmmPipeline(const CsrView &graph,
-                           const MoaRowOrder &order, const float *values,
-                           int64_t valueStride, const mgrt_memref_f32_2 *x,
+void moaLinearSpmmPipeline(const CsrView &graph, const MoaRowOrder &order,
+                           const float *values, int64_t valueStride,
+                           const mgrt_memref_f32_2 *x,
                            const mgrt_memref_f32_2 *weight, const float *bias,
                            int64_t biasStride, const float *scale,
                            int64_t scaleStride, float *t, int64_t tStride,

@@ -57,8 +57,8 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
     mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
     mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags, int64_t g0,
     int64_t g1, int64_t g2, int64_t g3, int64_t axes) {
-  MGRT_CHECK(out && agg && rowPtr && colIdx && values && x && scale &&
-                 weight && bias,
+  MGRT_CHECK(out && agg && rowPtr && colIdx && values && x && scale && weight &&
+                 bias,
              kName, "null operand descriptor");
   mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, kName);
   const int P = group->size;
@@ -69,18 +69,18 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
              "%lld CSR rows do not split into %d equal blocks", (long long)N,
              P);
   const int64_t n = N / P;
-  MGRT_CHECK(agg->sizes[0] == n && agg->sizes[1] == D &&
-                 weight->sizes[0] == D && out->sizes[0] == n &&
-                 out->sizes[1] == F && values->sizes[0] == colIdx->sizes[0] &&
-                 (!hasScale || (scale->sizes[0] == N && scale->sizes[1] == 1)) &&
-                 (!hasBias || bias->sizes[0] == F),
-             kName,
-             "shape mismatch: %lld CSR rows over %d ranks, x [%lld,%lld] agg "
-             "[%lld,%lld] weight [%lld,%lld] out [%lld,%lld]",
-             (long long)N, P, (long long)M, (long long)Dp,
-             (long long)agg->sizes[0], (long long)agg->sizes[1],
-             (long long)weight->sizes[0], (long long)F,
-             (long long)out->sizes[0], (long long)out->sizes[1]);
+  MGRT_CHECK(
+      agg->sizes[0] == n && agg->sizes[1] == D && weight->sizes[0] == D &&
+          out->sizes[0] == n && out->sizes[1] == F &&
+          values->sizes[0] == colIdx->sizes[0] &&
+          (!hasScale || (scale->sizes[0] == N && scale->sizes[1] == 1)) &&
+          (!hasBias || bias->sizes[0] == F),
+      kName,
+      "shape mismatch: %lld CSR rows over %d ranks, x [%lld,%lld] agg "
+      "[%lld,%lld] weight [%lld,%lld] out [%lld,%lld]",
+      (long long)N, P, (long long)M, (long long)Dp, (long long)agg->sizes[0],
+      (long long)agg->sizes[1], (long long)weight->sizes[0], (long long)F,
+      (long long)out->sizes[0], (long long)out->sizes[1]);
   MGRT_CHECK(chunks >= 1 && (chunks <= n || n == 0), kName,
              "chunks = %lld must be in [1, N / P = %lld]", (long long)chunks,
              (long long)n);
