@@ -1131,9 +1131,15 @@ def GTMixtureAccelerators
     before it) the aggregations are `gt.spmm` with `#gt.halo` over this
     rank's block of N / P rows: the same forms match on the block, and the
     new op keeps `#gt.halo` (its kernel exchanges the halo rows the
-    aggregation would have, then pipelines the block). Under mop the
-    aggregations reach their transforms through an all-to-all and nothing
-    matches (`--plan mop=P,moa=1` is refused before).
+    aggregation would have, then pipelines the block). Under the mixture
+    of parallelism (`--plan mop=P,moa=1`, gt-mixture-parallel before it)
+    an aggregation of all N rows and D / P columns reaches its transform
+    through the `shard.all_to_all` (split 0, concat 1, 1-D grid) that
+    switches to the rank's N / P rows: the aggregation-first form matches
+    through it, and the new op takes it in
+    (`gt.mop_switch = #gt.halo<parts = P, nodes = N>`; its kernel
+    exchanges chunk by chunk). The transform-first form, whose switch
+    precedes the aggregation, is left sequential.
 
     Errors (one line each): K larger than the rows of a matched
     aggregation or transform, and a module where nothing matches.
