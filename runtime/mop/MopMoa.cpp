@@ -7,14 +7,17 @@
 // columns), the transform node-parallel (its N / P rows, all D columns);
 // one all-to-all switches between them. Pipelined over chunks of every
 // block: chunk c is rows [c n / K, (c + 1) n / K) of each block of n = N / P
-// rows. Phase c runs, in one parallel region of the pool, the aggregation
-// of chunk c (the rows q n + [b_c, e_c) for every rank q) and the
-// transform of chunk c - 1; then the calling thread (MPI runs
-// MPI_THREAD_FUNNELED) exchanges chunk c with one all-to-all. So chunk
-// c - 1's transform overlaps chunk c's aggregation; the exchanges overlap
-// nothing. Each aggregated row is the SpMM kernel's loop over its edges
-// (bit-identical to the unchunked aggregation), each transformed block one
-// GEMM of at most kMoaGemmRows rows.
+// rows. Region r, one parallel region of the pool, aggregates chunk r (the
+// rows q n + [b_r, e_r) for every rank q), exchanges chunk r - 1 with one
+// all-to-all and transforms chunk r - 2 (received in region r - 1): the
+// workers take the aggregation's and the transform's row blocks, and the
+// calling thread, the only one that may call MPI (MPI_THREAD_FUNNELED),
+// runs the exchange before its first block (or after the region, if the
+// other workers took every block). So chunk i's exchange and chunk i - 1's
+// transform overlap chunk i + 1's aggregation, on however many threads
+// the pool has. Each aggregated row is the SpMM kernel's loop over its
+// edges (bit-identical to the unchunked aggregation), each transformed
+// block one GEMM of at most kMoaGemmRows rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +31,9 @@
 #include "support/ThreadPool.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -48,6 +54,27 @@ struct Floats {
   Floats(const Floats &) = delete;
   Floats &operator=(const Floats &) = delete;
 };
+
+/// With MEGAGRAPH_MOA_STATS=1, prints once per process how many of the
+/// chunks' exchanges ran inside a parallel region (alongside aggregation
+/// and transform blocks) rather than after it.
+void printOverlap(int64_t inside, int64_t chunks) {
+  static std::atomic<bool> printed{false};
+  const char *env = std::getenv("MEGAGRAPH_MOA_STATS");
+  if (!env || std::atoi(env) == 0 || printed.exchange(true))
+    return;
+  if (numThreads() == 1) {
+    std::fprintf(stderr,
+                 "%s: one thread: the %lld chunk exchanges overlap "
+                 "nothing\n",
+                 kName, (long long)chunks);
+    return;
+  }
+  std::fprintf(stderr,
+               "%s: %lld of %lld chunk exchanges ran alongside the pool's "
+               "aggregation and transform blocks\n",
+               kName, (long long)inside, (long long)chunks);
+}
 
 } // namespace
 
@@ -111,40 +138,9 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
   };
   std::vector<Item> items;
   std::vector<int64_t> counts(P);
-  for (int64_t c = 0; c <= chunks; ++c) {
-    // 1. Chunk c's aggregation (every block's rows) and chunk c - 1's
-    //    transform, in one parallel region.
-    items.clear();
-    if (c > 0)
-      for (int64_t r = chunkBegin(c - 1), e = chunkBegin(c); r < e;
-           r += kMoaGemmRows)
-        items.push_back({true, r, std::min(e, r + kMoaGemmRows)});
-    if (c < chunks)
-      for (int q = 0; q < P; ++q)
-        for (int64_t r = q * n + chunkBegin(c), e = q * n + chunkBegin(c + 1);
-             r < e; r += spmmRows)
-          items.push_back({false, r, std::min(e, r + spmmRows)});
-    parallelFor(static_cast<int64_t>(items.size()), [&](int64_t i, int) {
-      const Item &it = items[i];
-      if (it.gemm) {
-        moaGemmRows(aggData, aggStride, 1, weight, biasData, bias->strides[0],
-                    nullptr, 0, outData, outStride, it.r0, it.r1, backend);
-        return;
-      }
-      spmmRowRange(graph, valueData, values->strides[0], xData, x->strides[0],
-                   cols.data, Dp, Dp, it.r0, it.r1);
-      if (hasScale)
-        for (int64_t r = it.r0; r < it.r1; ++r) {
-          const float s = scaleData[r * scale->strides[0]];
-          float *row = cols.data + r * Dp;
-          for (int64_t d = 0; d < Dp; ++d)
-            row[d] *= s;
-        }
-    });
-    if (c == chunks)
-      break;
-    // 2. Chunk c switched: block q's rows of it to rank q, this block's
-    //    rows of every rank's columns back.
+  // Chunk c switched: block q's rows of it to rank q, this block's rows of
+  // every rank's columns back into agg. Collective; on the calling thread.
+  auto exchange = [&](int64_t c) {
     const int64_t b = chunkBegin(c), rows = chunkBegin(c + 1) - b;
     for (int q = 0; q < P; ++q) {
       std::memcpy(send.data + q * rows * Dp, cols.data + (q * n + b) * Dp,
@@ -159,5 +155,50 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
       for (int64_t i = 0; i < rows; ++i)
         std::memcpy(aggData + (b + i) * aggStride + q * Dp,
                     recv.data + (q * rows + i) * Dp, sizeof(float) * Dp);
+  };
+  // Region r aggregates chunk r, exchanges chunk r - 1 and transforms
+  // chunk r - 2: the pool's workers take the row blocks of both, and the
+  // calling thread (worker 0) runs the exchange before its first block, or
+  // after the region if the other workers took every block.
+  int64_t insideRegion = 0; // exchanges run while the pool computed
+  for (int64_t r = 0; r <= chunks + 1; ++r) {
+    items.clear();
+    if (r < chunks)
+      for (int q = 0; q < P; ++q)
+        for (int64_t i = q * n + chunkBegin(r), e = q * n + chunkBegin(r + 1);
+             i < e; i += spmmRows)
+          items.push_back({false, i, std::min(e, i + spmmRows)});
+    if (r >= 2)
+      for (int64_t i = chunkBegin(r - 2), e = chunkBegin(r - 1); i < e;
+           i += kMoaGemmRows)
+        items.push_back({true, i, std::min(e, i + kMoaGemmRows)});
+    const int64_t switched = r - 1;
+    bool exchanged = switched < 0 || switched >= chunks;
+    parallelFor(static_cast<int64_t>(items.size()), [&](int64_t i, int worker) {
+      if (worker == 0 && !exchanged) {
+        exchanged = true; // read and written by the calling thread only
+        exchange(switched);
+      }
+      const Item &it = items[i];
+      if (it.gemm) {
+        moaGemmRows(aggData, aggStride, 1, weight, biasData, bias->strides[0],
+                    nullptr, 0, outData, outStride, it.r0, it.r1, backend);
+        return;
+      }
+      spmmRowRange(graph, valueData, values->strides[0], xData, x->strides[0],
+                   cols.data, Dp, Dp, it.r0, it.r1);
+      if (hasScale)
+        for (int64_t row = it.r0; row < it.r1; ++row) {
+          const float sc = scaleData[row * scale->strides[0]];
+          float *v = cols.data + row * Dp;
+          for (int64_t d = 0; d < Dp; ++d)
+            v[d] *= sc;
+        }
+    });
+    if (!exchanged)
+      exchange(switched);
+    else if (switched >= 0 && switched < chunks)
+      ++insideRegion;
   }
+  printOverlap(insideRegion, chunks);
 }

@@ -105,10 +105,12 @@ void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
  *  block r's rows with every rank's columns (rank q's at q D / P), and out
  *  = agg @ weight (+ bias) [N / P, F]. Each block's rows are cut into
  *  `chunks` chunks (1 <= chunks <= N / P); chunk c of every block is
- *  aggregated, exchanged with one all-to-all (on the calling thread; the
- *  chunks' messages add up to the unchunked all-to-all's bytes) and
- *  transformed while chunk c + 1 is aggregated (one parallel region of the
- *  pool for both). Collective over the group. */
+ *  aggregated, exchanged with one all-to-all (by the calling thread, the
+ *  one that initialised MPI; the chunks' messages add up to the unchunked
+ *  all-to-all's bytes) and transformed, in a pipeline: chunk c's exchange
+ *  and chunk c - 1's transform run while chunk c + 1 is aggregated (one
+ *  parallel region of the pool for the three). Collective over the
+ *  group. */
 void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
     mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg, mgrt_memref_i64_1 *row_ptr,
     mgrt_memref_i64_1 *col_idx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
