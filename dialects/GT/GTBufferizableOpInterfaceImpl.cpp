@@ -82,6 +82,8 @@ constexpr StringLiteral kHaloMoaLinearSpmmKernel =
     MGRT_KERNEL_HALO_MOA_LINEAR_SPMM;
 constexpr StringLiteral kMopMoaSpmmLinearKernel =
     MGRT_KERNEL_MOP_MOA_SPMM_LINEAR;
+constexpr StringLiteral kMopMoaLinearSpmmKernel =
+    MGRT_KERNEL_MOP_MOA_LINEAR_SPMM;
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
@@ -425,7 +427,7 @@ struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
 /// -> mgrt_moa_linear_spmm_f32(out, transformed, ...) with the same operands;
 /// an absent scale (flag bit 0) or bias (bit 1) is a one-element placeholder.
 /// With #gt.halo, the mgrt_halo_moa_* kernels with the grid appended; with
-/// gt.mop_switch, mgrt_mop_moa_spmm_linear_f32 with the grid appended.
+/// gt.mop_switch, the mgrt_mop_moa_* kernels with the grid appended.
 template <typename MoaOp>
 struct MoaOpInterface : KernelCallModel<MoaOpInterface<MoaOp>, MoaOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
@@ -499,9 +501,10 @@ struct MoaOpInterface : KernelCallModel<MoaOpInterface<MoaOp>, MoaOp> {
       const int64_t parts = halo ? halo.getParts() : mop.getParts();
       for (int64_t g : {parts, int64_t(1), int64_t(1), int64_t(1), int64_t(1)})
         args.push_back(arith::ConstantIntOp::create(rewriter, loc, g, 64));
-      kernel = mop           ? kMopMoaSpmmLinearKernel
-               : linearFirst ? kHaloMoaLinearSpmmKernel
-                             : kHaloMoaSpmmLinearKernel;
+      kernel = mop ? (linearFirst ? kMopMoaLinearSpmmKernel
+                                  : kMopMoaSpmmLinearKernel)
+                   : (linearFirst ? kHaloMoaLinearSpmmKernel
+                                  : kHaloMoaSpmmLinearKernel);
     }
     callKernel(rewriter, op, kernel, args);
     replaceOpWithBufferizedValues(rewriter, op, {outs[1], outs[0]});

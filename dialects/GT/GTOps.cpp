@@ -649,9 +649,11 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
 /// chunks cut (named `cutName` in the message), an optional [cut, 1] scale
 /// (`scaleShape` names it) and [F] bias, one element type; with #gt.halo,
 /// the graph's N CSR rows and an input of this rank's N / P; with
-/// gt.mop_switch (gt.spmm_linear only), the graph's N CSR rows, an input
-/// of D / P columns, an [N, 1] scale and N / P rows to cut. Sets `n` to
-/// the rows of the results: N, or N / P with either attribute.
+/// gt.mop_switch, the graph's N CSR rows and, for gt.spmm_linear, an input
+/// of D / P columns, an [N, 1] scale and N / P rows to cut, for
+/// gt.linear_spmm an input of N / P rows and F a multiple of P. Sets `n`
+/// to the aggregated rows: N, or N / P with #gt.halo and gt.spmm_linear's
+/// gt.mop_switch.
 static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
                                        Value colIdx, Value values, Value input,
                                        Value weight, Value scale, Value bias,
@@ -671,18 +673,19 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
     return op->emitOpError()
            << "expects input [M, D] and weight [D, F] of rank 2";
   auto mop = op->getAttrOfType<HaloAttr>(kMopSwitchAttr);
-  if (mop && (chunksCutInput || op->hasAttr(kHaloAttr)))
-    return op->emitOpError() << "gt.mop_switch applies to gt.spmm_linear "
-                                "without #gt.halo";
-  // Under gt.mop_switch each rank aggregates D / P of the D columns.
-  const int64_t parts = mop ? mop.getParts() : 1;
+  if (mop && op->hasAttr(kHaloAttr))
+    return op->emitOpError() << "gt.mop_switch and #gt.halo exclude each "
+                                "other";
+  // Under gt.mop_switch gt.spmm_linear aggregates D / P of the D columns
+  // (gt.linear_spmm transforms the block's rows, all columns).
+  const int64_t parts = mop && !chunksCutInput ? mop.getParts() : 1;
   const int64_t features = ShapedType::isDynamic(x.getDimSize(1))
                                ? x.getDimSize(1)
                                : x.getDimSize(1) * parts;
   if (!dimsAgree(features, w.getDimSize(0)))
-    return op->emitOpError()
-           << "input features " << features << (mop ? " (over all parts)" : "")
-           << " differ from weight rows " << w.getDimSize(0);
+    return op->emitOpError() << "input features " << features
+                             << (parts > 1 ? " (over all parts)" : "")
+                             << " differ from weight rows " << w.getDimSize(0);
   n = rp.getDimSize(0);
   if (!ShapedType::isDynamic(n) && n < 1)
     return op->emitOpError() << "row_ptr must have at least one entry";
@@ -702,18 +705,33 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
     n = block;
   }
   if (mop) {
+    const int64_t block = mop.getNodes() / mop.getParts();
     if (!ShapedType::isDynamic(n) && n != mop.getNodes())
       return op->emitOpError()
              << "has " << n << " CSR rows but "
              << "gt.mop_switch splits " << mop.getNodes() << " nodes";
-    n = mop.getNodes() / mop.getParts();
+    // gt.linear_spmm: the block's rows transformed, then switched to all N
+    // rows of F / P columns for the aggregation.
+    if (chunksCutInput && !dimsAgree(x.getDimSize(0), block))
+      return op->emitOpError() << "input has " << x.getDimSize(0)
+                               << " rows but gt.mop_switch gives each of its "
+                               << mop.getParts() << " parts " << block;
+    if (chunksCutInput && !ShapedType::isDynamic(w.getDimSize(1)) &&
+        w.getDimSize(1) % mop.getParts() != 0)
+      return op->emitOpError()
+             << "has " << w.getDimSize(1)
+             << " transformed columns, not a multiple of "
+             << "gt.mop_switch's " << mop.getParts() << " parts";
+    if (!chunksCutInput)
+      n = block;
   }
   // The chunks cut the aggregated rows (gt.spmm_linear; each rank's block
   // under gt.mop_switch) or the transformed rows, the aggregation's
   // columns (gt.linear_spmm). The scale multiplies the cut rows, but under
-  // gt.mop_switch all N aggregated rows, before the switch.
+  // gt.mop_switch gt.spmm_linear's all N aggregated rows, before the
+  // switch.
   const int64_t cut = chunksCutInput ? x.getDimSize(0) : n;
-  const int64_t scaleRows = mop ? mop.getNodes() : cut;
+  const int64_t scaleRows = mop && !chunksCutInput ? mop.getNodes() : cut;
   const char *cutName = chunksCutInput ? " input rows" : " rows";
   const char *scaleName =
       chunksCutInput ? "scale must be [M, 1] = " : "scale must be [N, 1] = ";
@@ -782,14 +800,19 @@ LogicalResult LinearSpmmOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t n = rp.getDimSize(0);
   n = ShapedType::isDynamic(n) ? n : n - 1;
-  // Partition parallelism: this rank's block of the rows.
-  if (DictionaryAttr attrs = adaptor.getAttributes())
+  int64_t f = w.getDimSize(1);
+  // Partition parallelism: this rank's block of the rows. Mixture of
+  // parallelism: all N rows of this rank's F / P columns after the switch.
+  if (DictionaryAttr attrs = adaptor.getAttributes()) {
     if (auto halo = attrs.getAs<HaloAttr>(kHaloAttr))
       n = halo.getNodes() / halo.getParts();
+    if (auto mop = attrs.getAs<HaloAttr>(kMopSwitchAttr);
+        mop && !ShapedType::isDynamic(f))
+      f /= mop.getParts();
+  }
   types.push_back(RankedTensorType::get({x.getDimSize(0), w.getDimSize(1)},
                                         x.getElementType()));
-  types.push_back(
-      RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType()));
+  types.push_back(RankedTensorType::get({n, f}, x.getElementType()));
   return success();
 }
 
@@ -801,8 +824,13 @@ LogicalResult LinearSpmmOp::verify() {
     return failure();
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
   const int64_t m = x.getDimSize(0);
+  // After gt.mop_switch's all-to-all the aggregation has F / P columns.
+  int64_t f = w.getDimSize(1);
+  if (auto mop = (*this)->getAttrOfType<HaloAttr>(kMopSwitchAttr);
+      mop && !ShapedType::isDynamic(f))
+    f /= mop.getParts();
   auto t = RankedTensorType::get({m, w.getDimSize(1)}, x.getElementType());
-  auto out = RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType());
+  auto out = RankedTensorType::get({n, f}, x.getElementType());
   if (getTransformed().getType() != t || getResult().getType() != out)
     return emitOpError() << "result types must be " << t << " and " << out;
   return success();

@@ -16,10 +16,10 @@
 // keeps the attribute and its kernel exchanges the same rows. Under the
 // mixture of parallelism (gt-mixture-parallel) an aggregation of all rows
 // and D / P columns reaches its transform through the all-to-all that
-// switches to row blocks: the aggregation-first op takes the switch in
-// (gt.mop_switch) and its kernel exchanges chunk by chunk; the
-// transform-first form, whose switch precedes the aggregation, is left
-// sequential.
+// switches to row blocks, and a transform's block of rows reaches its
+// aggregation through the all-to-all that switches to columns: either op
+// takes the switch in (gt.mop_switch) and its kernel exchanges chunk by
+// chunk.
 //
 //===----------------------------------------------------------------------===//
 
@@ -186,6 +186,29 @@ shard::AllToAllOp layoutSwitchOf(Value v) {
   return a2a;
 }
 
+/// Mixture of parallelism: the all-to-all that defines the aggregation's
+/// input `v` [N, F / P], read by nothing else, from the rank's block of
+/// transformed rows [N / P, F] over a 1-D grid of P, or null.
+shard::AllToAllOp layoutSwitchInto(Value v) {
+  auto a2a = v.getDefiningOp<shard::AllToAllOp>();
+  if (!a2a || !v.hasOneUse() || a2a.getSplitAxis().getSExtValue() != 1 ||
+      a2a.getConcatAxis().getSExtValue() != 0 ||
+      a2a.getGridAxes().size() != 1 || a2a.getGridAxes()[0] != 0)
+    return {};
+  RankedTensorType in = typeOf(a2a.getInput()), out = typeOf(a2a.getResult());
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      a2a, a2a.getGridAttr());
+  if (!in || !out || !grid || in.getRank() != 2 || out.getRank() != 2 ||
+      !in.hasStaticShape() || !out.hasStaticShape() ||
+      grid.getShape().size() != 1)
+    return {};
+  const int64_t parts = grid.getShape()[0];
+  if (parts < 1 || out.getDimSize(0) != in.getDimSize(0) * parts ||
+      in.getDimSize(1) != out.getDimSize(1) * parts)
+    return {};
+  return a2a;
+}
+
 /// The transform reading the rows `v` [N, D], if any.
 bool findTransform(Value v, Match &m) {
   RankedTensorType vt = typeOf(v);
@@ -231,6 +254,7 @@ struct LinearFirstMatch {
   SmallVector<Operation *> chain; // row-local ops from the transform on
   Value scale;                    // [M, 1]
   Operation *transform;           // gt.linear or tosa.matmul
+  shard::AllToAllOp layoutSwitch; // mop: row blocks to columns, or null
   Value input;                    // gt.linear: [M, D]; matmul: [1, M, D]
   Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
   Value bias;
@@ -427,12 +451,19 @@ struct GTMixtureAcceleratorsPass
         return;
       LinearFirstMatch m{};
       m.spmm = spmm;
-      if (!chainStart(spmm.getInput(), m))
+      // Under mop the transformed rows reach the aggregation through the
+      // switch from row blocks to columns.
+      Value rows = spmm.getInput();
+      if (shard::AllToAllOp a2a = layoutSwitchInto(rows)) {
+        m.layoutSwitch = a2a;
+        rows = a2a.getInput();
+      }
+      if (!chainStart(rows, m))
         return;
-      if (chunks > t.getDimSize(0)) {
-        m.transform->emitError()
-            << "moa chunks=" << chunks << " exceeds the " << t.getDimSize(0)
-            << " rows of this transform";
+      const int64_t cutRows = typeOf(rows).getDimSize(0);
+      if (chunks > cutRows) {
+        m.transform->emitError() << "moa chunks=" << chunks << " exceeds the "
+                                 << cutRows << " rows of this transform";
         failed = true;
         return;
       }
@@ -504,9 +535,10 @@ struct GTMixtureAcceleratorsPass
   /// which must come after it (else false: left sequential).
   bool rewrite(LinearFirstMatch &m, DominanceInfo &dom, OpBuilder &builder) {
     const int64_t chunks = this->chunks;
-    Value rows = m.spmm.getInput();
+    Value rows = m.layoutSwitch ? m.layoutSwitch.getInput() : m.spmm.getInput();
     for (Operation *user : rows.getUsers())
-      if (user != m.spmm && !dom.properlyDominates(m.spmm.getOperation(), user))
+      if (user != m.spmm && user != m.layoutSwitch &&
+          !dom.properlyDominates(m.spmm.getOperation(), user))
         return false; // the rows are read before the aggregation
     builder.setInsertionPoint(m.spmm);
     Location loc = m.transform->getLoc();
@@ -530,8 +562,17 @@ struct GTMixtureAcceleratorsPass
         m.spmm.getRowPtr(), m.spmm.getColIdx(), m.spmm.getValues(), input,
         weight, m.scale, m.bias, builder.getI64IntegerAttr(chunks));
     copyHalo(m.spmm, fused);
+    if (m.layoutSwitch) {
+      const int64_t nodes = typeOf(m.spmm.getResult()).getDimSize(0);
+      fused->setAttr(gt::kMopSwitchAttr,
+                     gt::HaloAttr::get(builder.getContext(),
+                                       nodes / typeOf(rows).getDimSize(0),
+                                       nodes));
+    }
     m.spmm.getResult().replaceAllUsesWith(fused.getResult());
     m.spmm->erase();
+    if (m.layoutSwitch)
+      m.layoutSwitch->erase();
     rows.replaceAllUsesWith(fused.getTransformed());
     for (Operation *op : m.chain) // from the aggregation's input back
       op->erase();

@@ -310,8 +310,8 @@ func.func @halo_gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor
 // an all-to-all switches the scaled rows to the rank's 5 rows of all 4
 // columns before the transform. The aggregation-first op takes the switch
 // in (gt.mop_switch; the scale stays [N, 1]); its kernel gets the grid.
-// The transform-first form (switch between transform and aggregation) is
-// left alone.
+// So does the transform-first op: GCN's forward transforms the block's 5
+// rows and switches them to all 10 rows of 3 of the 6 columns.
 shard.grid @gt_mop(shape = 2)
 // CHECK-LABEL: func.func @mop_sage
 // CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<10x2xf32>, %[[S:.*]]: tensor<10x1xf32>, %[[W:.*]]: tensor<4x6xf32>, %[[B:.*]]: tensor<6xf32>)
@@ -334,10 +334,14 @@ func.func @mop_sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>
 }
 
 // CHECK-LABEL: func.func @mop_gcn_forward
-// CHECK:         gt.linear
-// CHECK:         shard.all_to_all
-// CHECK:         gt.spmm %
-// CHECK-NOT:     gt.linear_spmm
+// CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<5x4xf32>, %[[W:.*]]: tensor<4x6xf32>)
+// CHECK:         %[[T:[^,]*]], %[[A:[^ ]*]] = gt.linear_spmm %[[RP]], %[[CI]], %[[V]], %[[X]], %[[W]] chunks = 3 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x6xf32>, tensor<10x3xf32>)
+// CHECK-NOT:     shard.all_to_all
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[A]]
+// BUF-LABEL: func.func @mop_gcn_forward
+// BUF:         %[[P:[^ ]*]] = arith.constant 2 : i64
+// BUF:         call @mgrt_mop_moa_linear_spmm_f32({{.*}}, %[[P]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^)]*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
 func.func @mop_gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
                            %x: tensor<5x4xf32>, %w: tensor<4x6xf32>) -> tensor<10x3xf32> {
   %h = gt.linear %x, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>

@@ -21,6 +21,7 @@
 #define MGRT_KERNEL_HALO_MOA_LINEAR_SPMM "mgrt_halo_moa_linear_spmm_f32"
 /* Under the mixture of parallelism (gt.mop_switch, runtime/mop/MopMoa.cpp). */
 #define MGRT_KERNEL_MOP_MOA_SPMM_LINEAR "mgrt_mop_moa_spmm_linear_f32"
+#define MGRT_KERNEL_MOP_MOA_LINEAR_SPMM "mgrt_mop_moa_linear_spmm_f32"
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,6 +118,27 @@ void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
     mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
     mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags, int64_t g0,
     int64_t g1, int64_t g2, int64_t g3, int64_t axes);
+
+/** The transform first under the mixture of parallelism (gt.linear_spmm
+ *  with gt.mop_switch): transformed = scale * (x @ weight + bias) for this
+ *  rank's block, x [N / P, D], scale [N / P, 1] (flags bit 0), transformed
+ *  [N / P, F] with F a multiple of P; an all-to-all switches it to all N
+ *  rows of this rank's F / P columns (rank q's block at rows q N / P), and
+ *  out = A (switched) [N, F / P]. Each block's rows are cut into `chunks`
+ *  chunks (1 <= chunks <= N / P); chunk c of every block is transformed,
+ *  exchanged (by the calling thread; the messages add up to the unchunked
+ *  all-to-all's bytes), and the output rows whose neighbours all lie in
+ *  chunks 0..c of their blocks are aggregated, in a pipeline: chunk c's
+ *  exchange and the aggregation of the rows ready after chunk c - 1 run
+ *  while chunk c + 1 is transformed. Each output row is the SpMM kernel's
+ *  loop over its edges. Collective over the group. */
+void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
+    mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *transformed,
+    mgrt_memref_i64_1 *row_ptr, mgrt_memref_i64_1 *col_idx,
+    mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x, mgrt_memref_f32_2 *scale,
+    mgrt_memref_f32_2 *weight, mgrt_memref_f32_1 *bias, int64_t chunks,
+    int64_t flags, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes);
 
 #ifdef __cplusplus
 } /* extern "C" */

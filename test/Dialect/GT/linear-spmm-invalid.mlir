@@ -76,10 +76,29 @@ func.func @halo_csr_rows(%rp: tensor<6xi64>, %ci: tensor<5xi64>, %v: tensor<5xf3
 
 // -----
 
-// The transform first has no layout switch inside.
-func.func @mop_switch(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
-                      %x: tensor<10x2xf32>, %w: tensor<2x6xf32>) {
-  // expected-error @+1 {{'gt.linear_spmm' op gt.mop_switch applies to gt.spmm_linear without #gt.halo}}
-  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<10x2xf32>, tensor<2x6xf32>) -> (tensor<10x6xf32>, tensor<10x6xf32>)
+// gt.mop_switch (mixture of parallelism): the block's rows are
+// transformed, then switched to all N rows of F / P columns.
+func.func @mop_input_rows(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                          %x: tensor<10x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op input has 10 rows but gt.mop_switch gives each of its 2 parts 5}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<10x2xf32>, tensor<2x6xf32>) -> (tensor<10x6xf32>, tensor<10x3xf32>)
+  return
+}
+
+// -----
+
+func.func @mop_columns(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                       %x: tensor<5x2xf32>, %w: tensor<2x3xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op has 3 transformed columns, not a multiple of gt.mop_switch's 2 parts}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x3xf32>) -> (tensor<5x3xf32>, tensor<10x1xf32>)
+  return
+}
+
+// -----
+
+func.func @mop_result(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                      %x: tensor<5x2xf32>, %w: tensor<2x6xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op result types must be}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x6xf32>) -> (tensor<5x6xf32>, tensor<10x6xf32>)
   return
 }

@@ -105,7 +105,7 @@ func.func @mop_chunks(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>
 
 func.func @mop_with_halo(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
                          %x: tensor<5x2xf32>, %w: tensor<4x6xf32>) {
-  // expected-error @+1 {{'gt.spmm_linear' op gt.mop_switch applies to gt.spmm_linear without #gt.halo}}
+  // expected-error @+1 {{'gt.spmm_linear' op gt.mop_switch and #gt.halo exclude each other}}
   %a, %y = gt.spmm_linear %rp, %ci, %v, %x, %w chunks = 1 {gt.halo = #gt.halo<parts = 2, nodes = 10>, gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<4x6xf32>) -> (tensor<5x4xf32>, tensor<5x6xf32>)
   return
 }
