@@ -1135,11 +1135,12 @@ def GTMixtureAccelerators
     of parallelism (`--plan mop=P,moa=1`, gt-mixture-parallel before it)
     an aggregation of all N rows and D / P columns reaches its transform
     through the `shard.all_to_all` (split 0, concat 1, 1-D grid) that
-    switches to the rank's N / P rows: the aggregation-first form matches
-    through it, and the new op takes it in
+    switches to the rank's N / P rows, and a transform of the rank's rows
+    reaches its aggregation through the one (split 1, concat 0) that
+    switches to all N rows of F / P columns, read by the aggregation only:
+    both forms match through the switch and the new op takes it in
     (`gt.mop_switch = #gt.halo<parts = P, nodes = N>`; its kernel
-    exchanges chunk by chunk). The transform-first form, whose switch
-    precedes the aggregation, is left sequential.
+    exchanges chunk by chunk).
 
     Errors (one line each): K larger than the rows of a matched
     aggregation or transform, and a module where nothing matches.
