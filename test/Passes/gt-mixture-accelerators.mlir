@@ -349,3 +349,43 @@ func.func @mop_gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<
   %a = gt.spmm %rp, %ci, %v, %hc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x3xf32>) -> tensor<10x3xf32>
   return %a : tensor<10x3xf32>
 }
+
+// -----
+
+// Left alone under mop: a transform whose rows are padded before the
+// switch (3 classes over 2 ranks), and a switched aggregation read
+// elsewhere too. The last function keeps the pass from failing.
+shard.grid @gt_mop(shape = 2)
+// CHECK-LABEL: func.func @mop_left_alone
+// CHECK:         tosa.pad
+// CHECK:         shard.all_to_all
+// CHECK:         gt.spmm %
+// CHECK:         shard.all_to_all
+// CHECK:         gt.linear %
+// CHECK-NOT:     gt.spmm_linear
+// CHECK-NOT:     gt.linear_spmm
+// CHECK-LABEL: func.func @mop_keeps_pass_going
+// CHECK:         gt.spmm_linear
+func.func @mop_left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                          %x: tensor<5x4xf32>, %w: tensor<4x3xf32>,
+                          %xc: tensor<10x2xf32>, %w2: tensor<4x6xf32>)
+    -> (tensor<10x2xf32>, tensor<5x6xf32>, tensor<10x2xf32>) {
+  %h = gt.linear %x, %w : (tensor<5x4xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+  %pads = tosa.const_shape {values = dense<[0, 0, 0, 1]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %zero = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %p = tosa.pad %h, %pads, %zero : (tensor<5x3xf32>, !tosa.shape<4>, tensor<1xf32>) -> tensor<5x4xf32>
+  %hc = shard.all_to_all %p on @gt_mop grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<5x4xf32> -> tensor<10x2xf32>
+  %a = gt.spmm %rp, %ci, %v, %hc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %b = gt.spmm %rp, %ci, %v, %xc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %r = shard.all_to_all %b on @gt_mop grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<10x2xf32> -> tensor<5x4xf32>
+  %y = gt.linear %r, %w2 : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  return %a, %y, %b : tensor<10x2xf32>, tensor<5x6xf32>, tensor<10x2xf32>
+}
+
+func.func @mop_keeps_pass_going(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                                %xc: tensor<10x2xf32>, %w: tensor<4x6xf32>) -> tensor<5x6xf32> {
+  %a = gt.spmm %rp, %ci, %v, %xc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %r = shard.all_to_all %a on @gt_mop grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<10x2xf32> -> tensor<5x4xf32>
+  %y = gt.linear %r, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  return %y : tensor<5x6xf32>
+}
