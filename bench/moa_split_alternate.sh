@@ -1,5 +1,11 @@
 #!/bin/bash
-# Alternates the four variants round by round; prints each run's median step time.
+# moa=1 with gp and mop against gp and mop, alternated round by round
+# (bench/results/2026-12-06-moa-with-gp-mop.md). Run it in a folder with
+# the GCN executables gp_2, gp_2_moa_1_chunks_4, mop_2 and
+# mop_2_moa_1_chunks_4 (megagraph-compile --plan gp=2, ...); T=threads per
+# rank (default 1). Prints each run's median step time of steps 2-6 (the
+# slowest rank), the bytes each rank sent and the final loss, with the
+# load average when the run started.
 DATA=synthetic:rmat,nodes=65536,edges=524288,classes=8,features=16,seed=3
 for round in 1 2 3; do
   for v in gp_2 gp_2_moa_1_chunks_4 mop_2 mop_2_moa_1_chunks_4; do
