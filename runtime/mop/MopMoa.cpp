@@ -265,14 +265,22 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
   // 1. The output rows by the latest chunk their neighbours are in (column
   //    j is row j mod n of block j / n, in that block's chunk of it), rows
   //    without edges with chunk 0; a counting sort, O(N + E).
-  std::vector<int64_t> level(N, 0), begin(chunks + 1, 0), order(N);
-  for (int64_t i = 0; i < N; ++i) {
-    int64_t latest = 0;
-    for (int64_t e = graph.rowBegin(i), e1 = graph.rowEnd(i); e < e1; ++e)
-      latest = std::max(latest, moaChunkOf(graph.col(e, i) % n, n, chunks));
-    level[i] = latest;
-    ++begin[latest + 1];
-  }
+  std::vector<int64_t> chunkOfColumn(N), level(N, 0), begin(chunks + 1, 0),
+      order(N);
+  for (int64_t j = 0; j < N; ++j)
+    chunkOfColumn[j] = moaChunkOf(j % n, n, chunks);
+  const int64_t levelRows = csrRowsPerTask(graph, 1);
+  parallelFor((N + levelRows - 1) / levelRows, [&](int64_t task, int) {
+    for (int64_t i = task * levelRows, i1 = std::min(N, i + levelRows); i < i1;
+         ++i) {
+      int64_t latest = 0;
+      for (int64_t e = graph.rowBegin(i), e1 = graph.rowEnd(i); e < e1; ++e)
+        latest = std::max(latest, chunkOfColumn[graph.col(e, i)]);
+      level[i] = latest;
+    }
+  });
+  for (int64_t i = 0; i < N; ++i)
+    ++begin[level[i] + 1];
   for (int64_t k = 0; k < chunks; ++k)
     begin[k + 1] += begin[k];
   {
