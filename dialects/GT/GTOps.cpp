@@ -651,7 +651,8 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
 /// the graph's N CSR rows and an input of this rank's N / P; with
 /// gt.mop_switch, the graph's N CSR rows and, for gt.spmm_linear, an input
 /// of D / P columns, an [N, 1] scale and N / P rows to cut, for
-/// gt.linear_spmm an input of N / P rows and F a multiple of P. Sets `n`
+/// gt.linear_spmm an input of N / P rows, F a multiple of P and a scale
+/// of the N / P transformed rows or of the N switched rows. Sets `n`
 /// to the aggregated rows: N, or N / P with #gt.halo and gt.spmm_linear's
 /// gt.mop_switch.
 static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
@@ -731,7 +732,12 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
   // gt.mop_switch gt.spmm_linear's all N aggregated rows, before the
   // switch.
   const int64_t cut = chunksCutInput ? x.getDimSize(0) : n;
-  const int64_t scaleRows = mop && !chunksCutInput ? mop.getNodes() : cut;
+  int64_t scaleRows = mop && !chunksCutInput ? mop.getNodes() : cut;
+  // gt.linear_spmm under gt.mop_switch may scale the switched rows instead,
+  // all N of them, after the switch (GraphSAGE's backward 1 / deg).
+  if (mop && chunksCutInput && scale && !tensorOf(scale).getShape().empty() &&
+      tensorOf(scale).getShape().front() == mop.getNodes())
+    scaleRows = mop.getNodes();
   const char *cutName = chunksCutInput ? " input rows" : " rows";
   const char *scaleName =
       chunksCutInput ? "scale must be [M, 1] = " : "scale must be [N, 1] = ";

@@ -255,6 +255,7 @@ struct LinearFirstMatch {
   Value scale;                    // [M, 1]
   Operation *transform;           // gt.linear or tosa.matmul
   shard::AllToAllOp layoutSwitch; // mop: row blocks to columns, or null
+  tosa::MulOp switchedScale;      // mop: the scale of the switched rows
   Value input;                    // gt.linear: [M, D]; matmul: [1, M, D]
   Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
   Value bias;
@@ -454,9 +455,22 @@ struct GTMixtureAcceleratorsPass
       // Under mop the transformed rows reach the aggregation through the
       // switch from row blocks to columns.
       Value rows = spmm.getInput();
+      // The switched rows may be scaled by an [N, 1] column on the way
+      // (GraphSAGE's backward 1 / deg): the op scales them after the switch.
+      if (auto mul = rows.getDefiningOp<tosa::MulOp>(); mul && rows.hasOneUse())
+        for (Value operand : {mul.getInput1(), mul.getInput2()})
+          if (Value s = rowScale(mul, operand, t.getDimSize(0));
+              s && layoutSwitchInto(operand)) {
+            m.scale = s;
+            m.switchedScale = mul;
+            rows = operand;
+            break;
+          }
       if (shard::AllToAllOp a2a = layoutSwitchInto(rows)) {
         m.layoutSwitch = a2a;
         rows = a2a.getInput();
+      } else if (m.switchedScale) {
+        return;
       }
       if (!chainStart(rows, m))
         return;
@@ -571,6 +585,8 @@ struct GTMixtureAcceleratorsPass
     }
     m.spmm.getResult().replaceAllUsesWith(fused.getResult());
     m.spmm->erase();
+    if (m.switchedScale)
+      m.switchedScale->erase();
     if (m.layoutSwitch)
       m.layoutSwitch->erase();
     rows.replaceAllUsesWith(fused.getTransformed());

@@ -236,7 +236,8 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
       x->sizes[0] == n && weight->sizes[0] == D && transformed->sizes[0] == n &&
           transformed->sizes[1] == F && out->sizes[0] == N &&
           out->sizes[1] == Fp && values->sizes[0] == colIdx->sizes[0] &&
-          (!hasScale || (scale->sizes[0] == n && scale->sizes[1] == 1)) &&
+          (!hasScale || ((scale->sizes[0] == n || scale->sizes[0] == N) &&
+                         scale->sizes[1] == 1)) &&
           (!hasBias || bias->sizes[0] == F),
       name,
       "shape mismatch: %lld CSR rows over %d ranks, x [%lld,%lld] "
@@ -255,7 +256,11 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
     return;
   const float *xData = x->aligned + x->offset;
   const float *valueData = values->aligned + values->offset;
+  // A scale of the N switched rows applies after the switch, one of the
+  // block's n rows to the transformed rows (the same when P = 1).
+  const bool scaleSwitched = hasScale && P > 1 && scale->sizes[0] == N;
   const float *scaleData = hasScale ? scale->aligned + scale->offset : nullptr;
+  const float *rowScale = scaleSwitched ? nullptr : scaleData;
   const float *biasData = hasBias ? bias->aligned + bias->offset : nullptr;
   float *tData = transformed->aligned + transformed->offset;
   float *outData = out->aligned + out->offset;
@@ -309,9 +314,19 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
     mgrt_comm_all_to_all(group, send.data, counts.data(), recv.data,
                          counts.data(), 0, MGRT_F32);
     mgrt_comm_set_error_mode(prev);
-    for (int q = 0; q < P; ++q)
-      std::memcpy(cols.data + (q * n + b) * Fp, recv.data + q * rows * Fp,
-                  sizeof(float) * rows * Fp);
+    for (int q = 0; q < P; ++q) {
+      float *dst = cols.data + (q * n + b) * Fp;
+      const float *src = recv.data + q * rows * Fp;
+      if (!scaleSwitched) {
+        std::memcpy(dst, src, sizeof(float) * rows * Fp);
+        continue;
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        const float sc = scaleData[(q * n + b + i) * scale->strides[0]];
+        for (int64_t d = 0; d < Fp; ++d)
+          dst[i * Fp + d] = src[i * Fp + d] * sc;
+      }
+    }
   };
 
   // 3. Region r transforms chunk r, exchanges chunk r - 1 and aggregates
@@ -344,7 +359,7 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
       const Item &it = items[i];
       if (it.gemm)
         moaGemmRows(xData, x->strides[0], x->strides[1], weight, biasData,
-                    bias->strides[0], scaleData, scale->strides[0], tData,
+                    bias->strides[0], rowScale, scale->strides[0], tData,
                     tStride, it.r0, it.r1, backend);
       else
         spmmRowsOf(graph, valueData, values->strides[0], cols.data, Fp, outData,

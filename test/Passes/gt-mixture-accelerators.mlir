@@ -333,6 +333,25 @@ func.func @mop_sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>
   return %y, %r : tensor<5x6xf32>, tensor<5x4xf32>
 }
 
+// GraphSAGE's backward under mop: the switched rows scaled by 1 / deg
+// ([N, 1], after the switch) before the aggregation; the op takes the
+// scale of the 10 switched rows.
+// CHECK-LABEL: func.func @mop_sage_backward
+// CHECK-SAME:    %[[S:[^:]*]]: tensor<10x1xf32>
+// CHECK:         %[[T:[^,]*]], %[[A:[^ ]*]] = gt.linear_spmm %{{.*}} scale(%[[S]]) chunks = 3 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x6xf32>, tensor<10x3xf32>)
+// CHECK-NOT:     shard.all_to_all
+// CHECK-NOT:     tosa.mul
+// CHECK:         return %[[A]]
+func.func @mop_sage_backward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                             %g: tensor<5x4xf32>, %w: tensor<4x6xf32>, %s: tensor<10x1xf32>) -> tensor<10x3xf32> {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %h = gt.linear %g, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  %hc = shard.all_to_all %h on @gt_mop grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<5x6xf32> -> tensor<10x3xf32>
+  %m = tosa.mul %hc, %s, %shift : (tensor<10x3xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x3xf32>
+  %a = gt.spmm %rp, %ci, %v, %m : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x3xf32>) -> tensor<10x3xf32>
+  return %a : tensor<10x3xf32>
+}
+
 // CHECK-LABEL: func.func @mop_gcn_forward
 // CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<5x4xf32>, %[[W:.*]]: tensor<4x6xf32>)
 // CHECK:         %[[T:[^,]*]], %[[A:[^ ]*]] = gt.linear_spmm %[[RP]], %[[CI]], %[[V]], %[[X]], %[[W]] chunks = 3 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x6xf32>, tensor<10x3xf32>)

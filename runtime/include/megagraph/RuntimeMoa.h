@@ -124,7 +124,8 @@ void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
  *  rank's block, x [N / P, D], scale [N / P, 1] (flags bit 0), transformed
  *  [N / P, F] with F a multiple of P; an all-to-all switches it to all N
  *  rows of this rank's F / P columns (rank q's block at rows q N / P), and
- *  out = A (switched) [N, F / P]. Each block's rows are cut into `chunks`
+ *  out = A (switched) [N, F / P]. A scale of [N, 1] (P > 1) multiplies the
+ *  switched rows instead (transformed is then unscaled). Each block's rows are cut into `chunks`
  *  chunks (1 <= chunks <= N / P); chunk c of every block is transformed,
  *  exchanged (by the calling thread; the messages add up to the unchunked
  *  all-to-all's bytes), and the output rows whose neighbours all lie in

@@ -102,3 +102,13 @@ func.func @mop_result(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>
   %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w chunks = 1 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x6xf32>) -> (tensor<5x6xf32>, tensor<10x6xf32>)
   return
 }
+
+// -----
+
+// The scale multiplies the block's transformed rows or all N switched rows.
+func.func @mop_scale(%rp: tensor<11xi64>, %ci: tensor<5xi64>, %v: tensor<5xf32>,
+                     %x: tensor<5x2xf32>, %w: tensor<2x6xf32>, %s: tensor<7x1xf32>) {
+  // expected-error @+1 {{'gt.linear_spmm' op scale must be [M, 1] = [5, 1], got [7, 1]}}
+  %t, %y = gt.linear_spmm %rp, %ci, %v, %x, %w scale(%s) chunks = 1 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<5xi64>, tensor<5xf32>, tensor<5x2xf32>, tensor<2x6xf32>, tensor<7x1xf32>) -> (tensor<5x6xf32>, tensor<10x3xf32>)
+  return
+}
