@@ -785,8 +785,10 @@ int64_t SpmmLinearOp::getFlops() {
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
   const int64_t spmm =
       mulCosts({2, tensorOf(getColIdx()).getDimSize(0), x.getDimSize(1)});
+  // The transform reads all D aggregated columns (D / P of them aggregated
+  // here under gt.mop_switch).
   const int64_t gemm = mulCosts({2, tensorOf(getAggregate()).getDimSize(0),
-                                 x.getDimSize(1), w.getDimSize(1)});
+                                 w.getDimSize(0), w.getDimSize(1)});
   return spmm == kUnknownCost || gemm == kUnknownCost ? kUnknownCost
                                                       : spmm + gemm;
 }
@@ -846,8 +848,9 @@ int64_t LinearSpmmOp::getFlops() {
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
   const int64_t gemm =
       mulCosts({2, x.getDimSize(0), x.getDimSize(1), w.getDimSize(1)});
-  const int64_t spmm =
-      mulCosts({2, tensorOf(getColIdx()).getDimSize(0), w.getDimSize(1)});
+  // The aggregation's columns (F / P of the F under gt.mop_switch).
+  const int64_t spmm = mulCosts({2, tensorOf(getColIdx()).getDimSize(0),
+                                 tensorOf(getResult()).getDimSize(1)});
   return spmm == kUnknownCost || gemm == kUnknownCost ? kUnknownCost
                                                       : spmm + gemm;
 }
