@@ -125,13 +125,13 @@ void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
  *  [N / P, F] with F a multiple of P; an all-to-all switches it to all N
  *  rows of this rank's F / P columns (rank q's block at rows q N / P), and
  *  out = A (switched) [N, F / P]. A scale of [N, 1] (P > 1) multiplies the
- *  switched rows instead (transformed is then unscaled). Each block's rows are cut into `chunks`
- *  chunks (1 <= chunks <= N / P); chunk c of every block is transformed,
- *  exchanged (by the calling thread; the messages add up to the unchunked
- *  all-to-all's bytes), and the output rows whose neighbours all lie in
- *  chunks 0..c of their blocks are aggregated, in a pipeline: chunk c's
- *  exchange and the aggregation of the rows ready after chunk c - 1 run
- *  while chunk c + 1 is transformed. Each output row is the SpMM kernel's
+ *  switched rows instead (transformed is then unscaled). Each block's rows
+ *  are cut into `chunks` chunks (1 <= chunks <= N / P); chunk c of every
+ *  block is transformed, exchanged (by the calling thread; the messages
+ *  add up to the unchunked all-to-all's bytes), and the output rows whose
+ *  neighbours all lie in chunks 0..c of their blocks are aggregated, in a
+ *  pipeline: chunk c's exchange and the aggregation of the rows ready
+ *  after chunk c - 1 run while chunk c + 1 is transformed. Each output row is the SpMM kernel's
  *  loop over its edges. Collective over the group. */
 void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
     mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *transformed,
