@@ -131,8 +131,9 @@ void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
  *  add up to the unchunked all-to-all's bytes), and the output rows whose
  *  neighbours all lie in chunks 0..c of their blocks are aggregated, in a
  *  pipeline: chunk c's exchange and the aggregation of the rows ready
- *  after chunk c - 1 run while chunk c + 1 is transformed. Each output row is the SpMM kernel's
- *  loop over its edges. Collective over the group. */
+ *  after chunk c - 1 run while chunk c + 1 is transformed. Each output
+ *  row is the SpMM kernel's loop over its edges. Collective over the
+ *  group. */
 void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
     mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *transformed,
     mgrt_memref_i64_1 *row_ptr, mgrt_memref_i64_1 *col_idx,
