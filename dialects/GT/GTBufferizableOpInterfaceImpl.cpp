@@ -76,6 +76,14 @@ constexpr StringLiteral kSpmmKernel = MGRT_KERNEL_SPMM;
 constexpr StringLiteral kHaloSpmmKernel = MGRT_KERNEL_HALO_SPMM;
 constexpr StringLiteral kMoaSpmmLinearKernel = MGRT_KERNEL_MOA_SPMM_LINEAR;
 constexpr StringLiteral kMoaLinearSpmmKernel = MGRT_KERNEL_MOA_LINEAR_SPMM;
+constexpr StringLiteral kHaloMoaSpmmLinearKernel =
+    MGRT_KERNEL_HALO_MOA_SPMM_LINEAR;
+constexpr StringLiteral kHaloMoaLinearSpmmKernel =
+    MGRT_KERNEL_HALO_MOA_LINEAR_SPMM;
+constexpr StringLiteral kMopMoaSpmmLinearKernel =
+    MGRT_KERNEL_MOP_MOA_SPMM_LINEAR;
+constexpr StringLiteral kMopMoaLinearSpmmKernel =
+    MGRT_KERNEL_MOP_MOA_LINEAR_SPMM;
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
@@ -418,6 +426,8 @@ struct SpmmOpInterface : KernelCallModel<SpmmOpInterface, gt::SpmmOp> {
 /// col_idx, values, x, scale, weight, bias, chunks, flags) and gt.linear_spmm
 /// -> mgrt_moa_linear_spmm_f32(out, transformed, ...) with the same operands;
 /// an absent scale (flag bit 0) or bias (bit 1) is a one-element placeholder.
+/// With #gt.halo, the mgrt_halo_moa_* kernels with the grid appended; with
+/// gt.mop_switch, the mgrt_mop_moa_* kernels with the grid appended.
 template <typename MoaOp>
 struct MoaOpInterface : KernelCallModel<MoaOpInterface<MoaOp>, MoaOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
@@ -479,8 +489,24 @@ struct MoaOpInterface : KernelCallModel<MoaOpInterface<MoaOp>, MoaOp> {
         *bias,
         arith::ConstantIntOp::create(rewriter, loc, fused.getChunks(), 64),
         arith::ConstantIntOp::create(rewriter, loc, flags, 64)};
-    callKernel(rewriter, op,
-               linearFirst ? kMoaLinearSpmmKernel : kMoaSpmmLinearKernel, args);
+    // Partition parallelism: this rank's row block, with the halo exchange
+    // over the grid [parts, 1, 1, 1] (as gt.spmm's); mixture of
+    // parallelism: the switch's all-to-all over the same grid (gt-mixture-
+    // parallel's 1-D @gt_mop).
+    StringRef kernel =
+        linearFirst ? kMoaLinearSpmmKernel : kMoaSpmmLinearKernel;
+    auto halo = op->getAttrOfType<gt::HaloAttr>(gt::kHaloAttr);
+    auto mop = op->getAttrOfType<gt::HaloAttr>(gt::kMopSwitchAttr);
+    if (halo || mop) {
+      const int64_t parts = halo ? halo.getParts() : mop.getParts();
+      for (int64_t g : {parts, int64_t(1), int64_t(1), int64_t(1), int64_t(1)})
+        args.push_back(arith::ConstantIntOp::create(rewriter, loc, g, 64));
+      kernel = mop ? (linearFirst ? kMopMoaLinearSpmmKernel
+                                  : kMopMoaSpmmLinearKernel)
+                   : (linearFirst ? kHaloMoaLinearSpmmKernel
+                                  : kHaloMoaSpmmLinearKernel);
+    }
+    callKernel(rewriter, op, kernel, args);
     replaceOpWithBufferizedValues(rewriter, op, {outs[1], outs[0]});
     return success();
   }

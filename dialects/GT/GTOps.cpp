@@ -627,8 +627,18 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t n = rp.getDimSize(0);
   n = ShapedType::isDynamic(n) ? n : n - 1;
-  types.push_back(
-      RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType()));
+  int64_t d = x.getDimSize(1);
+  // Partition parallelism: this rank's block of the rows. Mixture of
+  // parallelism: the block's rows with all the columns after the switch.
+  if (DictionaryAttr attrs = adaptor.getAttributes()) {
+    if (auto halo = attrs.getAs<HaloAttr>(kHaloAttr))
+      n = halo.getNodes() / halo.getParts();
+    if (auto mop = attrs.getAs<HaloAttr>(kMopSwitchAttr)) {
+      n = mop.getNodes() / mop.getParts();
+      d = w.getDimSize(0);
+    }
+  }
+  types.push_back(RankedTensorType::get({n, d}, x.getElementType()));
   types.push_back(
       RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType()));
   return success();
@@ -637,8 +647,14 @@ LogicalResult SpmmLinearOp::inferReturnTypes(MLIRContext *,
 /// The checks gt.spmm_linear and gt.linear_spmm share: the CSR, the input
 /// [M, D] and weight [D, F], the chunk count against the `cut` rows the
 /// chunks cut (named `cutName` in the message), an optional [cut, 1] scale
-/// (`scaleShape` names it) and [F] bias, one element type. Sets `n` to the
-/// aggregation's row count N.
+/// (`scaleShape` names it) and [F] bias, one element type; with #gt.halo,
+/// the graph's N CSR rows and an input of this rank's N / P; with
+/// gt.mop_switch, the graph's N CSR rows and, for gt.spmm_linear, an input
+/// of D / P columns, an [N, 1] scale and N / P rows to cut, for
+/// gt.linear_spmm an input of N / P rows, F a multiple of P and a scale
+/// of the N / P transformed rows or of the N switched rows. Sets `n`
+/// to the aggregated rows: N, or N / P with #gt.halo and gt.spmm_linear's
+/// gt.mop_switch.
 static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
                                        Value colIdx, Value values, Value input,
                                        Value weight, Value scale, Value bias,
@@ -657,16 +673,71 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
   if (x.getRank() != 2 || w.getRank() != 2)
     return op->emitOpError()
            << "expects input [M, D] and weight [D, F] of rank 2";
-  if (!dimsAgree(x.getDimSize(1), w.getDimSize(0)))
-    return op->emitOpError() << "input features " << x.getDimSize(1)
+  auto mop = op->getAttrOfType<HaloAttr>(kMopSwitchAttr);
+  if (mop && op->hasAttr(kHaloAttr))
+    return op->emitOpError() << "gt.mop_switch and #gt.halo exclude each "
+                                "other";
+  // Under gt.mop_switch gt.spmm_linear aggregates D / P of the D columns
+  // (gt.linear_spmm transforms the block's rows, all columns).
+  const int64_t parts = mop && !chunksCutInput ? mop.getParts() : 1;
+  const int64_t features = ShapedType::isDynamic(x.getDimSize(1))
+                               ? x.getDimSize(1)
+                               : x.getDimSize(1) * parts;
+  if (!dimsAgree(features, w.getDimSize(0)))
+    return op->emitOpError() << "input features " << features
+                             << (parts > 1 ? " (over all parts)" : "")
                              << " differ from weight rows " << w.getDimSize(0);
   n = rp.getDimSize(0);
   if (!ShapedType::isDynamic(n) && n < 1)
     return op->emitOpError() << "row_ptr must have at least one entry";
   n = ShapedType::isDynamic(n) ? n : n - 1;
-  // The chunks cut the aggregated rows (gt.spmm_linear) or the transformed
-  // rows, the aggregation's columns (gt.linear_spmm); so does the scale.
+  // Partition parallelism (gt-partition-parallel's #gt.halo, as on
+  // gt.spmm): the whole graph's CSR, this rank's block of the input rows
+  // and of the aggregated rows.
+  if (auto halo = op->getAttrOfType<HaloAttr>(kHaloAttr)) {
+    const int64_t block = halo.getNodes() / halo.getParts();
+    if (!ShapedType::isDynamic(n) && n != halo.getNodes())
+      return op->emitOpError() << "has " << n << " CSR rows but #gt.halo "
+                               << "splits " << halo.getNodes() << " nodes";
+    if (!dimsAgree(x.getDimSize(0), block))
+      return op->emitOpError() << "input has " << x.getDimSize(0)
+                               << " rows but #gt.halo gives each of its "
+                               << halo.getParts() << " parts " << block;
+    n = block;
+  }
+  if (mop) {
+    const int64_t block = mop.getNodes() / mop.getParts();
+    if (!ShapedType::isDynamic(n) && n != mop.getNodes())
+      return op->emitOpError()
+             << "has " << n << " CSR rows but "
+             << "gt.mop_switch splits " << mop.getNodes() << " nodes";
+    // gt.linear_spmm: the block's rows transformed, then switched to all N
+    // rows of F / P columns for the aggregation.
+    if (chunksCutInput && !dimsAgree(x.getDimSize(0), block))
+      return op->emitOpError() << "input has " << x.getDimSize(0)
+                               << " rows but gt.mop_switch gives each of its "
+                               << mop.getParts() << " parts " << block;
+    if (chunksCutInput && !ShapedType::isDynamic(w.getDimSize(1)) &&
+        w.getDimSize(1) % mop.getParts() != 0)
+      return op->emitOpError()
+             << "has " << w.getDimSize(1)
+             << " transformed columns, not a multiple of "
+             << "gt.mop_switch's " << mop.getParts() << " parts";
+    if (!chunksCutInput)
+      n = block;
+  }
+  // The chunks cut the aggregated rows (gt.spmm_linear; each rank's block
+  // under gt.mop_switch) or the transformed rows, the aggregation's
+  // columns (gt.linear_spmm). The scale multiplies the cut rows, but under
+  // gt.mop_switch gt.spmm_linear's all N aggregated rows, before the
+  // switch.
   const int64_t cut = chunksCutInput ? x.getDimSize(0) : n;
+  int64_t scaleRows = mop && !chunksCutInput ? mop.getNodes() : cut;
+  // gt.linear_spmm under gt.mop_switch may scale the switched rows instead,
+  // all N of them, after the switch (GraphSAGE's backward 1 / deg).
+  if (mop && chunksCutInput && scale && !tensorOf(scale).getShape().empty() &&
+      tensorOf(scale).getShape().front() == mop.getNodes())
+    scaleRows = mop.getNodes();
   const char *cutName = chunksCutInput ? " input rows" : " rows";
   const char *scaleName =
       chunksCutInput ? "scale must be [M, 1] = " : "scale must be [N, 1] = ";
@@ -677,9 +748,9 @@ static LogicalResult verifyMoaOperands(Operation *op, Value rowPtr,
       {"input", input}, {"values", values}, {"weight", weight}};
   if (scale) {
     ArrayRef<int64_t> ss = tensorOf(scale).getShape();
-    if (ss.size() != 2 || !dimsAgree(ss[0], cut) || ss[1] != 1)
-      return op->emitOpError()
-             << scaleName << shapeStr({cut, 1}) << ", got " << shapeStr(ss);
+    if (ss.size() != 2 || !dimsAgree(ss[0], scaleRows) || ss[1] != 1)
+      return op->emitOpError() << scaleName << shapeStr({scaleRows, 1})
+                               << ", got " << shapeStr(ss);
     typed.push_back({"scale", scale});
   }
   if (bias) {
@@ -700,7 +771,10 @@ LogicalResult SpmmLinearOp::verify() {
                                getChunks(), /*chunksCutInput=*/false, n)))
     return failure();
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
-  auto agg = RankedTensorType::get({n, x.getDimSize(1)}, x.getElementType());
+  // After gt.mop_switch's all-to-all the aggregated rows have all columns.
+  const int64_t d =
+      (*this)->hasAttr(kMopSwitchAttr) ? w.getDimSize(0) : x.getDimSize(1);
+  auto agg = RankedTensorType::get({n, d}, x.getElementType());
   auto out = RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType());
   if (getAggregate().getType() != agg || getResult().getType() != out)
     return emitOpError() << "result types must be " << agg << " and " << out;
@@ -711,8 +785,10 @@ int64_t SpmmLinearOp::getFlops() {
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
   const int64_t spmm =
       mulCosts({2, tensorOf(getColIdx()).getDimSize(0), x.getDimSize(1)});
+  // The transform reads all D aggregated columns (D / P of them aggregated
+  // here under gt.mop_switch).
   const int64_t gemm = mulCosts({2, tensorOf(getAggregate()).getDimSize(0),
-                                 x.getDimSize(1), w.getDimSize(1)});
+                                 w.getDimSize(0), w.getDimSize(1)});
   return spmm == kUnknownCost || gemm == kUnknownCost ? kUnknownCost
                                                       : spmm + gemm;
 }
@@ -732,10 +808,19 @@ LogicalResult LinearSpmmOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t n = rp.getDimSize(0);
   n = ShapedType::isDynamic(n) ? n : n - 1;
+  int64_t f = w.getDimSize(1);
+  // Partition parallelism: this rank's block of the rows. Mixture of
+  // parallelism: all N rows of this rank's F / P columns after the switch.
+  if (DictionaryAttr attrs = adaptor.getAttributes()) {
+    if (auto halo = attrs.getAs<HaloAttr>(kHaloAttr))
+      n = halo.getNodes() / halo.getParts();
+    if (auto mop = attrs.getAs<HaloAttr>(kMopSwitchAttr);
+        mop && !ShapedType::isDynamic(f))
+      f /= mop.getParts();
+  }
   types.push_back(RankedTensorType::get({x.getDimSize(0), w.getDimSize(1)},
                                         x.getElementType()));
-  types.push_back(
-      RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType()));
+  types.push_back(RankedTensorType::get({n, f}, x.getElementType()));
   return success();
 }
 
@@ -747,8 +832,13 @@ LogicalResult LinearSpmmOp::verify() {
     return failure();
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
   const int64_t m = x.getDimSize(0);
+  // After gt.mop_switch's all-to-all the aggregation has F / P columns.
+  int64_t f = w.getDimSize(1);
+  if (auto mop = (*this)->getAttrOfType<HaloAttr>(kMopSwitchAttr);
+      mop && !ShapedType::isDynamic(f))
+    f /= mop.getParts();
   auto t = RankedTensorType::get({m, w.getDimSize(1)}, x.getElementType());
-  auto out = RankedTensorType::get({n, w.getDimSize(1)}, x.getElementType());
+  auto out = RankedTensorType::get({n, f}, x.getElementType());
   if (getTransformed().getType() != t || getResult().getType() != out)
     return emitOpError() << "result types must be " << t << " and " << out;
   return success();
@@ -758,8 +848,9 @@ int64_t LinearSpmmOp::getFlops() {
   RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight());
   const int64_t gemm =
       mulCosts({2, x.getDimSize(0), x.getDimSize(1), w.getDimSize(1)});
-  const int64_t spmm =
-      mulCosts({2, tensorOf(getColIdx()).getDimSize(0), w.getDimSize(1)});
+  // The aggregation's columns (F / P of the F under gt.mop_switch).
+  const int64_t spmm = mulCosts({2, tensorOf(getColIdx()).getDimSize(0),
+                                 tensorOf(getResult()).getDimSize(1)});
   return spmm == kUnknownCost || gemm == kUnknownCost ? kUnknownCost
                                                       : spmm + gemm;
 }

@@ -149,9 +149,6 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
                   "combine with dp, pp, cp or zero yet");
   if (!plan.moa && plan.chunks != 1)
     return notYet("chunks is the pipeline depth of moa=1");
-  if (plan.moa && (plan.mop > 1 || plan.gp > 1))
-    return notYet("moa=1 pipelines a whole aggregation with its transform on "
-                  "one process; it does not combine with mop or gp yet");
   if (plan.moa && (plan.pp > 1 || plan.microBatches > 1))
     return notYet("moa=1 does not combine with pipeline parallelism or "
                   "micro-batches");

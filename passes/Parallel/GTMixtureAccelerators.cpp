@@ -10,10 +10,20 @@
 // chunks holding its neighbours are transformed. It runs after gt-autodiff,
 // so the backward's `dH = (A^T G) W^T` and GraphSAGE's `A^T ((G W^T) /
 // deg)` are pipelined as well as GraphSAGE's forward `(A x / deg) W` and
-// GCN's `A (X W)`. The matched forms are listed in Passes.td.
+// GCN's `A (X W)`. The matched forms are listed in Passes.td. Under
+// partition parallelism (gt-partition-parallel before it) the aggregations
+// are this rank's row block with a halo exchange (#gt.halo): the fused op
+// keeps the attribute and its kernel exchanges the same rows. Under the
+// mixture of parallelism (gt-mixture-parallel) an aggregation of all rows
+// and D / P columns reaches its transform through the all-to-all that
+// switches to row blocks, and a transform's block of rows reaches its
+// aggregation through the all-to-all that switches to columns: either op
+// takes the switch in (gt.mop_switch) and its kernel exchanges chunk by
+// chunk.
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTAttrs.h"
 #include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Dialect/GT/GTMoaOps.h"
 #include "megagraph/Dialect/GT/GTNames.h"
@@ -21,12 +31,14 @@
 #include "megagraph/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -66,6 +78,7 @@ struct Match {
   gt::SpmmOp spmm;
   SmallVector<Operation *> chain; // row-local ops from the spmm to rows
   Value scale;                    // [N, 1]
+  shard::AllToAllOp layoutSwitch; // mop: columns to row blocks, or null
   Value rows;                     // the transform's input rows [N, D]
   Operation *transform;           // gt.linear or tosa.matmul
   Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
@@ -147,6 +160,55 @@ Value chainEnd(Value a, Match &m) {
   return end;
 }
 
+/// Mixture of parallelism (gt-mixture-parallel): the all-to-all that is
+/// the only reader of the aggregated columns `v` [N, D / P] and switches
+/// them to the rank's block of rows [N / P, D] over a 1-D grid of P, or
+/// null.
+shard::AllToAllOp layoutSwitchOf(Value v) {
+  if (!v.hasOneUse())
+    return {};
+  auto a2a = dyn_cast<shard::AllToAllOp>(*v.getUsers().begin());
+  if (!a2a || a2a.getSplitAxis().getSExtValue() != 0 ||
+      a2a.getConcatAxis().getSExtValue() != 1 ||
+      a2a.getGridAxes().size() != 1 || a2a.getGridAxes()[0] != 0)
+    return {};
+  RankedTensorType in = typeOf(a2a.getInput()), out = typeOf(a2a.getResult());
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      a2a, a2a.getGridAttr());
+  if (!in || !out || !grid || in.getRank() != 2 || out.getRank() != 2 ||
+      !in.hasStaticShape() || !out.hasStaticShape() ||
+      grid.getShape().size() != 1)
+    return {};
+  const int64_t parts = grid.getShape()[0];
+  if (parts < 1 || in.getDimSize(0) != out.getDimSize(0) * parts ||
+      out.getDimSize(1) != in.getDimSize(1) * parts)
+    return {};
+  return a2a;
+}
+
+/// Mixture of parallelism: the all-to-all that defines the aggregation's
+/// input `v` [N, F / P], read by nothing else, from the rank's block of
+/// transformed rows [N / P, F] over a 1-D grid of P, or null.
+shard::AllToAllOp layoutSwitchInto(Value v) {
+  auto a2a = v.getDefiningOp<shard::AllToAllOp>();
+  if (!a2a || !v.hasOneUse() || a2a.getSplitAxis().getSExtValue() != 1 ||
+      a2a.getConcatAxis().getSExtValue() != 0 ||
+      a2a.getGridAxes().size() != 1 || a2a.getGridAxes()[0] != 0)
+    return {};
+  RankedTensorType in = typeOf(a2a.getInput()), out = typeOf(a2a.getResult());
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      a2a, a2a.getGridAttr());
+  if (!in || !out || !grid || in.getRank() != 2 || out.getRank() != 2 ||
+      !in.hasStaticShape() || !out.hasStaticShape() ||
+      grid.getShape().size() != 1)
+    return {};
+  const int64_t parts = grid.getShape()[0];
+  if (parts < 1 || out.getDimSize(0) != in.getDimSize(0) * parts ||
+      in.getDimSize(1) != out.getDimSize(1) * parts)
+    return {};
+  return a2a;
+}
+
 /// The transform reading the rows `v` [N, D], if any.
 bool findTransform(Value v, Match &m) {
   RankedTensorType vt = typeOf(v);
@@ -192,6 +254,8 @@ struct LinearFirstMatch {
   SmallVector<Operation *> chain; // row-local ops from the transform on
   Value scale;                    // [M, 1]
   Operation *transform;           // gt.linear or tosa.matmul
+  shard::AllToAllOp layoutSwitch; // mop: row blocks to columns, or null
+  tosa::MulOp switchedScale;      // mop: the scale of the switched rows
   Value input;                    // gt.linear: [M, D]; matmul: [1, M, D]
   Value weight;                   // [D, F] (matmul: the [1, D, F] operand)
   Value bias;
@@ -291,6 +355,13 @@ Value availableAt(Value v, Operation *point, DominanceInfo &dom,
   return builder.clone(*def, map)->getResult(0);
 }
 
+/// Partition parallelism: the fused op aggregates this rank's row block
+/// with the halo exchange of the aggregation it replaces.
+void copyHalo(gt::SpmmOp spmm, Operation *fused) {
+  if (Attribute halo = spmm->getAttr(gt::kHaloAttr))
+    fused->setAttr(gt::kHaloAttr, halo);
+}
+
 struct GTMixtureAcceleratorsPass
     : megagraph::impl::GTMixtureAcceleratorsBase<GTMixtureAcceleratorsPass> {
   using GTMixtureAcceleratorsBase::GTMixtureAcceleratorsBase;
@@ -340,20 +411,27 @@ struct GTMixtureAcceleratorsPass
                                         SmallVectorImpl<Match> &matches) {
     bool failed = false;
     module.walk([&](gt::SpmmOp spmm) {
-      if (spmm->hasAttr(gt::kHaloAttr))
-        return;
       RankedTensorType t = typeOf(spmm.getResult());
       if (!t || t.getRank() != 2 || !t.hasStaticShape())
         return;
       Match m{};
       m.spmm = spmm;
       Value rows = chainEnd(spmm.getResult(), m);
+      // Under mop the aggregated columns reach the transform through the
+      // switch to row blocks (the scale, if any, comes before it).
+      if (shard::AllToAllOp a2a = layoutSwitchOf(rows)) {
+        m.layoutSwitch = a2a;
+        rows = a2a.getResult();
+      }
       m.rows = rows;
       if (!findTransform(rows, m))
         return;
-      if (chunks > t.getDimSize(0)) {
+      // The chunks cut the rows the transform reads (the rank's block under
+      // mop or gp).
+      const int64_t blockRows = typeOf(rows).getDimSize(0);
+      if (chunks > blockRows) {
         spmm.emitError() << "moa chunks=" << chunks << " exceeds the "
-                         << t.getDimSize(0) << " rows of this aggregation";
+                         << blockRows << " rows of this aggregation";
         failed = true;
         return;
       }
@@ -369,19 +447,37 @@ struct GTMixtureAcceleratorsPass
                         SmallVectorImpl<LinearFirstMatch> &matches) {
     bool failed = false;
     module.walk([&](gt::SpmmOp spmm) {
-      if (spmm->hasAttr(gt::kHaloAttr))
-        return;
       RankedTensorType t = typeOf(spmm.getInput());
       if (!t || t.getRank() != 2 || !t.hasStaticShape())
         return;
       LinearFirstMatch m{};
       m.spmm = spmm;
-      if (!chainStart(spmm.getInput(), m))
+      // Under mop the transformed rows reach the aggregation through the
+      // switch from row blocks to columns.
+      Value rows = spmm.getInput();
+      // The switched rows may be scaled by an [N, 1] column on the way
+      // (GraphSAGE's backward 1 / deg): the op scales them after the switch.
+      if (auto mul = rows.getDefiningOp<tosa::MulOp>(); mul && rows.hasOneUse())
+        for (Value operand : {mul.getInput1(), mul.getInput2()})
+          if (Value s = rowScale(mul, operand, t.getDimSize(0));
+              s && layoutSwitchInto(operand)) {
+            m.scale = s;
+            m.switchedScale = mul;
+            rows = operand;
+            break;
+          }
+      if (shard::AllToAllOp a2a = layoutSwitchInto(rows)) {
+        m.layoutSwitch = a2a;
+        rows = a2a.getInput();
+      } else if (m.switchedScale) {
         return;
-      if (chunks > t.getDimSize(0)) {
-        m.transform->emitError()
-            << "moa chunks=" << chunks << " exceeds the " << t.getDimSize(0)
-            << " rows of this transform";
+      }
+      if (!chainStart(rows, m))
+        return;
+      const int64_t cutRows = typeOf(rows).getDimSize(0);
+      if (chunks > cutRows) {
+        m.transform->emitError() << "moa chunks=" << chunks << " exceeds the "
+                                 << cutRows << " rows of this transform";
         failed = true;
         return;
       }
@@ -412,10 +508,22 @@ struct GTMixtureAcceleratorsPass
           tosa::ReshapeOp::create(builder, loc, flat, weight,
                                   tosa::getTosaConstShape(ib, flat.getShape()));
     }
+    // The result types follow the rows (this rank's block under #gt.halo).
+    RankedTensorType rowsType = typeOf(m.rows);
+    auto outType = RankedTensorType::get(
+        {rowsType.getDimSize(0), typeOf(weight).getDimSize(1)},
+        rowsType.getElementType());
     auto fused = gt::SpmmLinearOp::create(
-        builder, loc, m.spmm.getRowPtr(), m.spmm.getColIdx(),
+        builder, loc, rowsType, outType, m.spmm.getRowPtr(), m.spmm.getColIdx(),
         m.spmm.getValues(), m.spmm.getInput(), weight, m.scale, bias,
         builder.getI64IntegerAttr(chunks));
+    copyHalo(m.spmm, fused);
+    if (m.layoutSwitch) {
+      const int64_t nodes = typeOf(m.spmm.getResult()).getDimSize(0);
+      fused->setAttr(gt::kMopSwitchAttr,
+                     gt::HaloAttr::get(builder.getContext(),
+                                       nodes / rowsType.getDimSize(0), nodes));
+    }
     Value out = fused.getResult();
     if (m.reshape) { // back to the matmul's [1, N, F]
       auto t = cast<RankedTensorType>(m.transform->getResult(0).getType());
@@ -427,6 +535,8 @@ struct GTMixtureAcceleratorsPass
     m.rows.replaceAllUsesWith(fused.getAggregate());
     if (m.reshape && m.reshape->use_empty())
       m.reshape->erase();
+    if (m.layoutSwitch)
+      m.layoutSwitch->erase();
     for (Operation *op : llvm::reverse(m.chain))
       op->erase();
     m.spmm->erase();
@@ -439,9 +549,10 @@ struct GTMixtureAcceleratorsPass
   /// which must come after it (else false: left sequential).
   bool rewrite(LinearFirstMatch &m, DominanceInfo &dom, OpBuilder &builder) {
     const int64_t chunks = this->chunks;
-    Value rows = m.spmm.getInput();
+    Value rows = m.layoutSwitch ? m.layoutSwitch.getInput() : m.spmm.getInput();
     for (Operation *user : rows.getUsers())
-      if (user != m.spmm && !dom.properlyDominates(m.spmm.getOperation(), user))
+      if (user != m.spmm && user != m.layoutSwitch &&
+          !dom.properlyDominates(m.spmm.getOperation(), user))
         return false; // the rows are read before the aggregation
     builder.setInsertionPoint(m.spmm);
     Location loc = m.transform->getLoc();
@@ -461,11 +572,23 @@ struct GTMixtureAcceleratorsPass
     };
     Value input = flat(m.input), weight = flat(m.weight);
     auto fused = gt::LinearSpmmOp::create(
-        builder, loc, m.spmm.getRowPtr(), m.spmm.getColIdx(),
-        m.spmm.getValues(), input, weight, m.scale, m.bias,
-        builder.getI64IntegerAttr(chunks));
+        builder, loc, typeOf(rows), typeOf(m.spmm.getResult()),
+        m.spmm.getRowPtr(), m.spmm.getColIdx(), m.spmm.getValues(), input,
+        weight, m.scale, m.bias, builder.getI64IntegerAttr(chunks));
+    copyHalo(m.spmm, fused);
+    if (m.layoutSwitch) {
+      const int64_t nodes = typeOf(m.spmm.getResult()).getDimSize(0);
+      fused->setAttr(gt::kMopSwitchAttr,
+                     gt::HaloAttr::get(builder.getContext(),
+                                       nodes / typeOf(rows).getDimSize(0),
+                                       nodes));
+    }
     m.spmm.getResult().replaceAllUsesWith(fused.getResult());
     m.spmm->erase();
+    if (m.switchedScale)
+      m.switchedScale->erase();
+    if (m.layoutSwitch)
+      m.layoutSwitch->erase();
     rows.replaceAllUsesWith(fused.getTransformed());
     for (Operation *op : m.chain) // from the aggregation's input back
       op->erase();

@@ -1,11 +1,9 @@
 //===- HaloSpmm.cpp - Partition-parallel SpMM with a halo exchange --------===//
 //
-// mgrt_halo_spmm_f32 (contract in megagraph/RuntimeGp.h). A plan per
-// distinct CSR and group: this rank's rows renumbered so that their columns
-// index [x ; halo] (own block first, then the halo rows grouped by owner and
-// sorted by id), and the rows to send to each other rank (sorted by id, the
-// order the receiver expects). Each call then packs the rows to send, runs
-// one all-to-all, and one SpMM of the local rows over [x ; halo].
+// mgrt_halo_spmm_f32 (contract in megagraph/RuntimeGp.h). The plan of the
+// CSR (gp/HaloPlan.h: this rank's rows over [x ; halo] and the rows to send
+// to each other rank) is built once; each call then packs the rows to send,
+// runs one all-to-all, and one SpMM of the local rows over [x ; halo].
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,153 +11,16 @@
 
 #include "comm/CommGroup.h"
 #include "comm/ShardCalls.h"
+#include "gp/HaloPlan.h"
 #include "support/Check.h"
 
-#include <algorithm>
 #include <cstring>
-#include <memory>
-#include <vector>
+
+using namespace mgrt::gp;
 
 namespace {
 
 constexpr const char *kName = "mgrt_halo_spmm_f32";
-constexpr size_t kMaxPlans = 8;
-
-/// The exchange and the renumbered rows of one CSR on one rank.
-struct HaloPlan {
-  uint64_t hash = 0;
-  const mgrt_comm_group *group = nullptr;
-  int64_t N = 0, E = 0;
-  int64_t first = 0, rows = 0;      // this rank's block
-  int64_t e0 = 0;                   // its first edge
-  std::vector<int64_t> rowPtr, col; // local CSR over [x ; halo]
-  int64_t halo = 0;                 // H
-  std::vector<int64_t> sendRows;    // local rows, by destination rank
-  std::vector<int64_t> sendCounts, recvCounts; // rows per rank
-};
-
-/// A 64-bit hash of the CSR (FNV-1a over the 64-bit words, then mixed).
-uint64_t hashCsr(const int64_t *rp, int64_t rs, int64_t n1, const int64_t *ci,
-                 int64_t cs, int64_t e) {
-  uint64_t h = 1469598103934665603ULL;
-  auto add = [&](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-  add(static_cast<uint64_t>(n1));
-  add(static_cast<uint64_t>(e));
-  for (int64_t i = 0; i < n1; ++i)
-    add(static_cast<uint64_t>(rp[i * rs]));
-  for (int64_t i = 0; i < e; ++i)
-    add(static_cast<uint64_t>(ci[i * cs]));
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  return h ^ (h >> 33);
-}
-
-std::unique_ptr<HaloPlan> buildPlan(const mgrt_comm_group *g, const int64_t *rp,
-                                    int64_t rs, const int64_t *ci, int64_t cs,
-                                    int64_t N, int64_t E) {
-  auto plan = std::make_unique<HaloPlan>();
-  HaloPlan &p = *plan;
-  const int P = g->size, r = g->rank;
-  p.group = g;
-  p.N = N, p.E = E;
-  p.rows = N / P;
-  p.first = r * p.rows;
-  const int64_t n = p.rows;
-  auto colAt = [&](int64_t e) {
-    const int64_t c = ci[e * cs];
-    MGRT_CHECK(c >= 0 && c < N, kName,
-               "col_idx[%lld] = %lld is out of range [0, %lld)", (long long)e,
-               (long long)c, (long long)N);
-    return c;
-  };
-  p.e0 = rp[p.first * rs];
-  const int64_t e1 = rp[(p.first + n) * rs];
-  // 1. The halo: columns outside the block, sorted (so grouped by owner).
-  std::vector<int64_t> halo;
-  for (int64_t e = p.e0; e < e1; ++e) {
-    const int64_t c = colAt(e);
-    if (c < p.first || c >= p.first + n)
-      halo.push_back(c);
-  }
-  std::sort(halo.begin(), halo.end());
-  halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
-  p.halo = static_cast<int64_t>(halo.size());
-  p.recvCounts.assign(P, 0);
-  for (int64_t c : halo)
-    ++p.recvCounts[c / n];
-  // 2. The local CSR over [x ; halo].
-  p.rowPtr.resize(n + 1);
-  for (int64_t i = 0; i <= n; ++i)
-    p.rowPtr[i] = rp[(p.first + i) * rs] - p.e0;
-  p.col.resize(e1 - p.e0);
-  for (int64_t e = p.e0; e < e1; ++e) {
-    const int64_t c = ci[e * cs];
-    p.col[e - p.e0] = c >= p.first && c < p.first + n
-                          ? c - p.first
-                          : n + (std::lower_bound(halo.begin(), halo.end(), c) -
-                                 halo.begin());
-  }
-  // 3. What each other block's rows reference in this block, sorted.
-  p.sendCounts.assign(P, 0);
-  std::vector<int64_t> mine;
-  for (int q = 0; q < P; ++q) {
-    if (q == r)
-      continue;
-    mine.clear();
-    for (int64_t e = rp[q * n * rs]; e < rp[(q + 1) * n * rs]; ++e) {
-      const int64_t c = colAt(e);
-      if (c >= p.first && c < p.first + n)
-        mine.push_back(c - p.first);
-    }
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    p.sendCounts[q] = static_cast<int64_t>(mine.size());
-    p.sendRows.insert(p.sendRows.end(), mine.begin(), mine.end());
-  }
-  return plan;
-}
-
-/// The plan of this CSR on `g`, built on first use.
-const HaloPlan &planOf(const mgrt_comm_group *g, mgrt_memref_i64_1 *rowPtr,
-                       mgrt_memref_i64_1 *colIdx, int64_t N) {
-  static std::vector<std::unique_ptr<HaloPlan>> plans;
-  const int64_t *rp = rowPtr->aligned + rowPtr->offset;
-  const int64_t *ci = colIdx->aligned + colIdx->offset;
-  const int64_t E = colIdx->sizes[0];
-  const uint64_t h =
-      hashCsr(rp, rowPtr->strides[0], N + 1, ci, colIdx->strides[0], E);
-  for (auto &p : plans)
-    if (p->hash == h && p->group == g && p->N == N && p->E == E)
-      return *p;
-  // Checks the row pointer once per plan (monotone, within the edges).
-  int64_t prev = rp[0];
-  MGRT_CHECK(prev >= 0, kName, "row_ptr[0] = %lld is negative",
-             (long long)prev);
-  for (int64_t i = 1; i <= N; ++i) {
-    const int64_t next = rp[i * rowPtr->strides[0]];
-    MGRT_CHECK(next >= prev && next <= E, kName,
-               "row_ptr[%lld] = %lld is not a CSR row pointer of %lld edges",
-               (long long)i, (long long)next, (long long)E);
-    prev = next;
-  }
-  auto plan =
-      buildPlan(g, rp, rowPtr->strides[0], ci, colIdx->strides[0], N, E);
-  plan->hash = h;
-  if (plans.size() == kMaxPlans)
-    plans.erase(plans.begin());
-  plans.push_back(std::move(plan));
-  return *plans.back();
-}
-
-/// A tracked float buffer.
-struct Buffer {
-  float *data = nullptr;
-  explicit Buffer(int64_t n)
-      : data(static_cast<float *>(mgrt_alloc(sizeof(float) * (n ? n : 1)))) {
-    MGRT_CHECK(data, kName, "out of memory (%lld floats)", (long long)n);
-  }
-  ~Buffer() { mgrt_free(data); }
-};
 
 } // namespace
 
@@ -181,44 +42,18 @@ mgrt_halo_spmm_f32(mgrt_comm_group *group, mgrt_memref_f32_2 *out,
              (long long)values->sizes[0], (long long)colIdx->sizes[0]);
   MGRT_CHECK(x->strides[1] == 1 && out->strides[1] == 1, kName,
              "innermost strides of x and out must be 1");
-  const HaloPlan &p = planOf(group, rowPtr, colIdx, N);
+  const HaloPlan &p = haloPlanOf(group, rowPtr, colIdx, N, kName);
   // 1. [x ; halo]: own rows, then the rows the others send.
-  Buffer xh((n + p.halo) * D);
+  HaloBuffer xh((n + p.halo) * D, kName);
   const float *xs = x->aligned + x->offset;
   for (int64_t i = 0; i < n; ++i)
     std::memcpy(xh.data + i * D, xs + i * x->strides[0], sizeof(float) * D);
-  {
-    Buffer send(static_cast<int64_t>(p.sendRows.size()) * D);
-    for (size_t k = 0; k < p.sendRows.size(); ++k)
-      std::memcpy(send.data + k * D, xs + p.sendRows[k] * x->strides[0],
-                  sizeof(float) * D);
-    std::vector<int64_t> sendCounts(P), recvCounts(P);
-    for (int q = 0; q < P; ++q)
-      sendCounts[q] = p.sendCounts[q] * D, recvCounts[q] = p.recvCounts[q] * D;
-    const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
-    mgrt_comm_all_to_all(group, send.data, sendCounts.data(), xh.data + n * D,
-                         recvCounts.data(), 0, MGRT_F32);
-    mgrt_comm_set_error_mode(prev);
-  }
+  exchangeHalo(group, p, xs, x->strides[0], D, xh.data + n * D, kName);
   // 2. The local rows over [x ; halo].
-  const int64_t localEdges = static_cast<int64_t>(p.col.size());
-  mgrt_memref_i64_1 rp{const_cast<int64_t *>(p.rowPtr.data()),
-                       const_cast<int64_t *>(p.rowPtr.data()),
-                       0,
-                       {n + 1},
-                       {1}};
-  mgrt_memref_i64_1 ci{const_cast<int64_t *>(p.col.data()),
-                       const_cast<int64_t *>(p.col.data()),
-                       0,
-                       {localEdges},
-                       {1}};
-  mgrt_memref_f32_1 vals{values->allocated,
-                         values->aligned,
-                         values->offset + p.e0 * values->strides[0],
-                         {localEdges},
-                         {values->strides[0]}};
+  LocalCsr local = localCsr(p, values);
   mgrt_memref_f32_2 xall{xh.data, xh.data, 0, {n + p.halo, D}, {D, 1}};
-  _mlir_ciface_mgrt_spmm_f32(out, &rp, &ci, &vals, &xall);
+  _mlir_ciface_mgrt_spmm_f32(out, &local.rowPtr, &local.colIdx, &local.values,
+                             &xall);
 }
 
 extern "C" void _mlir_ciface_mgrt_halo_spmm_f32(

@@ -106,7 +106,6 @@ extern "C" void _mlir_ciface_mgrt_moa_linear_spmm_f32(
   float *tData = transformed->aligned + transformed->offset;
   float *outData = out->aligned + out->offset;
   const int64_t tStride = transformed->strides[0], outStride = out->strides[0];
-  const float *xData = x->aligned + x->offset;
   const float *scaleData = hasScale ? scale->aligned + scale->offset : nullptr;
   const float *biasData = hasBias ? bias->aligned + bias->offset : nullptr;
   const float *valueData = values->aligned + values->offset;
@@ -120,8 +119,24 @@ extern "C" void _mlir_ciface_mgrt_moa_linear_spmm_f32(
   //    every column index).
   const MoaRowOrder order = moaRowsByLargestColumn(graph, chunks);
   printReadiness(order, chunks);
+  // 2. The pipeline.
+  moaLinearSpmmPipeline(graph, order, valueData, values->strides[0], x, weight,
+                        biasData, bias->strides[0], scaleData,
+                        scale->strides[0], tData, tStride, outData, outStride,
+                        chunks);
+}
 
-  // 2. The blocks. Chunk c of t has rows [c * M / K, (c + 1) * M / K), cut
+void mgrt::moaLinearSpmmPipeline(const CsrView &graph, const MoaRowOrder &order,
+                                 const float *valueData, int64_t valueStride,
+                                 const mgrt_memref_f32_2 *x,
+                                 const mgrt_memref_f32_2 *weight,
+                                 const float *biasData, int64_t biasStride,
+                                 const float *scaleData, int64_t scaleStride,
+                                 float *tData, int64_t tStride, float *outData,
+                                 int64_t outStride, int64_t chunks) {
+  const int64_t M = x->sizes[0], D = x->sizes[1], F = weight->sizes[1];
+  const float *xData = x->aligned + x->offset;
+  // 1. The blocks. Chunk c of t has rows [c * M / K, (c + 1) * M / K), cut
   //    into GEMM blocks of kMoaGemmRows; group k of the sorted output rows
   //    into SpMM blocks sized by the degree.
   struct Block {
@@ -157,7 +172,7 @@ extern "C" void _mlir_ciface_mgrt_moa_linear_spmm_f32(
   const int64_t numGemm = static_cast<int64_t>(gemmBlocks.size()),
                 numSpmm = static_cast<int64_t>(spmmBlocks.size());
 
-  // 3. The work items.
+  // 2. The work items.
   const GemmBackend backend = defaultGemmBackend();
   // Claims and runs one GEMM block; false when none is left.
   auto runGemm = [&]() {
@@ -166,8 +181,8 @@ extern "C" void _mlir_ciface_mgrt_moa_linear_spmm_f32(
       return false;
     const Block &b = gemmBlocks[i];
     moaGemmRows(xData, x->strides[0], x->strides[1], weight, biasData,
-                bias->strides[0], scaleData, scale->strides[0], tData, tStride,
-                b.r0, b.r1, backend);
+                biasStride, scaleData, scaleStride, tData, tStride, b.r0, b.r1,
+                backend);
     pending[b.chunk].fetch_sub(1, std::memory_order_release);
     return true;
   };
@@ -181,7 +196,7 @@ extern "C" void _mlir_ciface_mgrt_moa_linear_spmm_f32(
     while (chunksDone() <= b.chunk)
       if (!runGemm())
         std::this_thread::yield(); // the missing blocks are running
-    spmmRowsOf(graph, valueData, values->strides[0], tData, tStride, outData,
+    spmmRowsOf(graph, valueData, valueStride, tData, tStride, outData,
                outStride, F, order.rows.data() + b.r0, b.r1 - b.r0);
     return true;
   };
@@ -191,7 +206,7 @@ extern "C" void _mlir_ciface_mgrt_moa_linear_spmm_f32(
     return i < numSpmm && chunksDone() > spmmBlocks[i].chunk;
   };
 
-  // 4. One task per thread; task t < spmmGroup aggregates what is ready
+  // 3. One task per thread; task t < spmmGroup aggregates what is ready
   //    and transforms otherwise (with one thread: chunk by chunk, each
   //    chunk's ready rows right after it), the others transform first.
   //    parallelFor hands the tasks to whichever workers run.

@@ -61,8 +61,10 @@ void moaGemmRows(const float *a, int64_t aStride, int64_t aColStride,
   }
 }
 
-MoaRowOrder moaRowsByLargestColumn(const CsrView &graph, int64_t chunks) {
-  const int64_t N = graph.rows, M = graph.cols;
+MoaRowOrder moaRowsByLargestColumn(const CsrView &graph, int64_t chunks,
+                                   int64_t ready) {
+  const int64_t N = graph.rows, M = ready < 0 ? graph.cols : ready;
+  constexpr int64_t kDeferred = -1;
   std::vector<int64_t> level(N, 0);
   MoaRowOrder order;
   order.begin.assign(chunks + 1, 0);
@@ -70,15 +72,21 @@ MoaRowOrder moaRowsByLargestColumn(const CsrView &graph, int64_t chunks) {
     int64_t largest = -1;
     for (int64_t e = graph.rowBegin(i), e1 = graph.rowEnd(i); e < e1; ++e)
       largest = std::max(largest, graph.col(e, i)); // checks the range
+    if (largest >= M) {
+      level[i] = kDeferred;
+      order.deferred.push_back(i);
+      continue;
+    }
     level[i] = largest < 0 ? 0 : moaChunkOf(largest, M, chunks);
     ++order.begin[level[i] + 1];
   }
   for (int64_t k = 0; k < chunks; ++k)
     order.begin[k + 1] += order.begin[k];
-  order.rows.resize(N);
+  order.rows.resize(order.begin[chunks]);
   std::vector<int64_t> next(order.begin.begin(), order.begin.end() - 1);
   for (int64_t i = 0; i < N; ++i)
-    order.rows[next[level[i]]++] = i;
+    if (level[i] != kDeferred)
+      order.rows[next[level[i]]++] = i;
   return order;
 }
 

@@ -50,16 +50,34 @@ inline int64_t moaChunkOf(int64_t j, int64_t rows, int64_t chunks) {
   return ((j + 1) * chunks - 1) / rows;
 }
 
-/// The output rows of an SpMM over `cols` columns cut into `chunks` chunks,
-/// grouped by the chunk of their largest column (rows without edges with
-/// chunk 0), row order kept within a group (a counting sort, O(N + E)):
-/// group k is rows[begin[k] .. begin[k + 1]), ready once chunks 0..k of
-/// the columns are.
+/// The output rows of an SpMM whose first `ready` columns (all of them
+/// when `ready` < 0) are cut into `chunks` chunks, grouped by the chunk of
+/// their largest column (rows without edges with chunk 0), row order kept
+/// within a group (a counting sort, O(N + E)): group k is rows[begin[k] ..
+/// begin[k + 1]), ready once chunks 0..k of the columns are. Rows with a
+/// column at or past `ready` (a halo the caller fills after the chunks)
+/// are in no group but in `deferred`, in row order.
 struct MoaRowOrder {
-  std::vector<int64_t> rows;  // N
-  std::vector<int64_t> begin; // chunks + 1
+  std::vector<int64_t> rows;     // the grouped rows
+  std::vector<int64_t> begin;    // chunks + 1
+  std::vector<int64_t> deferred; // rows reading a column >= ready
 };
-MoaRowOrder moaRowsByLargestColumn(const CsrView &graph, int64_t chunks);
+MoaRowOrder moaRowsByLargestColumn(const CsrView &graph, int64_t chunks,
+                                   int64_t ready = -1);
+
+/// The transform-first pipeline of mgrt_moa_linear_spmm_f32 on checked
+/// operands: t rows [0, M) = scale * (x @ weight + bias) (x [M, D]) in
+/// `chunks` chunks, and out = A t for the rows of `graph` in `order`'s
+/// groups (moaRowsByLargestColumn(graph, chunks, M)), each block as soon
+/// as the chunks it reads are transformed. `order.deferred` rows are left
+/// to the caller. scale and bias may be null; t and out have unit columns.
+void moaLinearSpmmPipeline(const CsrView &graph, const MoaRowOrder &order,
+                           const float *values, int64_t valueStride,
+                           const mgrt_memref_f32_2 *x,
+                           const mgrt_memref_f32_2 *weight, const float *bias,
+                           int64_t biasStride, const float *scale,
+                           int64_t scaleStride, float *t, int64_t tStride,
+                           float *out, int64_t outStride, int64_t chunks);
 
 } // namespace mgrt
 

@@ -18,11 +18,18 @@ METIS halo of the data set), up to the few scalars the step also sums
 also compiled with --plan moa=1,chunks=K (the mixture of accelerators: the
 aggregations pipelined with their transforms over K row chunks, either
 order) and run on one process; it must link both pipelined kernels, says
-how many of each op its step has, and must follow the plain run.
+how many of each op its step has, and must follow the plain run. With
+--moa-plans gp=2,mop=2,..., each is also compiled with moa=1,chunks=K (K
+the first of --moa; gp: every rank pipelines its row block, the halo
+exchanged inside the pipelined kernels; mop: the aggregation, the switch
+to row blocks and the transform pipelined chunk by chunk) and run under
+mpirun: it must link its pipelined kernels, follow the one-process run,
+send the bytes the plain plan sent (the same halo rows, or the same
+switched rows in K all-to-alls) and the plan model predicts.
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
-       [--plans mop=2,gp=2] [--moa 4,7] [--data SPEC] [--steps 20] [--lr 0.1]
-       [--tolerance 1e-4]
+       [--plans mop=2,gp=2] [--moa 4,7] [--moa-plans gp=2,gp=4]
+       [--data SPEC] [--steps 20] [--lr 0.1] [--tolerance 1e-4]
 Prints one `check: NAME: DETAIL OK|FAIL` line per check; exits 1 on FAIL.
 """
 import argparse
@@ -127,6 +134,9 @@ def main():
     ap.add_argument("--moa", default="",
                     help="chunk counts K (comma-separated): --plan "
                          "moa=1,chunks=K on one process")
+    ap.add_argument("--moa-plans", default="",
+                    help="plans (comma-separated, gp=P or mop=P) also run with "
+                         "moa=1,chunks=K, K the first of --moa")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.set_num_threads(1)
@@ -186,24 +196,51 @@ def main():
         d = worst([r["loss"] for r in recs], ours)
         check(f"{plan} vs one process", d <= args.tolerance,
               f"{len(recs)} steps, max relative difference {d:.2e}")
-    if not args.plans:
+    if not args.plans and not args.moa_plans:
         return 0 if check.ok else 1
 
     # The graph as the plan model sees it.
     stats = os.path.join(args.work, "stats.json")
-    parts = sorted({p.split("=")[1] for p in args.plans.split(",")})
+    all_plans = [p for p in args.plans.split(",") + args.moa_plans.split(",")
+                 if p]
+    parts = sorted({p.split("=")[1] for p in all_plans})
     subprocess.run([exe, "--mode", "graph-stats", "--data", args.data,
                     "--parts", ",".join(parts), "--log-json", stats,
                     "--quiet"], check=True)
 
-    # 2. Each plan under mpirun.
-    for plan in args.plans.split(","):
-        ranks = int(plan.split("=")[1])
-        exe = os.path.join(args.work, "train-" + plan.replace("=", ""))
+    # 2. Each plan under mpirun; with --moa-plans, the same split with the
+    #    accelerator pipeline on every rank.
+    chunks = next(filter(None, args.moa.split(",")), "4")
+    runs = [(p, p) for p in args.plans.split(",") if p]
+    runs += [(p, f"{p},moa=1,chunks={chunks}")
+             for p in args.moa_plans.split(",") if p]
+    sent_by_plan, losses_by_plan = {}, {}
+    for base, plan in runs:
+        ranks = int(base.split("=")[1])
+        name = plan.replace("=", "").replace(",", "-")
+        exe = os.path.join(args.work, "train-" + name)
         compile_exe(args.compiler, onnx_path, shapes, args.lr, plan, exe)
+        if plan != base:
+            with open(exe, "rb") as fh:
+                binary = fh.read()
+            agg_first, transform_first = pipelined_ops(
+                args.compiler, onnx_path, shapes, args.lr, plan)
+            check(f"{plan} pipelines", agg_first + transform_first > 0,
+                  f"{agg_first} gt.spmm_linear, {transform_first} "
+                  "gt.linear_spmm")
+            # The split's kernel of each pipelined order (gp: halo, mop:
+            # across the layout switch).
+            split = "mop" if base.startswith("mop") else "halo"
+            for kernel, count in (
+                    (f"mgrt_{split}_moa_spmm_linear_f32", agg_first),
+                    (f"mgrt_{split}_moa_linear_spmm_f32", transform_first)):
+                if not count:
+                    continue
+                calls = kernel.encode() in binary
+                check(f"{plan} uses the pipelined kernel", calls,
+                      kernel + (" linked" if calls else " absent"))
         recs = train(exe, args.data, args.steps,
-                     os.path.join(args.work, plan.replace("=", "") + ".jsonl"),
-                     ranks=ranks)
+                     os.path.join(args.work, name + ".jsonl"), ranks=ranks)
         d = worst([r["loss"] for r in recs], ours)
         check(f"{plan} vs one process", d <= args.tolerance,
               f"{len(recs)} steps, max relative difference {d:.2e}")
@@ -212,6 +249,15 @@ def main():
                    for s in sent)
         check(f"{plan} comm_bytes", good,
               f"per rank, every step: {sent[0] if sent else []}")
+        sent_by_plan[plan] = sent[0] if sent else []
+        losses_by_plan[plan] = [r["loss"] for r in recs]
+        if plan != base and base in sent_by_plan:
+            same = sent_by_plan[plan] == sent_by_plan[base]
+            check(f"{plan} sends what {base} sends", same,
+                  f"{sent_by_plan[plan]} vs {sent_by_plan[base]}")
+            d = worst(losses_by_plan[plan], losses_by_plan[base])
+            check(f"{plan} vs {base}", d <= args.tolerance,
+                  f"{len(recs)} steps, max relative difference {d:.2e}")
         predicted = predict(args.compiler, onnx_path, shapes, plan, stats)
         slack = 16 * 4
         if plan.startswith("mop"):

@@ -231,9 +231,9 @@ func.func @both_ways(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32
 // -----
 
 // Transform first, left alone: a scale whose input has another reader
-// (the chain's values must feed the chain only), the transformed rows read
-// before the aggregation, and a partition-parallel aggregation (#gt.halo).
-// The last function keeps the pass from failing.
+// (the chain's values must feed the chain only) and the transformed rows
+// read before the aggregation. The last function keeps the pass from
+// failing.
 // CHECK-LABEL: func.func @transform_first_left_alone
 // CHECK:         gt.linear
 // CHECK:         tosa.mul
@@ -241,15 +241,12 @@ func.func @both_ways(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32
 // CHECK:         gt.linear
 // CHECK:         tosa.exp
 // CHECK:         gt.spmm %
-// CHECK:         gt.linear
-// CHECK:         gt.spmm %{{.*}} {gt.halo
 // CHECK-NOT:     gt.linear_spmm
 // CHECK-LABEL: func.func @keeps_pass_going
 // CHECK:         gt.linear_spmm
 func.func @transform_first_left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
-                                      %x: tensor<10x4xf32>, %w: tensor<4x6xf32>, %s: tensor<10x1xf32>,
-                                      %x5: tensor<5x4xf32>)
-    -> (tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<5x6xf32>) {
+                                      %x: tensor<10x4xf32>, %w: tensor<4x6xf32>, %s: tensor<10x1xf32>)
+    -> (tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>) {
   %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
   %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
   %m = tosa.mul %h, %s, %shift : (tensor<10x6xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x6xf32>
@@ -257,9 +254,7 @@ func.func @transform_first_left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, 
   %h2 = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
   %n = tosa.exp %h2 : (tensor<10x6xf32>) -> tensor<10x6xf32>
   %b = gt.spmm %rp, %ci, %v, %h2 : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
-  %h3 = gt.linear %x5, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
-  %c = gt.spmm %rp, %ci, %v, %h3 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<5x6xf32>) -> tensor<5x6xf32>
-  return %a, %h, %b, %n, %c : tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<5x6xf32>
+  return %a, %h, %b, %n : tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xf32>
 }
 
 func.func @keeps_pass_going(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
@@ -267,4 +262,149 @@ func.func @keeps_pass_going(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor
   %h = gt.linear %x, %w : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
   %a = gt.spmm %rp, %ci, %v, %h : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x6xf32>) -> tensor<10x6xf32>
   return %a : tensor<10x6xf32>
+}
+
+// -----
+
+// Partition parallelism (gt-partition-parallel, 2 parts of the 10 nodes):
+// the aggregations are this rank's block of 5 rows over the whole graph's
+// CSR (#gt.halo). Both orders keep the attribute and the block's types,
+// and call the kernels that exchange the halo over the grid [2, 1, 1, 1]
+// (axes 1).
+// CHECK-LABEL: func.func @halo_sage
+// CHECK:         %[[AGG:[^,]*]], %[[Y:[^ ]*]] = gt.spmm_linear %{{.*}} scale(%{{.*}}) bias(%{{.*}}) chunks = 3 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x4xf32>, tensor<5x6xf32>)
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[Y]], %[[AGG]]
+// BUF-LABEL: func.func @halo_sage
+// BUF:         %[[P:[^ ]*]] = arith.constant 2 : i64
+// BUF:         call @mgrt_halo_moa_spmm_linear_f32({{.*}}, %[[P]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^)]*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
+func.func @halo_sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                     %x: tensor<5x4xf32>, %s: tensor<5x1xf32>, %w: tensor<4x6xf32>,
+                     %b: tensor<6xf32>) -> (tensor<5x6xf32>, tensor<5x4xf32>) {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %a = gt.spmm %rp, %ci, %v, %x {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<5x4xf32>) -> tensor<5x4xf32>
+  %m = tosa.mul %a, %s, %shift : (tensor<5x4xf32>, tensor<5x1xf32>, tensor<1xi8>) -> tensor<5x4xf32>
+  %y = gt.linear %m, %w, %b : (tensor<5x4xf32>, tensor<4x6xf32>, tensor<6xf32>) -> tensor<5x6xf32>
+  return %y, %m : tensor<5x6xf32>, tensor<5x4xf32>
+}
+
+// CHECK-LABEL: func.func @halo_gcn_forward
+// CHECK:         %[[T:[^,]*]], %[[A:[^ ]*]] = gt.linear_spmm %{{.*}} chunks = 3 {gt.halo = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x6xf32>, tensor<5x6xf32>)
+// CHECK-NOT:     gt.spmm %
+// CHECK-NOT:     gt.linear %
+// CHECK:         return %[[A]], %[[T]]
+// BUF-LABEL: func.func @halo_gcn_forward
+// BUF:         call @mgrt_halo_moa_linear_spmm_f32({{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
+func.func @halo_gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                            %x: tensor<5x4xf32>, %w: tensor<4x6xf32>)
+    -> (tensor<5x6xf32>, tensor<5x6xf32>) {
+  %h = gt.linear %x, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  %a = gt.spmm %rp, %ci, %v, %h {gt.halo = #gt.halo<parts = 2, nodes = 10>} : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<5x6xf32>) -> tensor<5x6xf32>
+  return %a, %h : tensor<5x6xf32>, tensor<5x6xf32>
+}
+
+// -----
+
+// Mixture of parallelism (gt-mixture-parallel, 2 ranks over the 10 nodes):
+// the aggregation is feature-parallel (all 10 rows, 2 of the 4 columns) and
+// an all-to-all switches the scaled rows to the rank's 5 rows of all 4
+// columns before the transform. The aggregation-first op takes the switch
+// in (gt.mop_switch; the scale stays [N, 1]); its kernel gets the grid.
+// So does the transform-first op: GCN's forward transforms the block's 5
+// rows and switches them to all 10 rows of 3 of the 6 columns.
+shard.grid @gt_mop(shape = 2)
+// CHECK-LABEL: func.func @mop_sage
+// CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<10x2xf32>, %[[S:.*]]: tensor<10x1xf32>, %[[W:.*]]: tensor<4x6xf32>, %[[B:.*]]: tensor<6xf32>)
+// CHECK:         %[[AGG:[^,]*]], %[[Y:[^ ]*]] = gt.spmm_linear %[[RP]], %[[CI]], %[[V]], %[[X]], %[[W]] scale(%[[S]]) bias(%[[B]]) chunks = 3 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x4xf32>, tensor<5x6xf32>)
+// CHECK-NOT:     shard.all_to_all
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[Y]], %[[AGG]]
+// BUF-LABEL: func.func @mop_sage
+// BUF:         %[[P:[^ ]*]] = arith.constant 2 : i64
+// BUF:         call @mgrt_mop_moa_spmm_linear_f32({{.*}}, %[[P]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^)]*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
+func.func @mop_sage(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                    %x: tensor<10x2xf32>, %s: tensor<10x1xf32>, %w: tensor<4x6xf32>,
+                    %b: tensor<6xf32>) -> (tensor<5x6xf32>, tensor<5x4xf32>) {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %a = gt.spmm %rp, %ci, %v, %x : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %m = tosa.mul %a, %s, %shift : (tensor<10x2xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x2xf32>
+  %r = shard.all_to_all %m on @gt_mop grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<10x2xf32> -> tensor<5x4xf32>
+  %y = gt.linear %r, %w, %b : (tensor<5x4xf32>, tensor<4x6xf32>, tensor<6xf32>) -> tensor<5x6xf32>
+  return %y, %r : tensor<5x6xf32>, tensor<5x4xf32>
+}
+
+// GraphSAGE's backward under mop: the switched rows scaled by 1 / deg
+// ([N, 1], after the switch) before the aggregation; the op takes the
+// scale of the 10 switched rows.
+// CHECK-LABEL: func.func @mop_sage_backward
+// CHECK-SAME:    %[[S:[^:]*]]: tensor<10x1xf32>
+// CHECK:         %[[T:[^,]*]], %[[A:[^ ]*]] = gt.linear_spmm %{{.*}} scale(%[[S]]) chunks = 3 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x6xf32>, tensor<10x3xf32>)
+// CHECK-NOT:     shard.all_to_all
+// CHECK-NOT:     tosa.mul
+// CHECK:         return %[[A]]
+func.func @mop_sage_backward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                             %g: tensor<5x4xf32>, %w: tensor<4x6xf32>, %s: tensor<10x1xf32>) -> tensor<10x3xf32> {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %h = gt.linear %g, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  %hc = shard.all_to_all %h on @gt_mop grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<5x6xf32> -> tensor<10x3xf32>
+  %m = tosa.mul %hc, %s, %shift : (tensor<10x3xf32>, tensor<10x1xf32>, tensor<1xi8>) -> tensor<10x3xf32>
+  %a = gt.spmm %rp, %ci, %v, %m : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x3xf32>) -> tensor<10x3xf32>
+  return %a : tensor<10x3xf32>
+}
+
+// CHECK-LABEL: func.func @mop_gcn_forward
+// CHECK-SAME:    (%[[RP:.*]]: tensor<11xi64>, %[[CI:.*]]: tensor<30xi64>, %[[V:.*]]: tensor<30xf32>, %[[X:.*]]: tensor<5x4xf32>, %[[W:.*]]: tensor<4x6xf32>)
+// CHECK:         %[[T:[^,]*]], %[[A:[^ ]*]] = gt.linear_spmm %[[RP]], %[[CI]], %[[V]], %[[X]], %[[W]] chunks = 3 {gt.mop_switch = #gt.halo<parts = 2, nodes = 10>} : {{.*}} -> (tensor<5x6xf32>, tensor<10x3xf32>)
+// CHECK-NOT:     shard.all_to_all
+// CHECK-NOT:     gt.spmm %
+// CHECK:         return %[[A]]
+// BUF-LABEL: func.func @mop_gcn_forward
+// BUF:         %[[P:[^ ]*]] = arith.constant 2 : i64
+// BUF:         call @mgrt_mop_moa_linear_spmm_f32({{.*}}, %[[P]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^)]*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xi64>, memref<?xi64>, memref<?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64, i64) -> ()
+func.func @mop_gcn_forward(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                           %x: tensor<5x4xf32>, %w: tensor<4x6xf32>) -> tensor<10x3xf32> {
+  %h = gt.linear %x, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  %hc = shard.all_to_all %h on @gt_mop grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<5x6xf32> -> tensor<10x3xf32>
+  %a = gt.spmm %rp, %ci, %v, %hc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x3xf32>) -> tensor<10x3xf32>
+  return %a : tensor<10x3xf32>
+}
+
+// -----
+
+// Left alone under mop: a transform whose rows are padded before the
+// switch (3 classes over 2 ranks), and a switched aggregation read
+// elsewhere too. The last function keeps the pass from failing.
+shard.grid @gt_mop(shape = 2)
+// CHECK-LABEL: func.func @mop_left_alone
+// CHECK:         tosa.pad
+// CHECK:         shard.all_to_all
+// CHECK:         gt.spmm %
+// CHECK:         shard.all_to_all
+// CHECK:         gt.linear %
+// CHECK-NOT:     gt.spmm_linear
+// CHECK-NOT:     gt.linear_spmm
+// CHECK-LABEL: func.func @mop_keeps_pass_going
+// CHECK:         gt.spmm_linear
+func.func @mop_left_alone(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                          %x: tensor<5x4xf32>, %w: tensor<4x3xf32>,
+                          %xc: tensor<10x2xf32>, %w2: tensor<4x6xf32>)
+    -> (tensor<10x2xf32>, tensor<5x6xf32>, tensor<10x2xf32>) {
+  %h = gt.linear %x, %w : (tensor<5x4xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+  %pads = tosa.const_shape {values = dense<[0, 0, 0, 1]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %zero = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %p = tosa.pad %h, %pads, %zero : (tensor<5x3xf32>, !tosa.shape<4>, tensor<1xf32>) -> tensor<5x4xf32>
+  %hc = shard.all_to_all %p on @gt_mop grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<5x4xf32> -> tensor<10x2xf32>
+  %a = gt.spmm %rp, %ci, %v, %hc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %b = gt.spmm %rp, %ci, %v, %xc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %r = shard.all_to_all %b on @gt_mop grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<10x2xf32> -> tensor<5x4xf32>
+  %y = gt.linear %r, %w2 : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  return %a, %y, %b : tensor<10x2xf32>, tensor<5x6xf32>, tensor<10x2xf32>
+}
+
+func.func @mop_keeps_pass_going(%rp: tensor<11xi64>, %ci: tensor<30xi64>, %v: tensor<30xf32>,
+                                %xc: tensor<10x2xf32>, %w: tensor<4x6xf32>) -> tensor<5x6xf32> {
+  %a = gt.spmm %rp, %ci, %v, %xc : (tensor<11xi64>, tensor<30xi64>, tensor<30xf32>, tensor<10x2xf32>) -> tensor<10x2xf32>
+  %r = shard.all_to_all %a on @gt_mop grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<10x2xf32> -> tensor<5x4xf32>
+  %y = gt.linear %r, %w : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
+  return %y : tensor<5x6xf32>
 }

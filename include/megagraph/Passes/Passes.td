@@ -1112,7 +1112,8 @@ def GTMixtureAccelerators
     `chunks = K`: the
     runtime aggregates the rows chunk by chunk on one group of threads and
     multiplies each finished chunk by the weight on the other. Matched
-    (`%a = gt.spmm ...` of `[N, D]`, no `#gt.halo`):
+    (`%a = gt.spmm ...` of `[N, D]`; with `#gt.halo`, this rank's block of
+    the rows, see below):
 
     * the row-local part: nothing, or one `tosa.mul` of `%a` by an `[N, 1]`
       column (GraphSAGE-mean's 1 / degree) whose result is the only use of
@@ -1128,8 +1129,7 @@ def GTMixtureAccelerators
     transpose) are cloned before the new op.
 
     Then the transform first (GCN's forward `A (X W)`, GraphSAGE's
-    backward `A^T ((G W^T) / deg)`): each remaining `gt.spmm` (no
-    `#gt.halo`) whose input `[M, F]` comes from `gt.linear %x, %w[, %bias]`
+    backward `A^T ((G W^T) / deg)`): each remaining `gt.spmm` whose input `[M, F]` comes from `gt.linear %x, %w[, %bias]`
     or from `tosa.matmul` `[1, M, F]` by a `[1, D, F]` weight (zero points
     0), through reshapes between `[M, F]` and `[1, M, F]`, additions of
     zeros and at most one `tosa.mul` by an `[M, 1]` column, each value but
@@ -1147,6 +1147,21 @@ def GTMixtureAccelerators
     for its other readers; when one of them comes before the aggregation,
     it is left sequential. An aggregation already pipelined with the
     transform after it is not matched again.
+
+    Under partition parallelism (`--plan gp=P,moa=1`, gt-partition-parallel
+    before it) the aggregations are `gt.spmm` with `#gt.halo` over this
+    rank's block of N / P rows: the same forms match on the block, and the
+    new op keeps `#gt.halo` (its kernel exchanges the halo rows the
+    aggregation would have, then pipelines the block). Under the mixture
+    of parallelism (`--plan mop=P,moa=1`, gt-mixture-parallel before it)
+    an aggregation of all N rows and D / P columns reaches its transform
+    through the `shard.all_to_all` (split 0, concat 1, 1-D grid) that
+    switches to the rank's N / P rows, and a transform of the rank's rows
+    reaches its aggregation through the one (split 1, concat 0) that
+    switches to all N rows of F / P columns, read by the aggregation only:
+    both forms match through the switch and the new op takes it in
+    (`gt.mop_switch = #gt.halo<parts = P, nodes = N>`; its kernel
+    exchanges chunk by chunk).
 
     Errors (one line each): K larger than the rows of a matched
     aggregation or transform, and a module where nothing matches.

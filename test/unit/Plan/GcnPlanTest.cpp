@@ -92,11 +92,37 @@ TEST(GcnPlanTest, ChoiceFollowsTheGraph) {
   c = chooseGcnPlan(m, local, 1, hw, /*moa=*/true);
   EXPECT_TRUE(c.plan.moa);
   EXPECT_GT(c.plan.chunks, 1);
-  // Each plan is priced without the pipeline too (moa=1 runs on one
-  // process, so on 8 devices only those are built).
+  // Each plan is priced without the pipeline too; on 8 devices with gp
+  // and with mop.
   c = chooseGcnPlan(m, local, 8, hw, /*moa=*/true);
-  EXPECT_TRUE(llvm::any_of(
-      c.ranked, [](const auto &r) { return !r.first.moa && r.first.gp == 8; }));
+  for (bool moa : {false, true}) {
+    EXPECT_TRUE(llvm::any_of(c.ranked, [&](const auto &r) {
+      return r.first.moa == moa && r.first.gp == 8;
+    }));
+    EXPECT_TRUE(llvm::any_of(c.ranked, [&](const auto &r) {
+      return r.first.moa == moa && r.first.mop == 8;
+    }));
+  }
+  // The pipeline hides compute only: the bytes do not change, and mop's
+  // switches inside the pipeline cost K - 1 more all-to-all latencies.
+  ParallelPlan gp8, gp8moa, mop8, mop8moa;
+  gp8.gp = gp8moa.gp = 8;
+  mop8.mop = mop8moa.mop = 8;
+  gp8moa.moa = mop8moa.moa = true;
+  gp8moa.chunks = mop8moa.chunks = 4;
+  EXPECT_EQ(predictGcn(m, local, gp8moa, hw).commBytesTotal,
+            predictGcn(m, local, gp8, hw).commBytesTotal);
+  EXPECT_EQ(predictGcn(m, local, mop8moa, hw).commBytesPerRank,
+            predictGcn(m, local, mop8, hw).commBytesPerRank);
+  const double chunkCost = 4 * hw.opOverhead * 2 * m.aggregations.size();
+  EXPECT_LT(predictGcn(m, local, gp8moa, hw).computeTime - chunkCost,
+            predictGcn(m, local, gp8, hw).computeTime);
+  EXPECT_LT(predictGcn(m, local, mop8moa, hw).computeTime - chunkCost,
+            predictGcn(m, local, mop8, hw).computeTime);
+  EXPECT_GT(predictGcn(m, local, mop8moa, hw).communicationTime,
+            predictGcn(m, local, mop8, hw).communicationTime);
+  EXPECT_EQ(predictGcn(m, local, gp8moa, hw).communicationTime,
+            predictGcn(m, local, gp8, hw).communicationTime);
 }
 
 TEST(GcnPlanTest, EstimatedHaloGrowsWithParts) {

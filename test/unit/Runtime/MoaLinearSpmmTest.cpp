@@ -10,7 +10,8 @@
 // moa-linear-spmm-4-threads runs it), for every chunk count. Cases: N not
 // divisible by K, K = 1, K = M, rows without edges, a row whose largest
 // neighbour is in the last chunk, N != M, a transposed weight and x, both group
-// splits. Also the row order (moaRowsByLargestColumn) and the chunk contract.
+// splits. Also the row order (moaRowsByLargestColumn, with and without
+// columns left to a halo) and the chunk contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -243,6 +244,15 @@ TEST(MoaLinearSpmm, RowOrder) {
             (std::vector<int64_t>{0, 1, 1, 2, 2, 2, 3, 4, 4, 4, 6}));
   EXPECT_EQ(mgrt::moaRowsByLargestColumn(g, 1).rows,
             (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_TRUE(order.deferred.empty());
+  // Only the first 6 columns chunked (the rest a halo filled later, as the
+  // partition-parallel kernel has it): chunks [0, 2), [2, 4), [4, 6). Rows
+  // 2, 4 and 5 read a column >= 6 and wait for the halo; rows 1 (no
+  // edges), 0 (largest 2) and 3 (largest 5) go to chunks 0, 1, 2.
+  const mgrt::MoaRowOrder ready6 = mgrt::moaRowsByLargestColumn(g, 3, 6);
+  EXPECT_EQ(ready6.begin, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(ready6.rows, (std::vector<int64_t>{1, 0, 3}));
+  EXPECT_EQ(ready6.deferred, (std::vector<int64_t>{2, 4, 5}));
 }
 
 TEST(MoaLinearSpmmDeathTest, ChunkContract) {

@@ -1,0 +1,70 @@
+//===- HaloPlan.h - The halo exchange of partition parallelism --*- C++ -*-===//
+//
+// Internal to the runtime. What the partition-parallel aggregations share
+// (mgrt_halo_spmm_f32 and the mixture-of-accelerators kernels over a row
+// block, HaloMoa.cpp): per distinct CSR and group, this rank's rows
+// renumbered so that their columns index [x ; halo] (own block first, then
+// the halo rows grouped by owner and sorted by id) and the rows to send to
+// each other rank; the exchange that fills the halo rows.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEGAGRAPH_RUNTIME_GP_HALOPLAN_H
+#define MEGAGRAPH_RUNTIME_GP_HALOPLAN_H
+
+#include "megagraph/Comm.h"
+#include "megagraph/Runtime.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mgrt::gp {
+
+/// The exchange and the renumbered rows of one CSR on one rank.
+struct HaloPlan {
+  uint64_t hash = 0;
+  const mgrt_comm_group *group = nullptr;
+  int64_t N = 0, E = 0;
+  int64_t first = 0, rows = 0;      // this rank's block
+  int64_t e0 = 0;                   // its first edge
+  std::vector<int64_t> rowPtr, col; // local CSR over [x ; halo]
+  int64_t halo = 0;                 // H
+  std::vector<int64_t> sendRows;    // local rows, by destination rank
+  std::vector<int64_t> sendCounts, recvCounts; // rows per rank
+};
+
+/// The plan of this CSR (row_ptr [N+1] over N = P blocks) on `group`, built
+/// and checked on first use (`kernel` names the caller in errors).
+const HaloPlan &haloPlanOf(const mgrt_comm_group *group,
+                           mgrt_memref_i64_1 *rowPtr, mgrt_memref_i64_1 *colIdx,
+                           int64_t N, const char *kernel);
+
+/// Fills `halo` [H, D] (row stride D) with the rows of the other blocks
+/// this rank's rows reference: packs the rows of `x` (n rows of D floats,
+/// row stride `xStride`) the others need and runs one all-to-all over
+/// `group` (counted by mgrt_comm_bytes_sent). Collective; call it from the
+/// thread that initialised the communication runtime.
+void exchangeHalo(mgrt_comm_group *group, const HaloPlan &plan, const float *x,
+                  int64_t xStride, int64_t D, float *halo, const char *kernel);
+
+/// The local CSR of `plan` over [x ; halo] (n rows, n + H columns) as
+/// memref descriptors; `values` is the whole CSR's, viewed from the block's
+/// first edge.
+struct LocalCsr {
+  mgrt_memref_i64_1 rowPtr, colIdx;
+  mgrt_memref_f32_1 values;
+};
+LocalCsr localCsr(const HaloPlan &plan, const mgrt_memref_f32_1 *values);
+
+/// A tracked float buffer (mgrt_alloc: counted in mgrt_peak_bytes).
+struct HaloBuffer {
+  float *data = nullptr;
+  HaloBuffer(int64_t n, const char *kernel);
+  ~HaloBuffer();
+  HaloBuffer(const HaloBuffer &) = delete;
+  HaloBuffer &operator=(const HaloBuffer &) = delete;
+};
+
+} // namespace mgrt::gp
+
+#endif // MEGAGRAPH_RUNTIME_GP_HALOPLAN_H
