@@ -177,8 +177,9 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     pm.addPass(createGTPartitionParallel(partition));
   }
   const int64_t nodeRanks = plan.mop * plan.gp;
-  if (plan.cp == 1) // cp attentions (gt.cp) keep their dense bias rows
-    pm.addPass(createGTFuseSpatialBias());
+  // The spatial bias read inside attention, cp attentions included (they
+  // read their rows of the distances): no [B, H, S/cp, S] bias or gradient.
+  pm.addPass(createGTFuseSpatialBias());
   GTAutodiffOptions autodiff;
   autodiff.loss = options.loss;
   autodiff.outputName = options.lossOutput;
