@@ -246,12 +246,14 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
                    skP = roundUp(k.getDimSize(1), 96);
       const double dhP = roundUp(q.getDimSize(2) / heads, 16),
                    dvP = roundUp(v.getDimSize(2) / heads, 16);
-      double workspace =
-          4.0 * q.getDimSize(0) * heads *
-          (2 * sqP * (dhP + dvP) + 2 * skP * (dhP + dvP) + 2 * sqP);
+      const double keySide =
+          4.0 * q.getDimSize(0) * heads * 2 * skP * (dhP + dvP);
+      double workspace = keySide + 4.0 * q.getDimSize(0) * heads *
+                                       (2 * sqP * (dhP + dvP) + 2 * sqP);
       unit.transientBytes =
           std::max({unit.transientBytes, workspace,
                     (double)std::max<int64_t>(0, att.getTransientBytes())});
+      unit.keyWorkspaceBytes = std::max(unit.keyWorkspaceBytes, keySide);
       continue;
     }
     double flops = 0;
@@ -311,7 +313,7 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
           &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
-          &unit.transientBytes, &unit.kvBytes})
+          &unit.transientBytes, &unit.kvBytes, &unit.keyWorkspaceBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
@@ -388,11 +390,10 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
 }
 
 /// Whether the step reads Graphormer's spatial bias in place: the training
-/// pipeline runs gt-fuse-spatial-bias when the plan has neither cp nor a
-/// pipeline schedule (stages or micro-batches).
-bool spatialBiasInPlace(const ParallelPlan &plan) {
-  return plan.cp == 1 && !plan.pipelined();
-}
+/// pipeline runs gt-fuse-spatial-bias unless the plan has a pipeline
+/// schedule (stages or micro-batches); under cp each rank reads its rows of
+/// the distances.
+bool spatialBiasInPlace(const ParallelPlan &plan) { return !plan.pipelined(); }
 
 /// The attention bias bytes unit `u` keeps per sequence under `plan`.
 double keptBias(const UnitProfile &u, const ParallelPlan &plan) {
@@ -416,6 +417,18 @@ double gradientBytes(double p, const ParallelPlan &plan) {
   if (plan.pipelined())
     return 2 * p;
   return plan.zero >= 2 ? p / static_cast<double>(plan.dp * plan.cp) : p;
+}
+
+/// What the cp all-gather attention backward holds beyond the unit's
+/// workspace at S / cp rows, per micro-batch of `m` sequences: the keys
+/// and values gathered for all S rows, their full-length gradients before
+/// the reduce-scatter, and the key side of the kernel's packed workspace
+/// for the other ranks' keys. (The ring holds two blocks of S / cp rows.)
+double allGatherWorkspace(const UnitProfile &u, double m, double cp,
+                          const ParallelPlan &plan) {
+  if (plan.cp <= 1 || plan.cpMode != "allgather")
+    return 0;
+  return 2 * m * u.kvBytes + m * (1 - 1 / cp) * u.keyWorkspaceBytes;
 }
 
 /// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
@@ -526,7 +539,8 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
-    transient = std::max(transient, m / cp * u.transientBytes);
+    transient = std::max(transient, m / cp * u.transientBytes +
+                                        allGatherWorkspace(u, m, cp, plan));
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
   }

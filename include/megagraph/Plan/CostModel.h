@@ -58,6 +58,10 @@ struct UnitProfile {
   double transientBytes = 0;
   /// K and V bytes of the unit's attention (moved by cp).
   double kvBytes = 0;
+  /// The key-side part of transientBytes (the attention backward's packed
+  /// K, V and their transposes), which under cp all-gather covers all S
+  /// keys rather than S / cp.
+  double keyWorkspaceBytes = 0;
   int64_t attentionOps = 0;
 };
 
