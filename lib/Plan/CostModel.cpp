@@ -163,7 +163,7 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     model.units[u].name = "layer" + std::to_string(u);
   // Activations are counted once per value, in the unit of its first
   // backward-needing use.
-  llvm::DenseSet<Value> kept, biasGrads;
+  llvm::DenseSet<Value> kept, biasGrads, distances;
   // Each attention bias: the first and last unit that read it.
   llvm::MapVector<Value, std::pair<int64_t, int64_t>> biasUnits;
   llvm::DenseSet<StringRef> paramsSeen;
@@ -233,6 +233,13 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
           model.biasGradBytesPerSeq += bytesOf(bias.getType());
           if (spatial)
             model.spatialBiasGradBytesPerSeq += bytesOf(bias.getType());
+        }
+        // In place, the kernels read the distances as int16.
+        if (auto sb = bias.getDefiningOp<gt::SpatialBiasOp>()) {
+          auto d = cast<ShapedType>(sb.getDistance().getType());
+          if (d.hasStaticShape() && d.getElementTypeBitWidth() > 16 &&
+              distances.insert(sb.getDistance()).second)
+            model.spatialDistanceBytesPerSeq += 2.0 * d.getNumElements();
         }
       }
       // The backward kernel's workspace: Q, dO, K, V and their transposes
@@ -318,6 +325,7 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
   }
   model.biasGradBytesPerSeq /= b0;
   model.spatialBiasGradBytesPerSeq /= b0;
+  model.spatialDistanceBytesPerSeq /= b0;
   return model;
 }
 
@@ -398,6 +406,12 @@ bool spatialBiasInPlace(const ParallelPlan &plan) { return !plan.pipelined(); }
 /// The attention bias bytes unit `u` keeps per sequence under `plan`.
 double keptBias(const UnitProfile &u, const ParallelPlan &plan) {
   return u.biasBytes - (spatialBiasInPlace(plan) ? u.spatialBiasBytes : 0);
+}
+
+/// The int16 distances the step holds per sequence when it reads the
+/// spatial bias in place.
+double distanceBytes(const ModelProfile &model, const ParallelPlan &plan) {
+  return spatialBiasInPlace(plan) ? model.spatialDistanceBytesPerSeq : 0;
 }
 
 /// The bias gradients accumulated in the backward per sequence.
@@ -553,6 +567,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   // are not live at once; the bias gradient accumulates over the layers.
   out.memoryConstant = std::max(transient, (double)hw.scratchBytes) +
                        m / cp * biasGradBytes(model, plan) +
+                       b / cp * distanceBytes(model, plan) +
                        model.ioBytesPerSeq * b / cp +
                        (zero >= 3 ? (double)largestUnitParams : 0);
   return "";
@@ -641,9 +656,10 @@ Prediction megagraph::predict(const ModelProfile &model,
     mem.attentionBias = held * (bias + forwarded);
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
-  mem.attentionBias += m / cp * biasGradBytes(model, plan);
-  mem.transient =
-      pu.memoryConstant - mem.io - m / cp * biasGradBytes(model, plan);
+  const double inPlace = pu.localBatch / cp * distanceBytes(model, plan);
+  mem.attentionBias += m / cp * biasGradBytes(model, plan) + inPlace;
+  mem.transient = pu.memoryConstant - mem.io -
+                  m / cp * biasGradBytes(model, plan) - inPlace;
   // Time: every stage runs mb + pp - 1 slots of its bottleneck.
   double bottleneck = split.bottleneck + pu.stageTimeConstant;
   pred.stepTime = pu.slots * bottleneck;
