@@ -140,6 +140,12 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
       contextParallel.mode = plan.cpMode;
       pm.addPass(createGTContextParallel(contextParallel));
     }
+    // One stage (gradient accumulation): the spatial bias read inside
+    // attention. Over several stages every stage's attentions would read
+    // the one table, a parameter gt-pipeline-split cannot share between
+    // stages, so they keep the dense bias that stage 0 builds.
+    if (plan.pp == 1)
+      pm.addPass(createGTFuseSpatialBias());
     GTPipelineSplitOptions split;
     split.pp = plan.pp;
     split.microBatches = plan.microBatches;

@@ -398,10 +398,10 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
 }
 
 /// Whether the step reads Graphormer's spatial bias in place: the training
-/// pipeline runs gt-fuse-spatial-bias unless the plan has a pipeline
-/// schedule (stages or micro-batches); under cp each rank reads its rows of
-/// the distances.
-bool spatialBiasInPlace(const ParallelPlan &plan) { return !plan.pipelined(); }
+/// pipeline runs gt-fuse-spatial-bias unless the plan has pipeline stages
+/// (one stage, gradient accumulation, does); under cp each rank reads its
+/// rows of the distances.
+bool spatialBiasInPlace(const ParallelPlan &plan) { return plan.pp == 1; }
 
 /// The attention bias bytes unit `u` keeps per sequence under `plan`.
 double keptBias(const UnitProfile &u, const ParallelPlan &plan) {

@@ -174,7 +174,7 @@ def GTFuseSpatialBias : Pass<"gt-fuse-spatial-bias", "::mlir::ModuleOp"> {
     nothing else uses it.
 
     Runs before `gt-autodiff` (the `train` pipeline runs it unless the plan
-    has a pipeline schedule, after `gt-context-parallel` under cp) and in
+    has pipeline stages, pp > 1, after `gt-context-parallel` under cp) and in
     `lower-cpu` (inference). An attention whose bias already has a
     `gt.attention_grad` (the gradient was taken with the dense bias) is left
     as it is. A context-parallel attention (`gt.cp`) is rewritten too: its
