@@ -47,7 +47,12 @@
 # usage: bash bench/run_max_seq_bench.sh [BUILD_DIR]
 #   env [default]: CAP [96MiB], GB [4], STEP [256], S_MAX [8192], STEPS [3],
 #   PP_MB [2], COMMON_S [], EXTRA_CP1 [1], THREADS [1]
-#   (threads per rank), OUT, WORK [BUILD_DIR/bench-work/max-seq]
+#   (threads per rank), OUT, WORK [BUILD_DIR/bench-work/max-seq],
+#   ONLY [] (plan names, e.g. "cp4", or "cp4r": cp=4 with the ring; see
+#   add_plan below): search only
+#   these plans (largest S predicted and measured, as above) and write just
+#   that table, S_LIST [] (with ONLY: measure and predict exactly these S
+#   instead of searching)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -96,6 +101,8 @@ add_plan cp4 "cp=4" "$GB" "$GB"
 add_plan dp2cp2 "dp=2,cp=2" $((GB / 2)) "$GB"
 add_plan pp2cp2 "pp=2,cp=2,mb=$PP_MB" $((GB / PP_MB)) "$GB"
 [ "$EXTRA_CP1" = 1 ] && add_plan cp4g1 "cp=4" 1 1
+# Only with ONLY: cp=4 with the ring (K / V in blocks of S/4 rows).
+[ -n "${ONLY:-}" ] && add_plan cp4r "cp=4,cp_mode=ring" "$GB" "$GB"
 
 log() { echo "[max-seq $(date -u +%H:%M:%S)] $*" >&2; }
 TRAIN=(--train --optimizer sgd --lr 0.01)
@@ -244,6 +251,46 @@ search_plan() {
   read -r MEAS_OK[$name] MEAS_BAD[$name] < <(largest fits_meas "$name" "${PRED_OK[$name]}")
   log "$name measured: largest ${MEAS_OK[$name]} first over ${MEAS_BAD[$name]}"
 }
+# ONLY: the named plans alone (a search, or the S of S_LIST), then exit.
+ONLY=${ONLY:-}
+S_LIST=${S_LIST:-}
+if [ -n "$ONLY" ]; then
+  {
+    echo "# Largest S under a per-rank memory cap, 4 ranks: $ONLY ($(date -u +%Y-%m-%d))"
+    echo
+    echo "Machine: $(grep -c ^processor /proc/cpuinfo) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), 4 MPI ranks oversubscribed on them, $THREADS thread(s) per rank."
+    echo "Commit: $COMMIT. Started $START_TIME."
+    echo
+    echo "Command: \`ONLY=\"$ONLY\" S_LIST=\"$S_LIST\" CAP=$CAP GB=$GB STEP=$STEP S_MAX=$S_MAX STEPS=$STEPS bash bench/run_max_seq_bench.sh ${1:-build}\`"
+    echo
+    echo "Load before: \`$START_LOAD\`"
+    echo
+    echo "| plan | global batch | S | predicted MiB (fits) | measured (result, max MiB per rank = peak + state, step s) |"
+    echo "|---|---|---|---|---|"
+    for name in $ONLY; do
+      if [ -n "$S_LIST" ]; then
+        list=$S_LIST
+      else
+        search_plan "$name"
+        list="${PRED_OK[$name]} ${MEAS_OK[$name]} ${MEAS_BAD[$name]}"
+      fi
+      for s in $(echo "$list" | tr ' ' '\n' | grep -v '^0$' | sort -n | uniq); do
+        pr=$(predict "$name" "$s") r=$(measure "$name" "$s")
+        case $r in
+          OK*) rc="fits: $(mib "$(echo "$r" | cut -d' ' -f2)") MiB, $(echo "$r" | cut -d' ' -f6) s" ;;
+          *) rc=${r//_/ } ;;
+        esac
+        echo "| \`${PLAN[$name]}\` | ${GLOBAL[$name]} | $s | $(mib "$(echo "$pr" | cut -d' ' -f1)") ($(echo "$pr" | cut -d' ' -f2)) | $rc |"
+      done
+      [ -n "$S_LIST" ] || echo "| \`${PLAN[$name]}\` | ${GLOBAL[$name]} | largest | ${PRED_OK[$name]} predicted | ${MEAS_OK[$name]} measured, first over the cap ${MEAS_BAD[$name]} |"
+    done
+    echo
+    echo "Load after: \`$(uptime)\` ($(date -u '+%H:%M UTC'))"
+  } > "$OUT"
+  echo "wrote $OUT" >&2
+  exit 0
+fi
+
 # The four plans of equal global batch first; cp4g1 after the searched plan.
 for name in dp4 cp4 dp2cp2 pp2cp2; do search_plan "$name"; done
 

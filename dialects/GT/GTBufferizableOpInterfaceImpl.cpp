@@ -22,6 +22,10 @@
 //                        after dbias; out and lse placeholders unless given,
 //                        flag bit 8); the distance must be i16 (gt-decompose
 //                        narrows it) and is passed as [Db, Sq, Sk].
+//   ... gt.cp            context parallel: mgrt_cp_attention_f32 / _bwd_f32,
+//                        with a spatial bias mgrt_cp_attention_spatial_f32 /
+//                        _bwd_f32 (no out / lse operands), the operands as
+//                        above plus the grid, axes, mode and seq.
 //   gt.spmm              mgrt_spmm_f32
 //   gt.spmm_linear       mgrt_moa_spmm_linear_f32: aggregate and result
 //                        allocated; absent scale / bias are one-element
@@ -87,9 +91,15 @@ constexpr StringLiteral kMopMoaLinearSpmmKernel =
 constexpr StringLiteral kCsrTransposeKernel = MGRT_KERNEL_CSR_TRANSPOSE;
 constexpr StringLiteral kSparseAttentionKernel = MGRT_KERNEL_SPARSE_ATTENTION;
 
-/// Context parallel (`gt.cp` of gt-context-parallel): the cp kernel's extra
-/// arguments g0, g1, g2, g3, axes, mode, seq (RuntimeCp.h) appended to
-/// `args`, and its name; `name` itself without `gt.cp`.
+/// Whether `op` is context parallel (`gt.cp` of gt-context-parallel).
+bool isContextParallel(Operation *op) {
+  return op->hasAttr(gt::kContextParallelAttr);
+}
+
+/// Context parallel: the cp kernel's extra arguments g0, g1, g2, g3, axes,
+/// mode, seq (RuntimeCp.h) appended to `args`, and the cp version of the
+/// single-process kernel `name` (dense or spatial attention, forward or
+/// backward); `name` itself without `gt.cp`.
 StringRef contextParallel(RewriterBase &rewriter, Operation *op, StringRef name,
                           SmallVectorImpl<Value> &args) {
   auto cp =
@@ -101,6 +111,10 @@ StringRef contextParallel(RewriterBase &rewriter, Operation *op, StringRef name,
   for (int64_t value : {cp.getAxes(), cp.getMode(), cp.getSeq()})
     args.push_back(
         arith::ConstantIntOp::create(rewriter, op->getLoc(), value, 64));
+  if (name == kAttentionSpatialKernel)
+    return MGRT_KERNEL_CP_ATTENTION_SPATIAL;
+  if (name == kAttentionSpatialBwdKernel)
+    return MGRT_KERNEL_CP_ATTENTION_SPATIAL_BWD;
   return name == kAttentionKernel ? MGRT_KERNEL_CP_ATTENTION
                                   : MGRT_KERNEL_CP_ATTENTION_BWD;
 }
@@ -296,7 +310,8 @@ struct AttentionOpInterface
     for (Value r : results)
       args.push_back(toDynamicIdentity(rewriter, loc, r));
     const bool spatial = static_cast<bool>(attn.getSpatialTable());
-    if (spatial && !withLse) // mgrt_attention_spatial_f32 takes lse too
+    // mgrt_attention_spatial_f32 takes lse too (its cp version does not).
+    if (spatial && !withLse && !isContextParallel(op))
       args.push_back(placeholder3(rewriter, loc));
     for (Value operand : {*q, *k, *v, bias, mask})
       args.push_back(toDynamicIdentity(rewriter, loc, operand));
@@ -318,9 +333,11 @@ struct AttentionOpInterface
              APFloat(static_cast<float>(attn.getScaleOrDefault()))),
          arith::ConstantIntOp::create(rewriter, loc, flags, 64)});
     StringRef kernel =
-        spatial   ? StringRef(kAttentionSpatialKernel)
-        : withLse ? StringRef(kAttentionLseKernel)
-                  : contextParallel(rewriter, op, kAttentionKernel, args);
+        contextParallel(rewriter, op,
+                        spatial   ? StringRef(kAttentionSpatialKernel)
+                        : withLse ? StringRef(kAttentionLseKernel)
+                                  : StringRef(kAttentionKernel),
+                        args);
     callKernel(rewriter, op, kernel, args);
     replaceOpWithBufferizedValues(rewriter, op, results);
     return success();
@@ -711,7 +728,7 @@ struct AttentionGradOpInterface
       args.append({dyn(*out), dyn(*lse)});
       if (spatial)
         flags |= MGRT_ATTENTION_LSE;
-    } else if (spatial) {
+    } else if (spatial && !isContextParallel(op)) {
       args.append({placeholder3(rewriter, loc), placeholder3(rewriter, loc)});
     }
     args.append(
@@ -721,11 +738,13 @@ struct AttentionGradOpInterface
              rewriter, loc, rewriter.getF32Type(),
              APFloat(static_cast<float>(grad.getScaleOrDefault()))),
          arith::ConstantIntOp::create(rewriter, loc, flags, 64)});
+    // (The verifier keeps out and lse off context-parallel gradients.)
     StringRef kernel =
-        spatial ? StringRef(kAttentionSpatialBwdKernel)
-        : grad.getOut()
-            ? StringRef(kAttentionBwdLseKernel)
-            : contextParallel(rewriter, op, kAttentionBwdKernel, args);
+        contextParallel(rewriter, op,
+                        spatial         ? StringRef(kAttentionSpatialBwdKernel)
+                        : grad.getOut() ? StringRef(kAttentionBwdLseKernel)
+                                        : StringRef(kAttentionBwdKernel),
+                        args);
     callKernel(rewriter, op, kernel, args);
     SmallVector<Value> results = {dq, dk, dv};
     if (dbias)

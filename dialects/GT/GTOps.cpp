@@ -211,7 +211,7 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
   int64_t batch = q.getDimSize(0), sq = q.getDimSize(1), sk = k.getDimSize(1);
   // Context parallel (gt-context-parallel): k holds this rank's S / cp keys
   // (or, with uneven blocks, ceil(S / cp) rows of which its block is a
-  // prefix), the bias and mask all S key columns.
+  // prefix), the bias, mask and spatial distance all S key columns.
   if (auto cp = op->getAttrOfType<ContextParallelAttr>(kContextParallelAttr))
     if (!ShapedType::isDynamic(sk))
       sk = cp.getSeq() > 0 ? cp.getSeq() : sk * cp.getSize();
@@ -242,9 +242,7 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
   if (static_cast<bool>(distanceV) != static_cast<bool>(tableV))
     return emitOpError() << "takes the spatial distance and table together";
   if (distanceV) {
-    if (op->hasAttr(kContextParallelAttr))
-      return emitOpError() << "has no context-parallel form with a spatial "
-                              "bias";
+    // Under cp, as the bias: this rank's query rows, all S key columns.
     ArrayRef<int64_t> d = tensorOf(distanceV).getShape();
     bool ok = (d.size() == 2 && dimsAgree(d[0], sq) && dimsAgree(d[1], sk)) ||
               (d.size() == 3 && dimBroadcasts(d[0], batch) &&

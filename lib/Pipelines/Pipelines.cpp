@@ -142,6 +142,12 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
       contextParallel.mode = plan.cpMode;
       pm.addPass(createGTContextParallel(contextParallel));
     }
+    // One stage (gradient accumulation): the spatial bias read inside
+    // attention. Over several stages every stage's attentions would read
+    // the one table, a parameter gt-pipeline-split cannot share between
+    // stages, so they keep the dense bias that stage 0 builds.
+    if (plan.pp == 1)
+      pm.addPass(createGTFuseSpatialBias());
     GTPipelineSplitOptions split;
     split.pp = plan.pp;
     split.microBatches = plan.microBatches;
@@ -179,8 +185,9 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
     pm.addPass(createGTPartitionParallel(partition));
   }
   const int64_t nodeRanks = plan.mop * plan.gp;
-  if (plan.cp == 1) // cp attentions (gt.cp) keep their dense bias rows
-    pm.addPass(createGTFuseSpatialBias());
+  // The spatial bias read inside attention, cp attentions included (they
+  // read their rows of the distances): no [B, H, S/cp, S] bias or gradient.
+  pm.addPass(createGTFuseSpatialBias());
   GTAutodiffOptions autodiff;
   autodiff.loss = options.loss;
   autodiff.outputName = options.lossOutput;

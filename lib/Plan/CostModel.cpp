@@ -163,7 +163,7 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
     model.units[u].name = "layer" + std::to_string(u);
   // Activations are counted once per value, in the unit of its first
   // backward-needing use.
-  llvm::DenseSet<Value> kept, biasGrads;
+  llvm::DenseSet<Value> kept, biasGrads, distances;
   // Each attention bias: the first and last unit that read it.
   llvm::MapVector<Value, std::pair<int64_t, int64_t>> biasUnits;
   llvm::DenseSet<StringRef> paramsSeen;
@@ -234,6 +234,13 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
           if (spatial)
             model.spatialBiasGradBytesPerSeq += bytesOf(bias.getType());
         }
+        // In place, the kernels read the distances as int16.
+        if (auto sb = bias.getDefiningOp<gt::SpatialBiasOp>()) {
+          auto d = cast<ShapedType>(sb.getDistance().getType());
+          if (d.hasStaticShape() && d.getElementTypeBitWidth() > 16 &&
+              distances.insert(sb.getDistance()).second)
+            model.spatialDistanceBytesPerSeq += 2.0 * d.getNumElements();
+        }
       }
       // The backward kernel's workspace: Q, dO, K, V and their transposes
       // packed with rows padded to 96 and head dims to 16 (runtime/kernels/
@@ -246,12 +253,14 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
                    skP = roundUp(k.getDimSize(1), 96);
       const double dhP = roundUp(q.getDimSize(2) / heads, 16),
                    dvP = roundUp(v.getDimSize(2) / heads, 16);
-      double workspace =
-          4.0 * q.getDimSize(0) * heads *
-          (2 * sqP * (dhP + dvP) + 2 * skP * (dhP + dvP) + 2 * sqP);
+      const double keySide =
+          4.0 * q.getDimSize(0) * heads * 2 * skP * (dhP + dvP);
+      double workspace = keySide + 4.0 * q.getDimSize(0) * heads *
+                                       (2 * sqP * (dhP + dvP) + 2 * sqP);
       unit.transientBytes =
           std::max({unit.transientBytes, workspace,
                     (double)std::max<int64_t>(0, att.getTransientBytes())});
+      unit.keyWorkspaceBytes = std::max(unit.keyWorkspaceBytes, keySide);
       continue;
     }
     double flops = 0;
@@ -311,11 +320,12 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
           &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
-          &unit.transientBytes, &unit.kvBytes})
+          &unit.transientBytes, &unit.kvBytes, &unit.keyWorkspaceBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
   model.spatialBiasGradBytesPerSeq /= b0;
+  model.spatialDistanceBytesPerSeq /= b0;
   return model;
 }
 
@@ -388,15 +398,20 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
 }
 
 /// Whether the step reads Graphormer's spatial bias in place: the training
-/// pipeline runs gt-fuse-spatial-bias when the plan has neither cp nor a
-/// pipeline schedule (stages or micro-batches).
-bool spatialBiasInPlace(const ParallelPlan &plan) {
-  return plan.cp == 1 && !plan.pipelined();
-}
+/// pipeline runs gt-fuse-spatial-bias unless the plan has pipeline stages
+/// (one stage, gradient accumulation, does); under cp each rank reads its
+/// rows of the distances.
+bool spatialBiasInPlace(const ParallelPlan &plan) { return plan.pp == 1; }
 
 /// The attention bias bytes unit `u` keeps per sequence under `plan`.
 double keptBias(const UnitProfile &u, const ParallelPlan &plan) {
   return u.biasBytes - (spatialBiasInPlace(plan) ? u.spatialBiasBytes : 0);
+}
+
+/// The int16 distances the step holds per sequence when it reads the
+/// spatial bias in place.
+double distanceBytes(const ModelProfile &model, const ParallelPlan &plan) {
+  return spatialBiasInPlace(plan) ? model.spatialDistanceBytesPerSeq : 0;
 }
 
 /// The bias gradients accumulated in the backward per sequence.
@@ -416,6 +431,18 @@ double gradientBytes(double p, const ParallelPlan &plan) {
   if (plan.pipelined())
     return 2 * p;
   return plan.zero >= 2 ? p / static_cast<double>(plan.dp * plan.cp) : p;
+}
+
+/// What the cp all-gather attention backward holds beyond the unit's
+/// workspace at S / cp rows, per micro-batch of `m` sequences: the keys
+/// and values gathered for all S rows, their full-length gradients before
+/// the reduce-scatter, and the key side of the kernel's packed workspace
+/// for the other ranks' keys. (The ring holds two blocks of S / cp rows.)
+double allGatherWorkspace(const UnitProfile &u, double m, double cp,
+                          const ParallelPlan &plan) {
+  if (plan.cp <= 1 || plan.cpMode != "allgather")
+    return 0;
+  return 2 * m * u.kvBytes + m * (1 - 1 / cp) * u.keyWorkspaceBytes;
 }
 
 /// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
@@ -526,7 +553,8 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
-    transient = std::max(transient, m / cp * u.transientBytes);
+    transient = std::max(transient, m / cp * u.transientBytes +
+                                        allGatherWorkspace(u, m, cp, plan));
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
   }
@@ -539,6 +567,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   // are not live at once; the bias gradient accumulates over the layers.
   out.memoryConstant = std::max(transient, (double)hw.scratchBytes) +
                        m / cp * biasGradBytes(model, plan) +
+                       b / cp * distanceBytes(model, plan) +
                        model.ioBytesPerSeq * b / cp +
                        (zero >= 3 ? (double)largestUnitParams : 0);
   return "";
@@ -627,9 +656,10 @@ Prediction megagraph::predict(const ModelProfile &model,
     mem.attentionBias = held * (bias + forwarded);
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
-  mem.attentionBias += m / cp * biasGradBytes(model, plan);
-  mem.transient =
-      pu.memoryConstant - mem.io - m / cp * biasGradBytes(model, plan);
+  const double inPlace = pu.localBatch / cp * distanceBytes(model, plan);
+  mem.attentionBias += m / cp * biasGradBytes(model, plan) + inPlace;
+  mem.transient = pu.memoryConstant - mem.io -
+                  m / cp * biasGradBytes(model, plan) - inPlace;
   // Time: every stage runs mb + pp - 1 slots of its bottleneck.
   double bottleneck = split.bottleneck + pu.stageTimeConstant;
   pred.stepTime = pu.slots * bottleneck;

@@ -39,9 +39,13 @@ constexpr std::pair<StringLiteral, StringLiteral> kBf16Kernels[] = {
 /// Attention kernels without a BF16 version: the precision asked for
 /// cannot be honoured.
 constexpr StringLiteral kNoBf16[] = {
-    MGRT_KERNEL_CP_ATTENTION,          MGRT_KERNEL_CP_ATTENTION_BWD,
-    MGRT_KERNEL_SPARSE_ATTENTION,      MGRT_KERNEL_ATTENTION_SPATIAL,
+    MGRT_KERNEL_CP_ATTENTION,
+    MGRT_KERNEL_CP_ATTENTION_BWD,
+    MGRT_KERNEL_SPARSE_ATTENTION,
+    MGRT_KERNEL_ATTENTION_SPATIAL,
     MGRT_KERNEL_ATTENTION_SPATIAL_BWD,
+    MGRT_KERNEL_CP_ATTENTION_SPATIAL,
+    MGRT_KERNEL_CP_ATTENTION_SPATIAL_BWD,
 };
 
 struct GTPrecisionPass : megagraph::impl::GTPrecisionBase<GTPrecisionPass> {

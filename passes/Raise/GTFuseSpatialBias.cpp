@@ -9,13 +9,16 @@
 // shape), the attention can take the distance and the table instead: its
 // kernels look the table up per score and, backwards, sum dS per table row
 // (gt.attention_grad's dtable). This pass rewrites the attention so; the
-// gradient rule does the rest when it runs before gt-autodiff.
+// gradient rule does the rest when it runs before gt-autodiff. A context-
+// parallel attention (gt.cp, after gt-context-parallel) is rewritten the
+// same way: its spatial bias is already [B, H, S/cp, S], built from the
+// rank's [B, S/cp, S] distance rows, which the cp kernels then read per key
+// block.
 //
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Passes/Passes.h"
 
-#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -96,8 +99,7 @@ struct GTFuseSpatialBiasPass
     SmallVector<std::pair<gt::AttentionOp, SpatialSplit>> work;
     getOperation().walk([&](gt::AttentionOp attn) {
       Value bias = attn.getBias();
-      if (!bias || attn.getSpatialTable() ||
-          attn->hasAttr(gt::kContextParallelAttr) || hasGradient(bias))
+      if (!bias || attn.getSpatialTable() || hasGradient(bias))
         return;
       if (std::optional<SpatialSplit> split = splitBias(bias))
         work.push_back({attn, *split});

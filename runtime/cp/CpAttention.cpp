@@ -5,7 +5,10 @@
 // and V, run the single-process kernel for the local queries against all
 // keys, reduce-scatter dK / dV back to their owners) or the ring variant
 // (CpRing.cpp). The bias and mask rows of the local queries go to the kernel
-// as they are; they never cross the network.
+// as they are; they never cross the network. So do the spatial entries'
+// distance rows of the local queries (over all S keys) and the table: the
+// kernels add table[distance] per score, and the backward's dtable is the
+// local rows' part of the table gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +102,13 @@ void zero3(mgrt_memref_f32_3 *d) {
         base[i * d->strides[0] + j * d->strides[1] + c * d->strides[2]] = 0.f;
 }
 
+void zero2(mgrt_memref_f32_2 *d) {
+  float *base = d->aligned + d->offset;
+  for (int64_t a = 0; a < d->sizes[0]; ++a)
+    for (int64_t b = 0; b < d->sizes[1]; ++b)
+      base[a * d->strides[0] + b * d->strides[1]] = 0.f;
+}
+
 void zero4(mgrt_memref_f32_4 *d) {
   float *base = d->aligned + d->offset;
   for (int64_t a = 0; a < d->sizes[0]; ++a)
@@ -126,6 +136,8 @@ using namespace mgrt::cp;
 
 constexpr const char *kFwd = "mgrt_cp_attention_f32";
 constexpr const char *kBwd = "mgrt_cp_attention_bwd_f32";
+constexpr const char *kSpatialFwd = "mgrt_cp_attention_spatial_f32";
+constexpr const char *kSpatialBwd = "mgrt_cp_attention_spatial_bwd_f32";
 
 /// Checks what the kernels cannot see (the group, the mode, the row blocks
 /// of q, k, v and the key dimension of bias / mask / dbias against the
@@ -227,7 +239,8 @@ int allGatherForward(mgrt_comm_group *group, const Layout &l,
                      mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
                      mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
                      mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
-                     int64_t numHeads, float scale, int64_t flags) {
+                     int64_t numHeads, float scale, int64_t flags,
+                     const SpatialBias *spatial) {
   const int64_t B = q->sizes[0], S = l.total, D = k->sizes[2], Dv = v->sizes[2];
   Buffer kf(B * S * D), vf(B * S * Dv);
   if (int rc = gatherKeys(group, l, k, kf.data()))
@@ -238,7 +251,7 @@ int allGatherForward(mgrt_comm_group *group, const Layout &l,
                     vd = desc3(vf.data(), B, S, Dv);
   if (S > 0)
     attentionForward(out, q, &kd, &vd, bias, mask, numHeads, scale, flags,
-                     nullptr);
+                     nullptr, spatial);
   return MGRT_OK;
 }
 
@@ -248,7 +261,8 @@ int allGatherBackward(mgrt_comm_group *group, const Layout &l,
                       mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
                       mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
                       mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
-                      int64_t numHeads, float scale, int64_t flags) {
+                      int64_t numHeads, float scale, int64_t flags,
+                      const SpatialBias *spatial, mgrt_memref_f32_2 *dtable) {
   const int64_t B = q->sizes[0], S = l.total, D = k->sizes[2], Dv = v->sizes[2];
   Buffer kf(B * S * D), vf(B * S * Dv);
   if (int rc = gatherKeys(group, l, k, kf.data()))
@@ -262,11 +276,77 @@ int allGatherBackward(mgrt_comm_group *group, const Layout &l,
                     dkd = desc3(dkf.data(), B, S, D),
                     dvd = desc3(dvf.data(), B, S, Dv);
   attentionBackward(dq, &dkd, &dvd, dbias, dout, q, &kd, &vd, bias, mask,
-                    numHeads, scale, flags, nullptr, nullptr, false);
+                    numHeads, scale, flags, nullptr, nullptr, false, spatial,
+                    dtable);
   kf.reset(), vf.reset();
   if (int rc = scatterKeys(group, l, dkf.data(), dk))
     return rc;
   return scatterKeys(group, l, dvf.data(), dv);
+}
+
+/// The forward of both entries: `distance` and `table` both null (no
+/// spatial bias) or both given.
+int cpForward(const char *call, mgrt_comm_group *group, int mode,
+              mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
+              mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+              mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+              const mgrt_memref_i16_3 *distance, const mgrt_memref_f32_2 *table,
+              int64_t numHeads, float scale, int64_t flags) {
+  Layout l;
+  if (!out)
+    return comm::fail(MGRT_ERR_ARGUMENT, call, "null operand descriptor");
+  if (int rc = prepare(call, group, mode, q, k, v, bias, mask, nullptr,
+                       numHeads, flags, l))
+    return rc;
+  // The local rows' distances over all S keys; each key block reads its
+  // columns.
+  std::vector<float> tableT;
+  SpatialBias spatial;
+  if (distance || table)
+    spatial = makeSpatialBias(distance, table, q->sizes[0], q->sizes[1],
+                              l.total, numHeads, call, tableT);
+  const SpatialBias *sp = spatial ? &spatial : nullptr;
+  if (mode == MGRT_CP_ALLGATHER)
+    return allGatherForward(group, l, out, q, k, v, bias, mask, numHeads, scale,
+                            flags, sp);
+  Buffer lse(q->sizes[0] * numHeads * q->sizes[1]);
+  return ringForward(group, l, out, q, k, v, bias, mask, numHeads, scale, flags,
+                     lse.data(), sp);
+}
+
+/// The backward of both entries; `dtable` with the spatial operands.
+int cpBackward(const char *call, mgrt_comm_group *group, int mode,
+               mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
+               mgrt_memref_f32_3 *dv, mgrt_memref_f32_4 *dbias,
+               mgrt_memref_f32_2 *dtable, mgrt_memref_f32_3 *dout,
+               mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+               mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+               const mgrt_memref_i16_3 *distance,
+               const mgrt_memref_f32_2 *table, int64_t numHeads, float scale,
+               int64_t flags) {
+  Layout l;
+  if (!dq || !dk || !dv || !dout)
+    return comm::fail(MGRT_ERR_ARGUMENT, call, "null operand descriptor");
+  if ((distance || table) && !dtable)
+    return comm::fail(MGRT_ERR_ARGUMENT, call,
+                      "a spatial bias needs its dtable");
+  if (int rc = prepare(call, group, mode, q, k, v, bias, mask, dbias, numHeads,
+                       flags, l))
+    return rc;
+  std::vector<float> tableT;
+  SpatialBias spatial;
+  if (distance || table)
+    spatial = makeSpatialBias(distance, table, q->sizes[0], q->sizes[1],
+                              l.total, numHeads, call, tableT);
+  const SpatialBias *sp = spatial ? &spatial : nullptr;
+  mgrt_memref_f32_2 *dt = sp ? dtable : nullptr;
+  if (dtable && !dt) // no local rows (no distance data): no contribution
+    zero2(dtable);
+  if (mode == MGRT_CP_ALLGATHER)
+    return allGatherBackward(group, l, dq, dk, dv, dbias, dout, q, k, v, bias,
+                             mask, numHeads, scale, flags, sp, dt);
+  return ringBackward(group, l, dq, dk, dv, dbias, dout, q, k, v, bias, mask,
+                      numHeads, scale, flags, sp, dt);
 }
 
 } // namespace
@@ -278,18 +358,8 @@ extern "C" int mgrt_cp_attention_f32(mgrt_comm_group *group, int mode,
                                      mgrt_memref_f32_4 *bias,
                                      mgrt_memref_i8_4 *mask, int64_t numHeads,
                                      float scale, int64_t flags) {
-  Layout l;
-  if (!out)
-    return comm::fail(MGRT_ERR_ARGUMENT, kFwd, "null operand descriptor");
-  if (int rc = prepare(kFwd, group, mode, q, k, v, bias, mask, nullptr,
-                       numHeads, flags, l))
-    return rc;
-  if (mode == MGRT_CP_ALLGATHER)
-    return allGatherForward(group, l, out, q, k, v, bias, mask, numHeads, scale,
-                            flags);
-  Buffer lse(q->sizes[0] * numHeads * q->sizes[1]);
-  return ringForward(group, l, out, q, k, v, bias, mask, numHeads, scale, flags,
-                     lse.data());
+  return cpForward(kFwd, group, mode, out, q, k, v, bias, mask, nullptr,
+                   nullptr, numHeads, scale, flags);
 }
 
 extern "C" int mgrt_cp_attention_bwd_f32(
@@ -298,17 +368,36 @@ extern "C" int mgrt_cp_attention_bwd_f32(
     mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t numHeads, float scale, int64_t flags) {
-  Layout l;
-  if (!dq || !dk || !dv || !dout)
-    return comm::fail(MGRT_ERR_ARGUMENT, kBwd, "null operand descriptor");
-  if (int rc = prepare(kBwd, group, mode, q, k, v, bias, mask, dbias, numHeads,
-                       flags, l))
-    return rc;
-  if (mode == MGRT_CP_ALLGATHER)
-    return allGatherBackward(group, l, dq, dk, dv, dbias, dout, q, k, v, bias,
-                             mask, numHeads, scale, flags);
-  return ringBackward(group, l, dq, dk, dv, dbias, dout, q, k, v, bias, mask,
-                      numHeads, scale, flags);
+  return cpBackward(kBwd, group, mode, dq, dk, dv, dbias, nullptr, dout, q, k,
+                    v, bias, mask, nullptr, nullptr, numHeads, scale, flags);
+}
+
+extern "C" int mgrt_cp_attention_spatial_f32(
+    mgrt_comm_group *group, int mode, mgrt_memref_f32_3 *out,
+    mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+    mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    mgrt_memref_i16_3 *distance, mgrt_memref_f32_2 *table, int64_t numHeads,
+    float scale, int64_t flags) {
+  if (!distance || !table)
+    return comm::fail(MGRT_ERR_ARGUMENT, kSpatialFwd,
+                      "null spatial distance or table");
+  return cpForward(kSpatialFwd, group, mode, out, q, k, v, bias, mask, distance,
+                   table, numHeads, scale, flags);
+}
+
+extern "C" int mgrt_cp_attention_spatial_bwd_f32(
+    mgrt_comm_group *group, int mode, mgrt_memref_f32_3 *dq,
+    mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv, mgrt_memref_f32_4 *dbias,
+    mgrt_memref_f32_2 *dtable, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, mgrt_memref_i16_3 *distance,
+    mgrt_memref_f32_2 *table, int64_t numHeads, float scale, int64_t flags) {
+  if (!distance || !table)
+    return comm::fail(MGRT_ERR_ARGUMENT, kSpatialBwd,
+                      "null spatial distance or table");
+  return cpBackward(kSpatialBwd, group, mode, dq, dk, dv, dbias, dtable, dout,
+                    q, k, v, bias, mask, distance, table, numHeads, scale,
+                    flags);
 }
 
 namespace {
@@ -330,9 +419,9 @@ struct Padded {
     if (n < all)
       rows = n;
   }
-  /// Rows [rows, all) of d are padding: narrow it (3-D: dim 1; 4-D: dim 2,
-  /// unless broadcast).
-  void narrow(mgrt_memref_f32_3 *d) const {
+  /// Rows [rows, all) of d are padding: narrow it (3-D: dim 1, q and its
+  /// kin and the distances; 4-D: dim 2, unless broadcast).
+  template <typename D3> void narrow(D3 *d) const {
     if (rows >= 0 && d && d->sizes[1] == all)
       d->sizes[1] = rows;
   }
@@ -357,6 +446,83 @@ struct Padded {
   }
 };
 
+/// The compiled-code forward of both entries (spatial when `distance` is
+/// not null): the group of the grid axes, the padding of uneven blocks.
+void compiledForward(const char *call, mgrt_memref_f32_3 *out,
+                     mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+                     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+                     mgrt_memref_i8_4 *mask, mgrt_memref_i16_3 *distance,
+                     mgrt_memref_f32_2 *table, int64_t numHeads, float scale,
+                     int64_t flags, int64_t g0, int64_t g1, int64_t g2,
+                     int64_t g3, int64_t axes, int64_t mode, int64_t seq) {
+  mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, call);
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
+  const Padded pad(group, q, seq);
+  mgrt_memref_f32_3 o = *out, qq = *q, kk = *k, vv = *v;
+  mgrt_memref_f32_4 b{}, *bp = nullptr;
+  mgrt_memref_i8_4 m{}, *mp = nullptr;
+  mgrt_memref_i16_3 d{}, *dp = nullptr;
+  if (bias)
+    b = *bias, bp = &b;
+  if (mask)
+    m = *mask, mp = &m;
+  if (distance)
+    d = *distance, dp = &d;
+  for (mgrt_memref_f32_3 *x : {&o, &qq, &kk, &vv})
+    pad.narrow(x);
+  pad.narrow4(bp);
+  pad.narrow4(mp);
+  pad.narrow(dp);
+  cpForward(call, group, static_cast<int>(mode), &o, &qq, &kk, &vv, bp, mp, dp,
+            dp ? table : nullptr, numHeads, scale, flags);
+  pad.zeroPadding(o);
+  mgrt_comm_set_error_mode(prev);
+}
+
+/// The compiled-code backward of both entries (`dtable`, `distance` and
+/// `table` null without a spatial bias).
+void compiledBackward(const char *call, mgrt_memref_f32_3 *dq,
+                      mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+                      mgrt_memref_f32_4 *dbias, mgrt_memref_f32_2 *dtable,
+                      mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+                      mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                      mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                      mgrt_memref_i16_3 *distance, mgrt_memref_f32_2 *table,
+                      int64_t numHeads, float scale, int64_t flags, int64_t g0,
+                      int64_t g1, int64_t g2, int64_t g3, int64_t axes,
+                      int64_t mode, int64_t seq) {
+  mgrt_comm_group *group = comm::shardGroup({{g0, g1, g2, g3}, axes}, call);
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
+  const Padded pad(group, q, seq);
+  mgrt_memref_f32_3 ddq = *dq, ddk = *dk, ddv = *dv, ddo = *dout, qq = *q,
+                    kk = *k, vv = *v;
+  mgrt_memref_f32_4 db{}, *dbp = nullptr, b{}, *bp = nullptr;
+  mgrt_memref_i8_4 m{}, *mp = nullptr;
+  mgrt_memref_i16_3 d{}, *dp = nullptr;
+  if (dbias)
+    db = *dbias, dbp = &db;
+  if (bias)
+    b = *bias, bp = &b;
+  if (mask)
+    m = *mask, mp = &m;
+  if (distance)
+    d = *distance, dp = &d;
+  for (mgrt_memref_f32_3 *x : {&ddq, &ddk, &ddv, &ddo, &qq, &kk, &vv})
+    pad.narrow(x);
+  pad.narrow4(dbp);
+  pad.narrow4(bp);
+  pad.narrow4(mp);
+  pad.narrow(dp);
+  cpBackward(call, group, static_cast<int>(mode), &ddq, &ddk, &ddv, dbp,
+             dp ? dtable : nullptr, &ddo, &qq, &kk, &vv, bp, mp, dp,
+             dp ? table : nullptr, numHeads, scale, flags);
+  for (const mgrt_memref_f32_3 &x : {ddq, ddk, ddv})
+    pad.zeroPadding(x);
+  if (dbp && (flags & MGRT_ATTENTION_DBIAS))
+    pad.zeroPadding4(db);
+  mgrt_comm_set_error_mode(prev);
+}
+
 } // namespace
 
 extern "C" void _mlir_ciface_mgrt_cp_attention_f32(
@@ -364,25 +530,8 @@ extern "C" void _mlir_ciface_mgrt_cp_attention_f32(
     mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
     int64_t numHeads, float scale, int64_t flags, int64_t g0, int64_t g1,
     int64_t g2, int64_t g3, int64_t axes, int64_t mode, int64_t seq) {
-  mgrt_comm_group *group =
-      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_f32");
-  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
-  const Padded pad(group, q, seq);
-  mgrt_memref_f32_3 o = *out, qq = *q, kk = *k, vv = *v;
-  mgrt_memref_f32_4 b{}, *bp = nullptr;
-  mgrt_memref_i8_4 m{}, *mp = nullptr;
-  if (bias)
-    b = *bias, bp = &b;
-  if (mask)
-    m = *mask, mp = &m;
-  for (mgrt_memref_f32_3 *d : {&o, &qq, &kk, &vv})
-    pad.narrow(d);
-  pad.narrow4(bp);
-  pad.narrow4(mp);
-  mgrt_cp_attention_f32(group, static_cast<int>(mode), &o, &qq, &kk, &vv, bp,
-                        mp, numHeads, scale, flags);
-  pad.zeroPadding(o);
-  mgrt_comm_set_error_mode(prev);
+  compiledForward(kFwd, out, q, k, v, bias, mask, nullptr, nullptr, numHeads,
+                  scale, flags, g0, g1, g2, g3, axes, mode, seq);
 }
 
 extern "C" void _mlir_ciface_mgrt_cp_attention_bwd_f32(
@@ -392,31 +541,33 @@ extern "C" void _mlir_ciface_mgrt_cp_attention_bwd_f32(
     mgrt_memref_i8_4 *mask, int64_t numHeads, float scale, int64_t flags,
     int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode,
     int64_t seq) {
-  mgrt_comm_group *group =
-      comm::shardGroup({{g0, g1, g2, g3}, axes}, "mgrt_cp_attention_bwd_f32");
-  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
-  const Padded pad(group, q, seq);
-  mgrt_memref_f32_3 ddq = *dq, ddk = *dk, ddv = *dv, ddo = *dout, qq = *q,
-                    kk = *k, vv = *v;
-  mgrt_memref_f32_4 db{}, *dbp = nullptr, b{}, *bp = nullptr;
-  mgrt_memref_i8_4 m{}, *mp = nullptr;
-  if (dbias)
-    db = *dbias, dbp = &db;
-  if (bias)
-    b = *bias, bp = &b;
-  if (mask)
-    m = *mask, mp = &m;
-  for (mgrt_memref_f32_3 *d : {&ddq, &ddk, &ddv, &ddo, &qq, &kk, &vv})
-    pad.narrow(d);
-  pad.narrow4(dbp);
-  pad.narrow4(bp);
-  pad.narrow4(mp);
-  mgrt_cp_attention_bwd_f32(group, static_cast<int>(mode), &ddq, &ddk, &ddv,
-                            dbp, &ddo, &qq, &kk, &vv, bp, mp, numHeads, scale,
-                            flags);
-  for (const mgrt_memref_f32_3 &d : {ddq, ddk, ddv})
-    pad.zeroPadding(d);
-  if (dbp && (flags & MGRT_ATTENTION_DBIAS))
-    pad.zeroPadding4(db);
-  mgrt_comm_set_error_mode(prev);
+  compiledBackward(kBwd, dq, dk, dv, dbias, nullptr, dout, q, k, v, bias, mask,
+                   nullptr, nullptr, numHeads, scale, flags, g0, g1, g2, g3,
+                   axes, mode, seq);
+}
+
+extern "C" void _mlir_ciface_mgrt_cp_attention_spatial_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    mgrt_memref_i16_3 *distance, mgrt_memref_f32_2 *table, int64_t numHeads,
+    float scale, int64_t flags, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes, int64_t mode, int64_t seq) {
+  MGRT_CHECK(distance && table, kSpatialFwd, "null spatial distance or table");
+  compiledForward(kSpatialFwd, out, q, k, v, bias, mask, distance, table,
+                  numHeads, scale, flags, g0, g1, g2, g3, axes, mode, seq);
+}
+
+extern "C" void _mlir_ciface_mgrt_cp_attention_spatial_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_2 *dtable,
+    mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    mgrt_memref_i16_3 *distance, mgrt_memref_f32_2 *table, int64_t numHeads,
+    float scale, int64_t flags, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes, int64_t mode, int64_t seq) {
+  MGRT_CHECK(distance && table && dtable, kSpatialBwd,
+             "null spatial distance, table or dtable");
+  compiledBackward(kSpatialBwd, dq, dk, dv, dbias, dtable, dout, q, k, v, bias,
+                   mask, distance, table, numHeads, scale, flags, g0, g1, g2,
+                   g3, axes, mode, seq);
 }

@@ -3,7 +3,8 @@
 // Internal to the runtime. CpAttention.cpp holds the C entries
 // (megagraph/RuntimeCp.h) and the all-gather variant, CpRing.cpp the ring
 // variant; both work on this rank's row block, described by a Layout of the
-// whole group.
+// whole group, with an optional spatial bias (the distance rows of the
+// local queries over all S keys and the table, SpatialBias.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,8 @@
 #define MEGAGRAPH_RUNTIME_CP_CPCOMMON_H
 
 #include "megagraph/RuntimeCp.h"
+
+#include "kernels/SpatialBias.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -69,20 +72,37 @@ template <typename Desc> Desc keySlice(const Desc *d, int64_t j0, int64_t n) {
   return s;
 }
 
+/// Key columns [j0, ...) of a spatial bias over all S keys: the same
+/// distance rows (and row stride) starting at column j0.
+inline SpatialBias keyColumns(const SpatialBias &s, int64_t j0) {
+  SpatialBias c = s;
+  c.dist += j0;
+  return c;
+}
+
+/// Zeroes a [V,H] table gradient through its strides.
+void zero2(mgrt_memref_f32_2 *d);
+
 /// Ring variant (CpRing.cpp). ringForward also writes the row log-sum-exps
-/// of the full key range into `lse` ([B,H,S_r], contiguous).
+/// of the full key range into `lse` ([B,H,S_r], contiguous). `spatial`
+/// (optional): the spatial bias of the local rows over all S keys (each
+/// step reads its key block's columns); ringBackward then sums the table
+/// gradient of the local rows into `dtable` (overwritten).
 int ringForward(mgrt_comm_group *group, const Layout &layout,
                 mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
                 mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
                 mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
-                int64_t numHeads, float scale, int64_t flags, float *lse);
+                int64_t numHeads, float scale, int64_t flags, float *lse,
+                const SpatialBias *spatial = nullptr);
 int ringBackward(mgrt_comm_group *group, const Layout &layout,
                  mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk,
                  mgrt_memref_f32_3 *dv, mgrt_memref_f32_4 *dbias,
                  mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
                  mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
                  mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
-                 int64_t numHeads, float scale, int64_t flags);
+                 int64_t numHeads, float scale, int64_t flags,
+                 const SpatialBias *spatial = nullptr,
+                 mgrt_memref_f32_2 *dtable = nullptr);
 
 /// Whether a ring step overlaps its transfer with its attention (compute on
 /// a helper thread, MPI on the calling one): MEGAGRAPH_CP_OVERLAP=0 turns

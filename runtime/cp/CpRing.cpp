@@ -3,7 +3,9 @@
 // Ring attention over the row blocks of a cp group. In step t = 0..C-1 rank
 // r holds the K / V block of rank (r - t) mod C and attends its local
 // queries to it, with the bias / mask columns of that block (a strided view
-// of the local rows: nothing about the bias moves). Meanwhile the block
+// of the local rows: nothing about the bias moves) and, for a spatial bias,
+// the same columns of the local distance rows (keyColumns: the block's
+// first global row is its first key column). Meanwhile the block
 // moves on to rank r + 1 (the transfer runs on the calling thread, the
 // attention on a helper thread, so MPI stays FUNNELED). A rank holds at
 // most two blocks: the one it attends to and the one it receives.
@@ -18,9 +20,10 @@
 // D = rowsum(dO * O) of every local row; then each block travels with a dK /
 // dV accumulator, every step adding this rank's queries' contribution (the
 // kernel with given statistics, in accumulate mode) and adding into the
-// local dQ and this block's dbias columns. K / V move during the step, the
-// accumulator after it; one extra transfer after the last step brings each
-// accumulator home.
+// local dQ, this block's dbias columns and the table gradient of the local
+// rows (which the step sums over the group, as every parameter's). K / V move
+// during the step, the accumulator after it; one extra transfer after the last
+// step brings each accumulator home.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,7 +94,7 @@ int ringForward(mgrt_comm_group *group, const Layout &l, mgrt_memref_f32_3 *out,
                 mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
                 mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
                 mgrt_memref_i8_4 *mask, int64_t numHeads, float scale,
-                int64_t flags, float *lse) {
+                int64_t flags, float *lse, const SpatialBias *spatial) {
   const int64_t B = q->sizes[0], Sr = q->sizes[1], D = k->sizes[2],
                 Dv = v->sizes[2], H = numHeads;
   const int C = l.size, r = l.rank, next = (r + 1) % C, prev = (r + C - 1) % C;
@@ -122,14 +125,19 @@ int ringForward(mgrt_comm_group *group, const Layout &l, mgrt_memref_f32_3 *out,
         bs = keySlice(bias, l.first[src], n);
       if (hasMask)
         ms = keySlice(mask, l.first[src], n);
+      SpatialBias sp;
+      if (spatial)
+        sp = keyColumns(*spatial, l.first[src]);
       if (t == 0) {
         attentionForward(out, q, &kb, &vb, hasBias ? &bs : nullptr,
-                         hasMask ? &ms : nullptr, H, scale, flags, lse);
+                         hasMask ? &ms : nullptr, H, scale, flags, lse,
+                         spatial ? &sp : nullptr);
         return;
       }
       mgrt_memref_f32_3 od = desc3(oT.data(), B, Sr, Dv);
       attentionForward(&od, q, &kb, &vb, hasBias ? &bs : nullptr,
-                       hasMask ? &ms : nullptr, H, scale, flags, lseT.data());
+                       hasMask ? &ms : nullptr, H, scale, flags, lseT.data(),
+                       spatial ? &sp : nullptr);
       mergePartial(out, lse, oT.data(), lseT.data(), H);
     };
     if (t + 1 == C) {
@@ -155,7 +163,8 @@ int ringBackward(mgrt_comm_group *group, const Layout &l, mgrt_memref_f32_3 *dq,
                  mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
                  mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
                  mgrt_memref_i8_4 *mask, int64_t numHeads, float scale,
-                 int64_t flags) {
+                 int64_t flags, const SpatialBias *spatial,
+                 mgrt_memref_f32_2 *dtable) {
   const int64_t B = q->sizes[0], Sr = q->sizes[1], D = k->sizes[2],
                 Dv = v->sizes[2], H = numHeads, dvh = Dv / H;
   const int C = l.size, r = l.rank, next = (r + 1) % C, prev = (r + C - 1) % C;
@@ -168,9 +177,9 @@ int ringBackward(mgrt_comm_group *group, const Layout &l, mgrt_memref_f32_3 *dq,
   {
     Buffer o(B * Sr * Dv);
     mgrt_memref_f32_3 od = desc3(o.data(), B, Sr, Dv);
-    if (int rc =
-            ringForward(group, l, &od, q, k, v, bias, mask, H, scale,
-                        flags & ~int64_t(MGRT_ATTENTION_DBIAS), lse.data()))
+    if (int rc = ringForward(group, l, &od, q, k, v, bias, mask, H, scale,
+                             flags & ~int64_t(MGRT_ATTENTION_DBIAS), lse.data(),
+                             spatial))
       return rc;
     const float *g = dout->aligned + dout->offset;
     for (int64_t b = 0; b < B; ++b)
@@ -197,6 +206,8 @@ int ringBackward(mgrt_comm_group *group, const Layout &l, mgrt_memref_f32_3 *dq,
   zero3(dq);
   if (wantDBias)
     zero4(dbias);
+  if (spatial)
+    zero2(dtable);
 
   // 3. C steps; K / V move during a step, dK / dV after it.
   for (int t = 0; t < C; ++t) {
@@ -218,10 +229,14 @@ int ringBackward(mgrt_comm_group *group, const Layout &l, mgrt_memref_f32_3 *dq,
         ms = keySlice(mask, l.first[src], n);
       if (wantDBias)
         dbs = keySlice(dbias, l.first[src], n);
+      SpatialBias sp;
+      if (spatial)
+        sp = keyColumns(*spatial, l.first[src]);
       attentionBackward(dq, &dkb, &dvb, wantDBias ? &dbs : nullptr, dout, q,
                         &kb, &vb, hasBias ? &bs : nullptr,
                         hasMask ? &ms : nullptr, H, scale, flags, lse.data(),
-                        dvec.data(), /*accumulate=*/true);
+                        dvec.data(), /*accumulate=*/true,
+                        spatial ? &sp : nullptr, spatial ? dtable : nullptr);
     };
     if (C == 1) {
       compute();

@@ -199,14 +199,30 @@ def main():
     if args.model in ("graphormer", "mha"):
         shapes.append(f"tensor<{B // P}x{R}x{tg.S}xi64> {{gt.name = \"spd\"}}")
     check("shapes", all(s in irs["gt"] for s in shapes), ", ".join(shapes))
-    # Calls of the kernels' MLIR wrappers, one per attention.
-    fwd = len(re.findall(r"call void @mgrt_cp_attention_f32\(", irs["llvm"]))
-    bwd = len(re.findall(r"call void @mgrt_cp_attention_bwd_f32\(",
-                         irs["llvm"]))
-    plain = len(re.findall(r"call void @mgrt_attention_(bwd_)?f32\(",
-                           irs["llvm"]))
+    # Calls of the kernels' MLIR wrappers, one per attention: the dense
+    # cp kernels, or with Graphormer's spatial bias the spatial ones.
+    def calls(pattern):
+        return len(re.findall(r"call void @" + pattern + r"\(", irs["llvm"]))
+    spatialFwd = calls("mgrt_cp_attention_spatial_f32")
+    spatialBwd = calls("mgrt_cp_attention_spatial_bwd_f32")
+    fwd = calls("mgrt_cp_attention_f32") + spatialFwd
+    bwd = calls("mgrt_cp_attention_bwd_f32") + spatialBwd
+    plain = calls("mgrt_attention_(bwd_|spatial_|spatial_bwd_)?f32")
     check("cp attention calls", fwd == 2 and bwd == 2 and plain == 0,
           f"{fwd} forward, {bwd} backward, {plain} single-process")
+    # Graphormer's spatial bias is read in place (gt-fuse-spatial-bias
+    # under cp): the cp kernels read the rank's [B, S/C, S] distance rows
+    # and the table; no [B, H, S/C, S] bias (or gradient) in the step.
+    dense = f"tensor<{B // P}x{tg.H}x{R}x{tg.S}xf32>"
+    if args.model == "graphormer":
+        check("spatial bias", spatialFwd == 2 and spatialBwd == 2 and
+              dense not in irs["gt"] and "gt.spatial_bias" not in irs["gt"],
+              f"read in place: {spatialFwd} forward, {spatialBwd} backward "
+              f"spatial cp calls, {dense} "
+              f"{'present' if dense in irs['gt'] else 'absent'}")
+    else:
+        check("spatial bias", spatialFwd == 0 and spatialBwd == 0,
+              "none in this model")
     sizes = (f"{m.group(1)}" + (f" to {m.group(2)}" if m.group(2) else "")
              if m else "?")
     want = (f"{tg.S // C}" if tg.S % C == 0

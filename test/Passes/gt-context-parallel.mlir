@@ -3,6 +3,7 @@
 // RUN: megagraph-opt %s --gt-context-parallel="cp=1" | FileCheck %s --check-prefix=CP1
 // RUN: megagraph-opt %s --gt-context-parallel="cp=2 pp=2 mode=ring" | FileCheck %s --check-prefix=PP
 // RUN: megagraph-opt %s --gt-context-parallel="cp=2" --gt-autodiff --gt-data-parallel="dp=2 presummed=true" | FileCheck %s --check-prefix=GRAD
+// RUN: megagraph-opt %s --gt-context-parallel="cp=2 mode=ring" --gt-fuse-spatial-bias --gt-autodiff --gt-data-parallel="dp=2 presummed=true" | FileCheck %s --check-prefix=FUSED
 
 // A Graphormer-style layer: S = 8 nodes, D = 8 (= S: the node dimension is
 // found by propagation, not by size), spatial bias from the SPD.
@@ -61,6 +62,26 @@ ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3x
 // GRAD: gt.attention_grad {{.*}} {gt.cp = #gt.cp<size = 2, mode = allgather, grid = [1, 2, 1, 1], axes = 2>
 // GRAD-SAME: -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>)
 // GRAD: shard.all_reduce {{.*}} on @gt_dp grid_axes = [0]
+// The train pipeline's order (gt-fuse-spatial-bias after the sharding):
+// the cp attention reads its [B, S/cp, S] distance rows and the table, no
+// [B, H, S/cp, S] bias exists in either direction, and the backward's
+// dtable (this rank's rows' part of the table gradient) is summed over the
+// dp x cp ranks with the other gradients.
+// FUSED-LABEL: func.func @main(
+// FUSED-SAME: %[[SPD:[^:]*]]: tensor<2x4x8xi64> {gt.name = "spd"}
+// FUSED-NOT: gt.spatial_bias
+// FUSED-NOT: tensor<2x2x4x8xf32>
+// FUSED: %[[SP:[^ ]*]] = ml_program.global_load @sp : tensor<5x2xf32>
+// FUSED: gt.attention {{.*}} spatial(%[[SPD]], %[[SP]]) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ring, grid = [1, 2, 1, 1], axes = 2>
+// FUSED-SAME: (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xi64>, tensor<5x2xf32>) -> tensor<2x4x8xf32>
+// FUSED-LABEL: func.func @main_grad(
+// FUSED-NOT: tensor<2x2x4x8xf32>
+// FUSED: gt.attention_grad {{.*}} spatial(%[[SPD]], %[[SP]]) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ring
+// FUSED-SAME: -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<5x2xf32>)
+// FUSED-NOT: gt.spatial_bias
+// FUSED: %[[ALL:.*]] = shard.all_reduce {{.*}} on @gt_dp grid_axes = [0]
+// The table's 5 x 2 gradient is one slice of the reduced bucket.
+// FUSED: tosa.slice %[[ALL]], {{.*}} -> tensor<10xf32>
 func.func @main(%x: tensor<2x8x4xf32> {gt.name = "x"},
                 %deg: tensor<2x8xi64> {gt.name = "in_degree"},
                 %spd: tensor<2x8x8xi64> {gt.name = "spd"})

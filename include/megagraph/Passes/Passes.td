@@ -194,10 +194,14 @@ def GTFuseSpatialBias : Pass<"gt-fuse-spatial-bias", "::mlir::ModuleOp"> {
     backward), so neither tensor exists. The `gt.spatial_bias` goes when
     nothing else uses it.
 
-    Runs before `gt-autodiff` (the `train` pipeline runs it when cp = pp =
-    1) and in `lower-cpu` (inference). An attention whose bias already has
-    a `gt.attention_grad` (the gradient was taken with the dense bias) or
-    that is context parallel (`gt.cp`) is left as it is.
+    Runs before `gt-autodiff` (the `train` pipeline runs it unless the plan
+    has pipeline stages, pp > 1, after `gt-context-parallel` under cp) and in
+    `lower-cpu` (inference). An attention whose bias already has a
+    `gt.attention_grad` (the gradient was taken with the dense bias) is left
+    as it is. A context-parallel attention (`gt.cp`) is rewritten too: its
+    distance is the rank's rows `[B, S/cp, S]` (all key columns), which the
+    cp kernels read per key block; the table's gradient is this rank's
+    part, summed over the group as every replicated parameter's is.
 
     ```mlir
     // before

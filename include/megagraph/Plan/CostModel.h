@@ -58,6 +58,10 @@ struct UnitProfile {
   double transientBytes = 0;
   /// K and V bytes of the unit's attention (moved by cp).
   double kvBytes = 0;
+  /// The key-side part of transientBytes (the attention backward's packed
+  /// K, V and their transposes), which under cp all-gather covers all S
+  /// keys rather than S / cp.
+  double keyWorkspaceBytes = 0;
   int64_t attentionOps = 0;
 };
 
@@ -75,6 +79,10 @@ struct ModelProfile {
   /// the bias is read in place: the table's gradient is summed inside the
   /// attention backward).
   double spatialBiasGradBytesPerSeq = 0;
+  /// What reading the spatial bias in place holds instead, per sequence:
+  /// the distances narrowed to int16 for the kernels (gt-decompose), one
+  /// copy per distance tensor wider than int16, for the whole step.
+  double spatialDistanceBytesPerSeq = 0;
   /// Optimizer state per parameter byte (AdamW: 2 moments; SGD: 0).
   double optimizerStateFactor = 2;
   /// The fewest heads of an attention op (0: unknown). Ulysses splits the

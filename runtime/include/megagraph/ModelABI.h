@@ -374,6 +374,11 @@ enum {
  * attention kernels, then grid g0..g3, axes and an mgrt_cp_mode. */
 #define MGRT_KERNEL_CP_ATTENTION "mgrt_cp_attention_f32"
 #define MGRT_KERNEL_CP_ATTENTION_BWD "mgrt_cp_attention_bwd_f32"
+/* The same with the spatial bias read in place (the operands of
+ * mgrt_attention_spatial_f32 / _bwd_f32 without out and lse): this rank's
+ * distance rows over all S keys and the table. */
+#define MGRT_KERNEL_CP_ATTENTION_SPATIAL "mgrt_cp_attention_spatial_f32"
+#define MGRT_KERNEL_CP_ATTENTION_SPATIAL_BWD "mgrt_cp_attention_spatial_bwd_f32"
 /* Partition-parallel SpMM (megagraph/RuntimeGp.h): the operands of
  * mgrt_spmm_f32, then grid g0..g3 and axes. */
 #define MGRT_KERNEL_HALO_SPMM "mgrt_halo_spmm_f32"

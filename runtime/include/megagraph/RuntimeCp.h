@@ -76,6 +76,31 @@ int mgrt_cp_attention_bwd_f32(mgrt_comm_group *group, int mode,
                               mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
                               int64_t num_heads, float scale, int64_t flags);
 
+/** The same with Graphormer's spatial bias read in place (as
+ *  mgrt_attention_spatial_f32 / _bwd_f32 of Runtime.h): `distance` is the
+ *  int16 [B|1, S_r, S] distances of this rank's query rows to ALL S keys
+ *  (innermost stride 1), `table` the [V,H] table, the same on every rank.
+ *  Each key block reads its columns of the distance rows (the block of rank
+ *  s: columns sum_{t<s} S_t ..); nothing about them is communicated. The
+ *  backward writes dtable [V,H] (overwritten): the table gradient of this
+ *  rank's query rows, which the caller sums over the group (the table is a
+ *  replicated parameter). No [B,H,S_r,S] bias or gradient exists. */
+int mgrt_cp_attention_spatial_f32(mgrt_comm_group *group, int mode,
+                                  mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q,
+                                  mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                                  mgrt_memref_f32_4 *bias,
+                                  mgrt_memref_i8_4 *mask,
+                                  mgrt_memref_i16_3 *distance,
+                                  mgrt_memref_f32_2 *table, int64_t num_heads,
+                                  float scale, int64_t flags);
+int mgrt_cp_attention_spatial_bwd_f32(
+    mgrt_comm_group *group, int mode, mgrt_memref_f32_3 *dq,
+    mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv, mgrt_memref_f32_4 *dbias,
+    mgrt_memref_f32_2 *dtable, mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+    mgrt_memref_i8_4 *mask, mgrt_memref_i16_3 *distance,
+    mgrt_memref_f32_2 *table, int64_t num_heads, float scale, int64_t flags);
+
 /** The same, called from compiled code: the cp group is the group over the
  *  axes bit mask `axes` of the grid g0 x g1 x g2 x g3 (as in Comm.h's shard
  *  calls; created on first use and cached). Failures end the job.
@@ -97,6 +122,22 @@ void _mlir_ciface_mgrt_cp_attention_bwd_f32(
     mgrt_memref_i8_4 *mask, int64_t num_heads, float scale, int64_t flags,
     int64_t g0, int64_t g1, int64_t g2, int64_t g3, int64_t axes, int64_t mode,
     int64_t seq);
+/* The spatial entries from compiled code: the distance rows are padded as q
+ * (ceil(seq / C) rows; the padding rows are not read). */
+void _mlir_ciface_mgrt_cp_attention_spatial_f32(
+    mgrt_memref_f32_3 *out, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    mgrt_memref_i16_3 *distance, mgrt_memref_f32_2 *table, int64_t num_heads,
+    float scale, int64_t flags, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes, int64_t mode, int64_t seq);
+void _mlir_ciface_mgrt_cp_attention_spatial_bwd_f32(
+    mgrt_memref_f32_3 *dq, mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_2 *dtable,
+    mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+    mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+    mgrt_memref_i16_3 *distance, mgrt_memref_f32_2 *table, int64_t num_heads,
+    float scale, int64_t flags, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes, int64_t mode, int64_t seq);
 
 /** The same on CUDA device buffers (--target cuda; libmegagraph_cuda with
  *  the NCCL backend): the keys and values move over the NCCL group of the

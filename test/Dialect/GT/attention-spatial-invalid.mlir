@@ -56,9 +56,20 @@ func.func @distance_alone(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %d: tens
 
 // -----
 
-func.func @cp(%q: tensor<1x4x8xf32>, %k: tensor<1x4x8xf32>, %d: tensor<1x4x8xi64>, %t: tensor<9x2xf32>) {
-  // expected-error @+1 {{has no context-parallel form with a spatial bias}}
-  %o = gt.attention %q, %k, %k spatial(%d, %t) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ring, grid = [1, 2, 1, 1], axes = 2>} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xi64>, tensor<9x2xf32>) -> tensor<1x4x8xf32>
+// Under cp the distance has the rank's query rows and all S = 2 x 4 key
+// columns, not the rank's 4 keys.
+func.func @cp_distance_keys(%q: tensor<1x4x8xf32>, %k: tensor<1x4x8xf32>, %d: tensor<1x4x4xi64>, %t: tensor<9x2xf32>) {
+  // expected-error @+1 {{spatial distance must be [Sq, Sk] or [B|1, Sq, Sk] with [B, Sq, Sk] = [1, 4, 8], got [1, 4, 4]}}
+  %o = gt.attention %q, %k, %k spatial(%d, %t) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ring, grid = [1, 2, 1, 1], axes = 2>} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x4xi64>, tensor<9x2xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+// With uneven blocks the key columns are seq = 7.
+func.func @cp_uneven_distance_keys(%q: tensor<1x3x8xf32>, %d: tensor<1x3x9xi64>, %t: tensor<9x2xf32>) {
+  // expected-error @+1 {{spatial distance must be [Sq, Sk] or [B|1, Sq, Sk] with [B, Sq, Sk] = [1, 3, 7], got [1, 3, 9]}}
+  %o = gt.attention %q, %q, %q spatial(%d, %t) heads = 2 {gt.cp = #gt.cp<size = 3, mode = allgather, grid = [1, 3, 1, 1], axes = 2, seq = 7>} : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x9xi64>, tensor<9x2xf32>) -> tensor<1x3x8xf32>
   return
 }
 

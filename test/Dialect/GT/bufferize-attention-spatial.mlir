@@ -8,6 +8,8 @@
 // CHECK-LABEL: module
 // CHECK-DAG:     func.func private @mgrt_attention_spatial_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xi1>, memref<?x?x?xi16>, memref<?x?xf32>, i64, f32, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG:     func.func private @mgrt_attention_spatial_bwd_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xi1>, memref<?x?x?xi16>, memref<?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, i64, f32, i64) attributes {llvm.emit_c_interface}
+// CHECK-DAG:     func.func private @mgrt_cp_attention_spatial_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xi1>, memref<?x?x?xi16>, memref<?x?xf32>, i64, f32, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-DAG:     func.func private @mgrt_cp_attention_spatial_bwd_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xi1>, memref<?x?x?xi16>, memref<?x?xf32>, i64, f32, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @spatial
 // CHECK:         %[[PH:.+]] = memref.alloca() : memref<1x1x1xf32>
 // CHECK:         %[[F3:.+]] = arith.constant 3 : i64
@@ -30,3 +32,23 @@ func.func @spatial(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %b: tensor<2x4x
   return %o, %dq, %dt, %dt2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<9x2xf32>, tensor<9x2xf32>
 }
 
+
+// Context parallel (gt.cp): the cp spatial kernels, which take no out or
+// lse (no [1, 1, 1] placeholders), the distance rows [B, Sq, S] of the
+// rank (S = 2 x 4 key columns), then the grid [1, 2, 1, 1], axes 2, mode 1
+// (ring) and seq 0 (the declarations at the top); the backward's dtable
+// after dbias as above.
+// CHECK-LABEL: func.func @spatial_cp
+// CHECK-NOT:     memref<1x1x1xf32>
+// CHECK:         call @mgrt_cp_attention_spatial_f32(
+// CHECK-NOT:     memref<1x1x1xf32>
+// CHECK:         %[[DT:.+]] = memref.alloc() : memref<9x2xf32>
+// CHECK:         %[[DTD:.+]] = memref.cast %[[DT]] : memref<9x2xf32> to memref<?x?xf32>
+// CHECK-NOT:     memref<1x1x1xf32>
+// CHECK:         call @mgrt_cp_attention_spatial_bwd_f32(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[DTD]],
+// CHECK-NOT:     call @mgrt_attention_spatial
+func.func @spatial_cp(%q: tensor<2x4x8xf32>, %d: tensor<2x4x8xi16>, %t: tensor<9x2xf32>, %do: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<9x2xf32>) {
+  %o = gt.attention %q, %q, %q spatial(%d, %t) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ring, grid = [1, 2, 1, 1], axes = 2>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xi16>, tensor<9x2xf32>) -> tensor<2x4x8xf32>
+  %dq, %dk, %dv, %dt = gt.attention_grad %do, %q, %q, %q spatial(%d, %t) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ring, grid = [1, 2, 1, 1], axes = 2>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xi16>, tensor<9x2xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<9x2xf32>)
+  return %o, %dq, %dt : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<9x2xf32>
+}

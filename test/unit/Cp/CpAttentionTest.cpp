@@ -5,7 +5,9 @@
 // a deterministic function of its global index, so each rank builds only
 // its own rows for the cp call and the whole problem for the reference; the
 // largest error over the ranks (all-reduced) must stay within 1e-4. Row
-// blocks are uneven; one case gives a rank no rows at all. A last test
+// blocks are uneven; one case gives a rank no rows at all. The spatial
+// entries (mgrt_cp_attention_spatial_f32 / _bwd_f32) are checked the same
+// way against the single-process spatial kernels. A last test
 // prints each rank's peak tracked bytes against the single-process run.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -374,6 +377,131 @@ TEST_P(CpAttention, CompiledCodePadsUnevenBlocks) {
   compare(a.dbias, p.dbias, c.biasB * c.biasH, c.S);
   EXPECT_EQ(wrong, 0) << "rank " << r << " of " << C << ": " << n << " of "
                       << all << " rows";
+}
+
+/// The spatial entries (mgrt_cp_attention_spatial_f32 / _bwd_f32) against
+/// the single-process spatial kernels: int16 distances d(b, i, j) that
+/// depend on the global key column (and run below 0 and past V - 1, so the
+/// clamp matters), this rank's rows of them over all S keys; the table
+/// gradient is each rank's part, all-reduced here as the step does.
+void checkSpatial(Case c, int mode, int64_t V) {
+  const int C = np(), r = rank();
+  const std::vector<int64_t> rows = splitRows(c.S, C, c.emptyRank);
+  int64_t first = 0;
+  for (int s = 0; s < r; ++s)
+    first += rows[s];
+  const float scale = 1.f / std::sqrt(float(c.D / c.H));
+  const int64_t flags = flagsOf(c);
+  auto dist = [](int64_t b, int64_t i, int64_t j) {
+    return static_cast<int16_t>((std::abs(i - 2 * j) + 3 * b) % 13 - 2);
+  };
+  std::vector<float> table(V * c.H);
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t h = 0; h < c.H; ++h)
+      table[v * c.H + h] = 3.f * hashValue(5, v, h, 0, 0);
+  mgrt_memref_f32_2 T{};
+  T.allocated = T.aligned = table.data();
+  T.sizes[0] = V, T.sizes[1] = c.H, T.strides[0] = c.H, T.strides[1] = 1;
+  struct Spatial {
+    std::vector<int16_t> d;
+    std::vector<float> dt;
+    mgrt_memref_i16_3 D{};
+    mgrt_memref_f32_2 dT{};
+  };
+  auto makeSpatial = [&](int64_t n, int64_t first) {
+    Spatial sp;
+    sp.d.resize(c.B * n * c.S);
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < c.S; ++j)
+          sp.d[(b * n + i) * c.S + j] = dist(b, first + i, j);
+    sp.D.allocated = sp.D.aligned = sp.d.data();
+    sp.D.sizes[0] = c.B, sp.D.sizes[1] = n, sp.D.sizes[2] = c.S;
+    sp.D.strides[0] = n * c.S, sp.D.strides[1] = c.S, sp.D.strides[2] = 1;
+    sp.dt.assign(V * c.H, 99.f);
+    sp.dT = T;
+    sp.dT.allocated = sp.dT.aligned = sp.dt.data();
+    return sp;
+  };
+
+  // 1. Reference: the single-process spatial kernels on the whole problem.
+  Rows full(c, c.S, 0);
+  Spatial fs = makeSpatial(c.S, 0);
+  _mlir_ciface_mgrt_attention_spatial_f32(
+      &full.o, nullptr, &full.q, &full.k, &full.v,
+      c.hasBias ? &full.b : nullptr, c.hasMask ? &full.m : nullptr, &fs.D, &T,
+      c.H, scale, flags & ~int64_t(MGRT_ATTENTION_DBIAS));
+  _mlir_ciface_mgrt_attention_spatial_bwd_f32(
+      &full.dQ, &full.dK, &full.dV, c.wantDBias ? &full.dB : nullptr, &fs.dT,
+      &full.dO, &full.q, &full.k, &full.v, c.hasBias ? &full.b : nullptr,
+      c.hasMask ? &full.m : nullptr, &fs.D, &T, nullptr, nullptr, c.H, scale,
+      flags);
+
+  // 2. This rank's rows (and distance rows) through the cp group.
+  Rows loc(c, rows[r], first);
+  Spatial ls = makeSpatial(rows[r], first);
+  ASSERT_EQ(mgrt_cp_attention_spatial_f32(
+                world(), mode, &loc.o, &loc.q, &loc.k, &loc.v,
+                c.hasBias ? &loc.b : nullptr, c.hasMask ? &loc.m : nullptr,
+                &ls.D, &T, c.H, scale, flags & ~int64_t(MGRT_ATTENTION_DBIAS)),
+            MGRT_OK);
+  ASSERT_EQ(mgrt_cp_attention_spatial_bwd_f32(
+                world(), mode, &loc.dQ, &loc.dK, &loc.dV,
+                c.wantDBias ? &loc.dB : nullptr, &ls.dT, &loc.dO, &loc.q,
+                &loc.k, &loc.v, c.hasBias ? &loc.b : nullptr,
+                c.hasMask ? &loc.m : nullptr, &ls.D, &T, c.H, scale, flags),
+            MGRT_OK);
+  std::vector<float> dtable(V * c.H);
+  mgrt_comm_all_reduce(world(), ls.dt.data(), dtable.data(), V * c.H, MGRT_F32,
+                       MGRT_COMM_SUM);
+
+  // 3. Errors, the largest over the ranks.
+  const int64_t n = rows[r];
+  const float eOut =
+      allMax(maxDiff3(loc.out, full.out, c.B, n, first, c.S, c.Dv));
+  const float eDq = allMax(maxDiff3(loc.dq, full.dq, c.B, n, first, c.S, c.D));
+  const float eDk = allMax(maxDiff3(loc.dk, full.dk, c.B, n, first, c.S, c.D));
+  const float eDv = allMax(maxDiff3(loc.dv, full.dv, c.B, n, first, c.S, c.Dv));
+  const float eDb =
+      c.wantDBias ? allMax(maxDiff3(loc.dbias, full.dbias, c.biasB * c.biasH, n,
+                                    first, c.S, c.S))
+                  : 0.f;
+  float eDt = 0.f, scaleDt = 0.f;
+  for (int64_t x = 0; x < V * c.H; ++x) {
+    eDt = std::max(eDt, std::fabs(dtable[x] - fs.dt[x]));
+    scaleDt = std::max(scaleDt, std::fabs(fs.dt[x]));
+  }
+  if (r == 0)
+    std::printf("  [spatial %s np=%d V=%lld] max abs err: out %.2e dq %.2e "
+                "dk %.2e dv %.2e dbias %.2e dtable %.2e (of %.2e)\n",
+                mode == MGRT_CP_RING ? "ring" : "allgather", C, (long long)V,
+                eOut, eDq, eDk, eDv, eDb, eDt, scaleDt);
+  EXPECT_LE(eOut, 1e-4f);
+  EXPECT_LE(eDq, 1e-4f);
+  EXPECT_LE(eDk, 1e-4f);
+  EXPECT_LE(eDv, 1e-4f);
+  EXPECT_LE(eDb, 1e-4f);
+  EXPECT_LE(eDt, 1e-4f * std::max(1.f, scaleDt));
+  EXPECT_GT(scaleDt, 0.f);
+}
+
+TEST_P(CpAttention, SpatialBiasWithBiasAndMask) {
+  Case c; // uneven blocks, bias [1, H, rows, S] and mask beside the table
+  checkSpatial(c, GetParam(), /*V=*/9);
+}
+
+TEST_P(CpAttention, SpatialBiasNarrowHeads) {
+  Case c; // dh = dvh = 8: the narrow-head forward, a 20-row table
+  c.Dv = c.D, c.hasBias = c.hasMask = c.wantDBias = false, c.S = 157;
+  checkSpatial(c, GetParam(), /*V=*/20);
+}
+
+TEST_P(CpAttention, SpatialBiasRankWithoutRows) {
+  if (np() < 2)
+    GTEST_SKIP() << "needs two ranks";
+  Case c;
+  c.emptyRank = true, c.hasBias = c.wantDBias = false;
+  checkSpatial(c, GetParam(), /*V=*/5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CpAttention,

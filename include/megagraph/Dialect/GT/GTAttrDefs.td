@@ -219,8 +219,8 @@ def GT_ContextParallelAttr : GT_Attr<"ContextParallel", "cp"> {
       (megagraph/ModelABI.h: S / size, one more for the first S % size
       blocks) in the first rows of its ceil(S / size) local ones; the rest
       are padding, which the kernels neither read nor count as keys and
-      whose outputs and gradients they zero. The bias and mask keep S key
-      columns.
+      whose outputs and gradients they zero. The bias, mask and spatial
+      distance keep S key columns.
 
     Example:
 

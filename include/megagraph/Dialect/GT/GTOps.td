@@ -67,7 +67,9 @@ def GT_AttentionOp : GT_ComputeOp<"attention", [AttrSizedOperandSegments],
       both are given), for an integer `distance` `[Sq, Sk]` or
       `[B|1, Sq, Sk]` and a `table` `[V, H]`. It is what `gt.attention
       bias(gt.spatial_bias %distance, %table)` computes, without the
-      `[B, H, Sq, Sk]` bias (`gt-fuse-spatial-bias` creates it).
+      `[B, H, Sq, Sk]` bias (`gt-fuse-spatial-bias` creates it). Under
+      context parallelism, like the bias, `distance` holds the rank's `Sq`
+      query rows and all `Sk` key columns.
     * `scale` defaults to `1/sqrt(head_dim)`.
 
     The op never implies an `[H, Sq, Sk]` score buffer: lowering uses a
