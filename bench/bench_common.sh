@@ -26,6 +26,12 @@ fi
 
 COMMANDS=()
 log() { echo "[bench] $*" >&2; }
+# Waits SETTLE seconds (default 5) before a timed process. On our VM guests
+# a process started within a few seconds of the exit of one that held
+# gigabytes (PyTorch) ran 1.6x slower (S = 1024 inference: 22 ms for the
+# first two runs, 13 ms from the third on) while the guest took the memory
+# back; each side should start on a settled machine.
+settle() { sleep "${SETTLE:-5}"; }
 # Runs and records a command.
 run() {
   COMMANDS+=("$(printf '%q ' "$@" | sed "s|$ROOT/||g")")

@@ -21,6 +21,8 @@ for D in "$@"; do
   rm -f "$W/$D/il-torch.jsonl"
   for r in $(seq "$ROUNDS"); do
     for side in narrow blockwise torch; do
+      # A settled machine for each side (see settle in bench_common.sh).
+      sleep "${SETTLE:-5}"
       l0=$(cut -d' ' -f1 /proc/loadavg)
       case $side in
       narrow) ms=$("$W/$D/graphormer_infer" --mode infer "${IN[@]}" --repeat 4 --quiet --output-dir "$W/$D/il-out" 2>&1 | tail -1 | sed -E 's/.*min ([0-9.]+) ms.*/\1/') ;;

@@ -40,6 +40,7 @@
 #              interrupted run: a (B, S) without a WORK/s<S>b<B> folder is
 #              left out; its start and load come from WORK/meta.env)     [0]
 #   NICE       run every timed process under `nice -n NICE`              [-10]
+#   SETTLE     seconds to wait before each timed process (bench_common.sh) [5]
 #   OMP_WAIT_POLICY  PyTorch's OpenMP threads between parallel regions:
 #              PASSIVE (sleep) keeps them from spinning on a shared machine
 #              (see run_training_bench.sh)                          [PASSIVE]
@@ -100,6 +101,7 @@ torch_side() {
   case $name in *compile*) limit=(timeout "$COMPILE_LIMIT") ;; esac
   rm -f "$d/$name.jsonl"
   log "$(basename "$d"): PyTorch $name"
+  settle
   run "${PREFIX[@]}" /usr/bin/time -v -o "$d/$name.time" "${limit[@]}" \
     "$TORCH_PY" bench/torch2_graphormer_train.py --model-dir "$d" \
     --batches "$d/batches" --threads "$THREADS" --lr "$LR" \
@@ -143,6 +145,7 @@ for B in $BATCHES_RUN; do
     rm -rf "$D/batches" "$D/megagraph.jsonl"
     if [ -x "$EXE" ]; then
       log "S=$S B=$B: MegaGraph train ($TOTAL steps)"
+      settle
       run "${PREFIX[@]}" /usr/bin/time -v -o "$D/megagraph.time" "$EXE" \
         --mode train --data "$DATA" --steps "$TOTAL" --max-distance 8 \
         --partition greedy --dump-inputs "$D/batches" \
@@ -182,6 +185,7 @@ for B in $BATCHES_RUN; do
         IN+=(--input "$n=$D/batches/step1/$n.npy")
       done
       log "S=$S B=$B: MegaGraph infer"
+      settle
       run "${PREFIX[@]}" /usr/bin/time -v -o "$D/megagraph-infer.time" \
         "$IEXE" --mode infer "${IN[@]}" --repeat "$TOTAL" --quiet \
         --output-dir "$D/megagraph-infer-out" >"$D/megagraph-infer.log" 2>&1 ||
