@@ -160,6 +160,30 @@ Value chainEnd(Value a, Match &m) {
   return end;
 }
 
+/// Whether `a2a` is one of mixture of parallelism's layout switches over a
+/// 1-D grid of P: columns to rows ([N, D / P] to the rank's [N / P, D],
+/// split axis 0, concat axis 1) when `toRows`, else rows to columns.
+bool isLayoutSwitch(shard::AllToAllOp a2a, bool toRows) {
+  const int64_t split = toRows ? 0 : 1, concat = toRows ? 1 : 0;
+  if (a2a.getSplitAxis().getSExtValue() != split ||
+      a2a.getConcatAxis().getSExtValue() != concat ||
+      a2a.getGridAxes().size() != 1 || a2a.getGridAxes()[0] != 0)
+    return false;
+  RankedTensorType in = typeOf(a2a.getInput()), out = typeOf(a2a.getResult());
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      a2a, a2a.getGridAttr());
+  if (!in || !out || !grid || in.getRank() != 2 || out.getRank() != 2 ||
+      !in.hasStaticShape() || !out.hasStaticShape() ||
+      grid.getShape().size() != 1)
+    return false;
+  const int64_t parts = grid.getShape()[0];
+  // The side with the whole rows has P times the other's row count and
+  // 1/P of its columns.
+  RankedTensorType cols = toRows ? in : out, rows = toRows ? out : in;
+  return parts >= 1 && cols.getDimSize(0) == rows.getDimSize(0) * parts &&
+         rows.getDimSize(1) == cols.getDimSize(1) * parts;
+}
+
 /// Mixture of parallelism (gt-mixture-parallel): the all-to-all that is
 /// the only reader of the aggregated columns `v` [N, D / P] and switches
 /// them to the rank's block of rows [N / P, D] over a 1-D grid of P, or
@@ -168,22 +192,8 @@ shard::AllToAllOp layoutSwitchOf(Value v) {
   if (!v.hasOneUse())
     return {};
   auto a2a = dyn_cast<shard::AllToAllOp>(*v.getUsers().begin());
-  if (!a2a || a2a.getSplitAxis().getSExtValue() != 0 ||
-      a2a.getConcatAxis().getSExtValue() != 1 ||
-      a2a.getGridAxes().size() != 1 || a2a.getGridAxes()[0] != 0)
-    return {};
-  RankedTensorType in = typeOf(a2a.getInput()), out = typeOf(a2a.getResult());
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-      a2a, a2a.getGridAttr());
-  if (!in || !out || !grid || in.getRank() != 2 || out.getRank() != 2 ||
-      !in.hasStaticShape() || !out.hasStaticShape() ||
-      grid.getShape().size() != 1)
-    return {};
-  const int64_t parts = grid.getShape()[0];
-  if (parts < 1 || in.getDimSize(0) != out.getDimSize(0) * parts ||
-      out.getDimSize(1) != in.getDimSize(1) * parts)
-    return {};
-  return a2a;
+  return a2a && isLayoutSwitch(a2a, /*toRows=*/true) ? a2a
+                                                     : shard::AllToAllOp();
 }
 
 /// Mixture of parallelism: the all-to-all that defines the aggregation's
@@ -191,22 +201,9 @@ shard::AllToAllOp layoutSwitchOf(Value v) {
 /// transformed rows [N / P, F] over a 1-D grid of P, or null.
 shard::AllToAllOp layoutSwitchInto(Value v) {
   auto a2a = v.getDefiningOp<shard::AllToAllOp>();
-  if (!a2a || !v.hasOneUse() || a2a.getSplitAxis().getSExtValue() != 1 ||
-      a2a.getConcatAxis().getSExtValue() != 0 ||
-      a2a.getGridAxes().size() != 1 || a2a.getGridAxes()[0] != 0)
-    return {};
-  RankedTensorType in = typeOf(a2a.getInput()), out = typeOf(a2a.getResult());
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-      a2a, a2a.getGridAttr());
-  if (!in || !out || !grid || in.getRank() != 2 || out.getRank() != 2 ||
-      !in.hasStaticShape() || !out.hasStaticShape() ||
-      grid.getShape().size() != 1)
-    return {};
-  const int64_t parts = grid.getShape()[0];
-  if (parts < 1 || out.getDimSize(0) != in.getDimSize(0) * parts ||
-      in.getDimSize(1) != out.getDimSize(1) * parts)
-    return {};
-  return a2a;
+  return a2a && v.hasOneUse() && isLayoutSwitch(a2a, /*toRows=*/false)
+             ? a2a
+             : shard::AllToAllOp();
 }
 
 /// The transform reading the rows `v` [N, D], if any.
