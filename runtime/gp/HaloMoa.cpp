@@ -77,10 +77,7 @@ extern "C" void _mlir_ciface_mgrt_halo_moa_spmm_linear_f32(
   const HaloPlan &p = haloPlanOf(group, rowPtr, colIdx, n * group->size, kName);
   // 1. [x ; halo]: own rows, then the rows the others send.
   HaloBuffer xh((n + p.halo) * D, kName);
-  const float *xs = x->aligned + x->offset;
-  for (int64_t i = 0; i < n; ++i)
-    std::memcpy(xh.data + i * D, xs + i * x->strides[0], sizeof(float) * D);
-  exchangeHalo(group, p, xs, x->strides[0], D, xh.data + n * D, kName);
+  gatherWithHalo(group, p, x, xh.data, kName);
   // 2. The pipeline over the local rows.
   LocalCsr local = localCsr(p, values);
   mgrt_memref_f32_2 xall{xh.data, xh.data, 0, {n + p.halo, D}, {D, 1}};

@@ -153,6 +153,15 @@ void exchangeHalo(mgrt_comm_group *group, const HaloPlan &p, const float *x,
   mgrt_comm_set_error_mode(prev);
 }
 
+void gatherWithHalo(mgrt_comm_group *group, const HaloPlan &p,
+                    const mgrt_memref_f32_2 *x, float *dst, const char *kName) {
+  const int64_t n = p.rows, D = x->sizes[1];
+  const float *xs = x->aligned + x->offset;
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(dst + i * D, xs + i * x->strides[0], sizeof(float) * D);
+  exchangeHalo(group, p, xs, x->strides[0], D, dst + n * D, kName);
+}
+
 LocalCsr localCsr(const HaloPlan &p, const mgrt_memref_f32_1 *values) {
   const int64_t n = p.rows;
   const int64_t localEdges = static_cast<int64_t>(p.col.size());

@@ -47,6 +47,12 @@ const HaloPlan &haloPlanOf(const mgrt_comm_group *group,
 void exchangeHalo(mgrt_comm_group *group, const HaloPlan &plan, const float *x,
                   int64_t xStride, int64_t D, float *halo, const char *kernel);
 
+/// [x ; halo] into `dst` ([n + H, D], row stride D): the rank's n rows of
+/// `x` ([n, D], innermost stride 1), then the halo rows exchangeHalo brings.
+/// Collective, as exchangeHalo.
+void gatherWithHalo(mgrt_comm_group *group, const HaloPlan &plan,
+                    const mgrt_memref_f32_2 *x, float *dst, const char *kernel);
+
 /// The local CSR of `plan` over [x ; halo] (n rows, n + H columns) as
 /// memref descriptors; `values` is the whole CSR's, viewed from the block's
 /// first edge.

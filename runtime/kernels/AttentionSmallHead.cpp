@@ -391,9 +391,6 @@ smallHeadTaskV4(const AttentionProblem &p, const float *packed, uint8_t *idx,
 // of the sums.
 // ---------------------------------------------------------------------------
 
-#define MGRT_V3_INLINE                                                         \
-  inline __attribute__((always_inline, target("arch=x86-64-v3")))
-
 /// exp2Score on 8 lanes.
 MGRT_V3_INLINE __m256 exp2_8(__m256 x) {
   const __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(kExp2Floor));

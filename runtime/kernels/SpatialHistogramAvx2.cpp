@@ -18,9 +18,6 @@
 namespace mgrt {
 namespace {
 
-#define MGRT_V3_INLINE                                                         \
-  inline __attribute__((always_inline, target("arch=x86-64-v3")))
-
 /// Table rows [v0, v0 + G) of the tile's whole groups of 8 columns.
 template <int G>
 MGRT_V3_INLINE void binsAvx2(const float *ds, int64_t ldS, const int16_t *d,

@@ -18,6 +18,10 @@
 #include <limits>
 
 #define MGRT_INLINE inline __attribute__((always_inline))
+/// An inlined helper of AVX2 intrinsics, for the hand-written AVX2 bodies
+/// (callable only from functions built for x86-64-v3 or above).
+#define MGRT_V3_INLINE                                                         \
+  inline __attribute__((always_inline, target("arch=x86-64-v3")))
 
 namespace mgrt {
 

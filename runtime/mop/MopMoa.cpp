@@ -64,6 +64,31 @@ struct Floats {
   Floats &operator=(const Floats &) = delete;
 };
 
+/// One region of a chunk pipeline: `task(i)` for the round's `tasks` items
+/// on the pool, and chunk `switched`'s all-to-all (`exchange(switched)`,
+/// collective, so only on the calling thread, worker 0) before that
+/// thread's first item, or after the region if the other workers took
+/// every item. A `switched` outside [0, chunks) has no exchange. Returns
+/// whether the exchange ran inside the region.
+template <typename Exchange, typename Task>
+bool pipelineRound(int64_t tasks, int64_t switched, int64_t chunks,
+                   Exchange &&exchange, Task &&task) {
+  bool exchanged = switched < 0 || switched >= chunks;
+  const bool due = !exchanged;
+  parallelFor(tasks, [&](int64_t i, int worker) {
+    if (worker == 0 && !exchanged) {
+      exchanged = true; // read and written by the calling thread only
+      exchange(switched);
+    }
+    task(i);
+  });
+  if (!exchanged) {
+    exchange(switched);
+    return false;
+  }
+  return due;
+}
+
 /// With MEGAGRAPH_MOA_STATS=1, prints once per process how many of the
 /// chunks' exchanges ran inside a parallel region (alongside aggregation
 /// and transform blocks) rather than after it.
@@ -181,13 +206,7 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
       for (int64_t i = chunkBegin(r - 2), e = chunkBegin(r - 1); i < e;
            i += kMoaGemmRows)
         items.push_back({true, i, std::min(e, i + kMoaGemmRows)});
-    const int64_t switched = r - 1;
-    bool exchanged = switched < 0 || switched >= chunks;
-    parallelFor(static_cast<int64_t>(items.size()), [&](int64_t i, int worker) {
-      if (worker == 0 && !exchanged) {
-        exchanged = true; // read and written by the calling thread only
-        exchange(switched);
-      }
+    const auto task = [&](int64_t i) {
       const Item &it = items[i];
       if (it.gemm) {
         moaGemmRows(aggData, aggStride, 1, weight, biasData, bias->strides[0],
@@ -203,11 +222,9 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_spmm_linear_f32(
           for (int64_t d = 0; d < Dp; ++d)
             v[d] *= sc;
         }
-    });
-    if (!exchanged)
-      exchange(switched);
-    else if (switched >= 0 && switched < chunks)
-      ++insideRegion;
+    };
+    insideRegion += pipelineRound(static_cast<int64_t>(items.size()), r - 1,
+                                  chunks, exchange, task);
   }
   printOverlap(insideRegion, chunks);
 }
@@ -349,13 +366,7 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
     if (r >= 2)
       for (int64_t p = begin[r - 2], e = begin[r - 1]; p < e; p += spmmRows)
         items.push_back({false, p, std::min(e, p + spmmRows)});
-    const int64_t switched = r - 1;
-    bool exchanged = switched < 0 || switched >= chunks;
-    parallelFor(static_cast<int64_t>(items.size()), [&](int64_t i, int worker) {
-      if (worker == 0 && !exchanged) {
-        exchanged = true; // read and written by the calling thread only
-        exchange(switched);
-      }
+    const auto task = [&](int64_t i) {
       const Item &it = items[i];
       if (it.gemm)
         moaGemmRows(xData, x->strides[0], x->strides[1], weight, biasData,
@@ -364,8 +375,8 @@ extern "C" void _mlir_ciface_mgrt_mop_moa_linear_spmm_f32(
       else
         spmmRowsOf(graph, valueData, values->strides[0], cols.data, Fp, outData,
                    outStride, Fp, order.data() + it.r0, it.r1 - it.r0);
-    });
-    if (!exchanged)
-      exchange(switched);
+    };
+    pipelineRound(static_cast<int64_t>(items.size()), r - 1, chunks, exchange,
+                  task);
   }
 }
