@@ -48,6 +48,8 @@
 #include "support/Check.h"
 #include "support/ThreadPool.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -417,6 +419,166 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
   storeDq(p, s, b, h, i0, mq);
 }
 
+/// exp(x) on 8 lanes, as vexp: Cephes' expf polynomial, exactly 0 below
+/// -87.3 and for -inf; a NaN stays NaN (max_ps returns its second operand
+/// when one is unordered).
+MGRT_V3_INLINE __m256 vexp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.3f);
+  const __m256 xc = _mm256_max_ps(lo, x);
+  const __m256 fn =
+      _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 q = _mm256_set1_ps(1.9875691500E-4f);
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.3981999507E-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073E-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894E-2f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459E-1f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201E-1f));
+  q = _mm256_add_ps(_mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r),
+                    _mm256_set1_ps(1.f));
+  const __m256i bits = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvttps_epi32(fn), _mm256_set1_epi32(127)), 23);
+  const __m256 y = _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);
+}
+
+/// The table entries (tab: NT registers of 8 rows) of 8 distances at d,
+/// clamped to [0, hi].
+template <int NT>
+MGRT_V3_INLINE __m256 spatialLookup8(const __m256 (&tab)[4], const int16_t *d,
+                                     __m256i hi) {
+  __m256i ix = _mm256_cvtepi16_epi32(
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(d)));
+  ix = _mm256_min_epi32(_mm256_max_epi32(ix, _mm256_setzero_si256()), hi);
+  __m256 r = _mm256_permutevar8x32_ps(tab[0], ix);
+#pragma GCC unroll 4
+  for (int k = 1; k < NT; ++k) {
+    const __m256 part = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(ix, _mm256_set1_epi32(8 * k - 1)));
+    r = _mm256_blendv_ps(r, _mm256_permutevar8x32_ps(tab[k], ix), part);
+  }
+  return r;
+}
+
+/// tileProbabilities on AVX2, for NT table registers (0: no spatial bias).
+/// A tile without a mask, whose dense bias (if any) has unit key stride and
+/// whose table fits the NT registers, adds the bias and the spatial table
+/// entries as it exponentiates; other tiles go through biasMaskRows first.
+template <int NT>
+__attribute__((target("arch=x86-64-v3"), noinline)) bool
+tileProbabilitiesAvx2(const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
+                      int64_t i0, int64_t mq, int64_t j0, int64_t nk,
+                      const float *lse, const float *dvec) {
+  const bool fused = !p.hasMask && (!p.hasBias || p.bias.stride[3] == 1) &&
+                     (NT > 0) == static_cast<bool>(p.spatial) &&
+                     p.spatial.V <= 8 * NT;
+  if (!fused)
+    biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
+  __m256 tab[4] = {};
+  if (NT > 0)
+    for (int k = 0; k < NT; ++k)
+      tab[k] = _mm256_loadu_ps(p.spatial.head(h) + 8 * k);
+  const __m256i hi = _mm256_set1_epi32(
+      static_cast<int32_t>(std::max<int64_t>(p.spatial.V - 1, 0)));
+  __m256 vany = _mm256_setzero_ps();
+  for (int64_t r = 0; r < kBlk; ++r) {
+    float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
+    if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
+      std::fill(row, row + kBlk, 0.f);
+      std::fill(dpr, dpr + kBlk, 0.f);
+      continue;
+    }
+    const float *br =
+        fused && p.hasBias ? p.bias.at(b, h, i0 + r, j0) : nullptr;
+    const int16_t *dr =
+        fused && NT > 0 ? p.spatial.row(b, i0 + r) + j0 : nullptr;
+    const __m256 vl = _mm256_set1_ps(lse[r]), vd = _mm256_set1_ps(dvec[r]);
+    // Fused, keys past nk are padding (P = dS = 0) and the distance and
+    // bias rows end at nk: whole groups of 8 here, the rest below.
+    const int64_t whole = fused ? nk / 8 * 8 : kBlk;
+    for (int64_t c = 0; c < whole; c += 8) {
+      __m256 x = _mm256_loadu_ps(row + c);
+      if (br)
+        x = _mm256_add_ps(x, _mm256_loadu_ps(br + c));
+      if (NT > 0 && dr)
+        x = _mm256_add_ps(x, spatialLookup8<NT>(tab, dr + c, hi));
+      const __m256 pr = vexp8(_mm256_sub_ps(x, vl));
+      _mm256_storeu_ps(row + c, pr);
+      _mm256_storeu_ps(
+          dpr + c,
+          _mm256_mul_ps(pr, _mm256_sub_ps(_mm256_loadu_ps(dpr + c), vd)));
+      vany = _mm256_add_ps(vany, pr);
+    }
+    if (whole == kBlk)
+      continue;
+    float tail = 0.f;
+    for (int64_t c = whole; c < nk; ++c) {
+      float x = row[c] + (br ? br[c] : 0.f);
+      if (NT > 0)
+        x += p.spatial.head(
+            h)[clampIndex(dr[c], static_cast<int32_t>(p.spatial.V - 1))];
+      const float pr = std::exp(x - lse[r]);
+      row[c] = pr;
+      dpr[c] = pr * (dpr[c] - dvec[r]);
+      tail += pr;
+    }
+    std::fill(row + nk, row + kBlk, 0.f);
+    std::fill(dpr + nk, dpr + kBlk, 0.f);
+    vany = _mm256_add_ps(vany, _mm256_set_ps(0, 0, 0, 0, 0, 0, 0, tail));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vany);
+  float sum = 0.f;
+  for (float x : lanes)
+    sum += x;
+  return !(sum == 0.f);
+}
+
+/// One (query block, key block) tile of the one pass, rows = queries: adds
+/// the bias and mask to S (rows r < mq), then P = exp(S - LSE) in s.s and
+/// dS = P (dP - D) in s.dp; padded and fully masked rows are 0. Returns
+/// whether any P is nonzero: P >= 0, so the tile's sum is 0 only if every
+/// P is (then P = dS = 0 and the tile adds nothing); a NaN sum is not 0,
+/// so NaN still propagates. On AVX2 the 16-lane vector code would split
+/// every comparison into scalars (GCC 12 lowers a 64-byte vector compare
+/// lane by lane without AVX-512), hence the 8-lane intrinsics there.
+template <SimdLevel L>
+MGRT_INLINE bool tileProbabilities(const BwdProblem &p, BwdScratch &s,
+                                   int64_t b, int64_t h, int64_t i0, int64_t mq,
+                                   int64_t j0, int64_t nk, const float *lse,
+                                   const float *dvec) {
+  if constexpr (L == SimdLevel::V3) {
+    const int64_t V = p.spatial ? p.spatial.V : 0;
+    if (V == 0)
+      return tileProbabilitiesAvx2<0>(p, s, b, h, i0, mq, j0, nk, lse, dvec);
+    if (V <= 8)
+      return tileProbabilitiesAvx2<1>(p, s, b, h, i0, mq, j0, nk, lse, dvec);
+    if (V <= 16)
+      return tileProbabilitiesAvx2<2>(p, s, b, h, i0, mq, j0, nk, lse, dvec);
+    return tileProbabilitiesAvx2<4>(p, s, b, h, i0, mq, j0, nk, lse, dvec);
+  }
+  biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
+  VFloat vany = splat(0.f);
+  for (int64_t r = 0; r < kBlk; ++r) {
+    float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
+    if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
+      std::fill(row, row + kBlk, 0.f);
+      std::fill(dpr, dpr + kBlk, 0.f);
+      continue;
+    }
+    const VFloat vl = splat(lse[r]), vd = splat(dvec[r]);
+    for (int64_t c = 0; c < kBlk; c += kLanes) {
+      const VFloat pr = vexp(load(row + c) - vl);
+      store(row + c, pr);
+      store(dpr + c, pr * (load(dpr + c) - vd));
+      vany += pr;
+    }
+  }
+  return !(reduceSum(vany) == 0.f);
+}
+
 /// Phases A, B and C in one pass over query blocks [qb0, qb1) of (b, h).
 /// Per query block: its statistics (phase A, unless given), then each of
 /// its (query block, key block) tiles once, queries as rows: S, dP, then P
@@ -426,6 +588,7 @@ MGRT_INLINE void queryBlockBody(const BwdProblem &p, BwdScratch &s, int64_t b,
 /// += dO^T P and dK^T += (scale Q)^T dS, added into `dkPart` [dhR][SkP] and
 /// `dvPart` [dvR][SkP] (the transposed operands are packed, so no tile is
 /// transposed).
+template <SimdLevel L>
 MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
                               int64_t h, int64_t qb0, int64_t qb1,
                               bool haveStats, float *dkPart, float *dvPart,
@@ -446,26 +609,8 @@ MGRT_INLINE void queryRunBody(const BwdProblem &p, BwdScratch &s, int64_t b,
              kBlk);
       p.gemm(false, kBlk, kBlk / kLanes, p.dvh, dO, p.dvPad, vT + j0, p.SkP,
              s.dp, kBlk);
-      biasMaskRows(p, s.s, b, h, i0, mq, j0, nk);
-      // P >= 0: the tile's sum is 0 only if every P is (then P = dS = 0 and
-      // the tile adds nothing); a NaN sum is not 0, so NaN still propagates.
-      VFloat vany = splat(0.f);
-      for (int64_t r = 0; r < kBlk; ++r) {
-        float *row = s.s + r * kBlk, *dpr = s.dp + r * kBlk;
-        if (r >= mq || lse[r] == kPosInf) { // padded or fully masked row
-          std::fill(row, row + kBlk, 0.f);
-          std::fill(dpr, dpr + kBlk, 0.f);
-          continue;
-        }
-        const VFloat vl = splat(lse[r]), vd = splat(dvec[r]);
-        for (int64_t c = 0; c < kBlk; c += kLanes) {
-          const VFloat pr = vexp(load(row + c) - vl);
-          store(row + c, pr);
-          store(dpr + c, pr * (load(dpr + c) - vd));
-          vany += pr;
-        }
-      }
-      const bool any = !(reduceSum(vany) == 0.f);
+      const bool any =
+          tileProbabilities<L>(p, s, b, h, i0, mq, j0, nk, lse, dvec);
       if (p.wantDBias)
         for (int64_t r = 0; r < mq; ++r) {
           const float *row = s.dp + r * kBlk;
@@ -508,11 +653,12 @@ MGRT_SIMD_DISPATCH(keyBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t kb),
                    (p, s, b, h, kb))
-MGRT_SIMD_DISPATCH(queryRun,
-                   (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
-                    int64_t qb0, int64_t qb1, bool haveStats, float *dkPart,
-                    float *dvPart, double *part),
-                   (p, s, b, h, qb0, qb1, haveStats, dkPart, dvPart, part))
+MGRT_SIMD_DISPATCH_LEVEL(queryRun,
+                         (const BwdProblem &p, BwdScratch &s, int64_t b,
+                          int64_t h, int64_t qb0, int64_t qb1, bool haveStats,
+                          float *dkPart, float *dvPart, double *part),
+                         (p, s, b, h, qb0, qb1, haveStats, dkPart, dvPart,
+                          part))
 MGRT_SIMD_DISPATCH(queryBlock,
                    (const BwdProblem &p, BwdScratch &s, int64_t b, int64_t h,
                     int64_t qb, double *part),

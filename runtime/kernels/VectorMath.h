@@ -72,6 +72,30 @@ inline SimdLevel simdLevel() {
     }                                                                          \
   }
 
+/// MGRT_SIMD_DISPATCH for a body templated on the level it is built for
+/// (`template <SimdLevel L> NAME##Body`), so that it can choose code that
+/// the level compiles well.
+#define MGRT_SIMD_DISPATCH_LEVEL(NAME, PARAMS, ARGS)                           \
+  __attribute__((target("arch=x86-64-v4"))) static void NAME##V4 PARAMS {      \
+    NAME##Body<::mgrt::SimdLevel::V4> ARGS;                                    \
+  }                                                                            \
+  __attribute__((target("arch=x86-64-v3"))) static void NAME##V3 PARAMS {      \
+    NAME##Body<::mgrt::SimdLevel::V3> ARGS;                                    \
+  }                                                                            \
+  static void NAME##Baseline PARAMS {                                          \
+    NAME##Body<::mgrt::SimdLevel::Baseline> ARGS;                              \
+  }                                                                            \
+  void NAME PARAMS {                                                           \
+    switch (::mgrt::simdLevel()) {                                             \
+    case ::mgrt::SimdLevel::V4:                                                \
+      return NAME##V4 ARGS;                                                    \
+    case ::mgrt::SimdLevel::V3:                                                \
+      return NAME##V3 ARGS;                                                    \
+    default:                                                                   \
+      return NAME##Baseline ARGS;                                              \
+    }                                                                          \
+  }
+
 constexpr int kLanes = 16;
 typedef float VFloat __attribute__((vector_size(64)));
 typedef int32_t VInt __attribute__((vector_size(64)));
