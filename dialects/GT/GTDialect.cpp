@@ -51,5 +51,13 @@ LogicalResult GTDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<ContextParallelAttr>(value), "cp");
   if (name == kHaloAttr)
     return expect(isa<HaloAttr>(value), "halo");
+  if (name == kOverlapAttr) {
+    if (!isa<UnitAttr>(value) ||
+        op->getName().getStringRef() != "shard.reduce_scatter")
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a "
+                                "shard.reduce_scatter";
+    return success();
+  }
   return success();
 }

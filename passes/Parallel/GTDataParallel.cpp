@@ -320,9 +320,14 @@ struct GTDataParallelPass
                 : tosa::ConcatOp::create(b, loc, h.f32({total + pad}), flats,
                                          b.getI32IntegerAttr(0))
                       .getResult();
-        Value shard = shard::ReduceScatterOp::create(
+        auto scatter = shard::ReduceScatterOp::create(
             b, loc, h.f32({(total + pad) / shards}), kGrid, axes, packed,
             shard::ReductionKind::Sum, APInt(64, 0));
+        // zero>=2: the bucket's transfer runs while the backward computes
+        // the next buckets' gradients (gt-shard-to-runtime).
+        if (zero >= 2)
+          scatter->setAttr(gt::kOverlapAttr, b.getUnitAttr());
+        Value shard = scatter;
         zeroBuckets.push_back({bucket, shard, total + pad});
         lastScatter = shard.getDefiningOp();
         ++numBuckets;

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 
@@ -121,15 +122,9 @@ struct Lowering {
     return unflatten(t, type);
   }
 
-  /// Declares `name` once and calls it with `buffers` then the grid
-  /// arguments then `extra`.
-  void call(StringRef name, ArrayRef<Value> buffers, ArrayRef<int64_t> extra) {
-    SmallVector<Value> args;
-    for (Value v : buffers)
-      args.push_back(dynamic(v));
-    llvm::append_range(args, gridArgs);
-    for (int64_t e : extra)
-      args.push_back(i64(e));
+  /// Declares `name` once (C interface) and calls it with `args`.
+  func::CallOp callFn(StringRef name, ArrayRef<Value> args,
+                      TypeRange results = {}) {
     SmallVector<Type> types;
     for (Value a : args)
       types.push_back(a.getType());
@@ -138,11 +133,30 @@ struct Lowering {
     if (!fn) {
       OpBuilder mb(module.getBodyRegion());
       fn = func::FuncOp::create(mb, module.getLoc(), name,
-                                b.getFunctionType(types, {}));
+                                b.getFunctionType(types, results));
       fn.setPrivate();
       fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
     }
-    func::CallOp::create(b, loc(), fn, args);
+    return func::CallOp::create(b, loc(), fn, args);
+  }
+
+  /// The arguments of a collective's call: `buffers`, the grid arguments,
+  /// then `extra`.
+  SmallVector<Value> collectiveArgs(ArrayRef<Value> buffers,
+                                    ArrayRef<int64_t> extra) {
+    SmallVector<Value> args;
+    for (Value v : buffers)
+      args.push_back(dynamic(v));
+    llvm::append_range(args, gridArgs);
+    for (int64_t e : extra)
+      args.push_back(i64(e));
+    return args;
+  }
+
+  /// Declares `name` once and calls it with `buffers` then the grid
+  /// arguments then `extra`.
+  void call(StringRef name, ArrayRef<Value> buffers, ArrayRef<int64_t> extra) {
+    callFn(name, collectiveArgs(buffers, extra));
   }
 
   /// Row-major index of an in-group multi-index.
@@ -261,6 +275,24 @@ LogicalResult prepare(Operation *op, FlatSymbolRefAttr gridRef,
   return success();
 }
 
+/// Where an overlapped reduce-scatter waits: the first op after it in its
+/// block that reads its result (itself or inside its regions) or is the
+/// next overlapped reduce-scatter; the terminator at the latest.
+Operation *waitPoint(shard::ReduceScatterOp rs) {
+  Block *block = rs->getBlock();
+  llvm::SmallPtrSet<Operation *, 8> readers;
+  for (Operation *user : rs.getResult().getUsers())
+    if (Operation *top = block->findAncestorOpInBlock(*user))
+      readers.insert(top);
+  for (Operation *o = rs->getNextNode(); o; o = o->getNextNode()) {
+    if (readers.contains(o) || o->hasTrait<OpTrait::IsTerminator>())
+      return o;
+    if (isa<shard::ReduceScatterOp>(o) && o->hasAttr(gt::kOverlapAttr))
+      return o;
+  }
+  return block->getTerminator();
+}
+
 LogicalResult lower(Operation *op, int64_t &count) {
   OpBuilder b(op);
   Lowering l{b, op, {}, {}};
@@ -301,8 +333,24 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(rs.getResult());
     Value in = l.buffer(typeOf(rs.getInput()).getNumElements(), rs.getInput());
     Value out = l.buffer(t.getNumElements());
-    l.call(MGRT_SHARD_REDUCE_SCATTER, {out, in}, {*code});
-    replacement = l.result(out, t);
+    if (!rs->hasAttr(gt::kOverlapAttr)) {
+      l.call(MGRT_SHARD_REDUCE_SCATTER, {out, in}, {*code});
+      replacement = l.result(out, t);
+    } else {
+      // Started here, waited for right before the first op that reads the
+      // result or starts the next overlapped collective (so at most one
+      // is in flight beside the one being produced): the ops between run
+      // while it moves. The wait takes both buffers, which keeps them
+      // alive (and unreused by the memory plan) until then.
+      Value request =
+          l.callFn(MGRT_SHARD_REDUCE_SCATTER_START,
+                   l.collectiveArgs({out, in}, {*code}), {b.getI64Type()})
+              .getResult(0);
+      Operation *waitAt = waitPoint(rs);
+      b.setInsertionPoint(waitAt);
+      l.callFn(MGRT_SHARD_WAIT, {l.dynamic(out), l.dynamic(in), request});
+      replacement = l.result(out, t);
+    }
   } else if (auto aa = dyn_cast<shard::AllToAllOp>(op)) {
     if (failed(prepare(op, aa.getGridAttr(), aa.getGridAxes(), l)))
       return failure();

@@ -29,6 +29,9 @@ namespace {
 int gErrorMode = MGRT_COMM_ERRORS_ABORT;
 /// mgrt_comm_bytes_sent's counter (atomic: any thread may send).
 std::atomic<uint64_t> gBytesSent{0};
+/// What MPI_Init_thread provided (FUNNELED when MPI was initialized by
+/// someone else: the least this runtime assumes).
+int gThreadLevel = MPI_THREAD_FUNNELED;
 
 /// Counts `elements` of `dtype` as sent if the call `rc` succeeded, and
 /// passes `rc` on.
@@ -217,6 +220,8 @@ bool readSecondsEnv(const char *name, double &value, std::string &error) {
   return true;
 }
 
+int mpiThreadLevel() { return gThreadLevel; }
+
 double timeoutSeconds() {
   // mgrt_comm_init refuses a bad value; the default covers a call before.
   static double t = [] {
@@ -270,12 +275,16 @@ int mgrt_comm_init(int *argc, char ***argv) {
                 "MPI was already finalized");
   if (!init) {
     int provided = 0;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+    // MULTIPLE lets the progress thread of the started collectives test
+    // their requests (AsyncCollectives.cpp); every other call comes from
+    // the main thread (FUNNELED), which is all that is required.
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) !=
         MPI_SUCCESS) {
       std::fprintf(stderr, "megagraph comm: MPI_Init_thread failed\n");
       std::_Exit(3);
     }
     gInitializedHere = true;
+    gThreadLevel = provided;
     std::atexit(finalizeAtExit);
   }
   double seconds = 0;
@@ -314,6 +323,7 @@ int mgrt_comm_finalize(void) {
   MPI_Finalized(&fin);
   if (!init || fin)
     return MGRT_OK;
+  stopProgress();
   delete gWorld;
   gWorld = nullptr;
   if (gInitializedHere) {
@@ -502,6 +512,51 @@ int mgrt_comm_reduce_scatter(mgrt_comm_group *g, const void *send, void *recv,
   return countSent(g->reduceScatter(send, recv, counts.data(), displs.data(),
                                     !recv_counts, dtype, op),
                    static_cast<double>(total - counts[g->rank]), dtype);
+}
+
+int mgrt_comm_reduce_scatter_start(mgrt_comm_group *g, const void *send,
+                                   void *recv, int64_t recv_count, int dtype,
+                                   int op, int64_t *request) {
+  const char *call = "mgrt_comm_reduce_scatter_start";
+  if (!request)
+    return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
+  *request = 0;
+  if (!asyncCollectives())
+    return mgrt_comm_reduce_scatter(g, send, recv, recv_count, nullptr, dtype,
+                                    op);
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (!validOp(op))
+    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
+  if (int rc = checkCount(recv_count * g->size, send, "send", call))
+    return rc;
+  if (int rc = checkCount(recv_count, recv, "recv", call))
+    return rc;
+  if (recv_count > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  PendingCollective p;
+  p.recv = recv;
+  p.count = recv_count;
+  p.dtype = dtype;
+  p.op = op;
+  p.groupSize = g->size;
+  if (int rc = countSent(
+          g->reduceScatterStart(send, recv, recv_count, dtype, op, &p.request),
+          static_cast<double>(recv_count) * (g->size - 1), dtype))
+    return rc;
+  // A backend that ran it at once has divided an AVG already.
+  if (p.request == MPI_REQUEST_NULL)
+    p.op = MGRT_COMM_SUM;
+  *request = addPending(p);
+  return MGRT_OK;
+}
+
+int mgrt_comm_wait(int64_t request) {
+  if (request == 0)
+    return MGRT_OK;
+  return waitPending(request, "mgrt_comm_wait");
 }
 
 int mgrt_comm_all_to_all(mgrt_comm_group *g, const void *send,

@@ -41,6 +41,17 @@ struct mgrt_comm_group {
   virtual int reduceScatter(const void *send, void *recv, const int64_t *counts,
                             const int64_t *displs, bool uniform, int dtype,
                             int op) = 0;
+  /// reduceScatter of `count` elements per rank, started: *req completes it
+  /// (MPI_REQUEST_NULL: it already has). By default it runs at once.
+  virtual int reduceScatterStart(const void *send, void *recv, int64_t count,
+                                 int dtype, int op, MPI_Request *req) {
+    *req = MPI_REQUEST_NULL;
+    std::vector<int64_t> counts(size, count), displs(size);
+    for (int r = 0; r < size; ++r)
+      displs[r] = r * count;
+    return reduceScatter(send, recv, counts.data(), displs.data(), true, dtype,
+                         op);
+  }
   virtual int allToAll(const void *send, const int64_t *sendCounts,
                        const int64_t *sendDispls, void *recv,
                        const int64_t *recvCounts, const int64_t *recvDispls,
@@ -76,6 +87,36 @@ MPI_Datatype mpiType(int dtype);
 
 /// Divides `count` elements of `buf` by `n` (AVG after a SUM).
 void divideBy(void *buf, int64_t count, int dtype, int n);
+
+/// A started collective (mgrt_comm_reduce_scatter_start) until its wait:
+/// the request and what completing it takes (AVG divides after the sum).
+struct PendingCollective {
+  MPI_Request request = MPI_REQUEST_NULL;
+  void *recv = nullptr;
+  int64_t count = 0;
+  int dtype = 0, op = 0, groupSize = 1;
+};
+
+/// Registers a started collective and returns its handle (> 0); a progress
+/// thread tests it until it completes where MPI allows threads
+/// (AsyncCollectives.cpp). A request that is already MPI_REQUEST_NULL gets
+/// a handle too.
+int64_t addPending(const PendingCollective &pending);
+
+/// Waits for the collective `handle` (the timeout of timeoutSeconds), then
+/// finishes it (AVG) and forgets it.
+int waitPending(int64_t handle, const char *call);
+
+/// Stops the progress thread (mgrt_comm_finalize; no collective may be
+/// pending).
+void stopProgress();
+
+/// The thread support MPI_Init_thread provided (MPI_THREAD_*).
+int mpiThreadLevel();
+
+/// Whether started collectives run in the background (MEGAGRAPH_COMM_ASYNC
+/// is not 0); otherwise each start waits at once.
+bool asyncCollectives();
 
 /// The environment variable of timeoutSeconds.
 inline constexpr const char *kCommTimeoutEnv = "MEGAGRAPH_COMM_TIMEOUT";

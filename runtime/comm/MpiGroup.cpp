@@ -125,6 +125,14 @@ struct MpiGroup final : mgrt_comm_group {
     return MGRT_OK;
   }
 
+  int reduceScatterStart(const void *send, void *recv, int64_t count, int dtype,
+                         int op, MPI_Request *req) override {
+    return checkMpi(
+        MPI_Ireduce_scatter_block(send, recv, static_cast<int>(count),
+                                  mpiType(dtype), mpiOp(op), comm, req),
+        "MPI_Ireduce_scatter_block");
+  }
+
   int allToAll(const void *send, const int64_t *sendCounts,
                const int64_t *sendDispls, void *recv, const int64_t *recvCounts,
                const int64_t *recvDispls, int dtype) override {

@@ -103,6 +103,25 @@ void shardReduceScatter(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
   });
 }
 
+int64_t shardReduceScatterStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
+                                mgrt_memref_f32_1 *in, int64_t op,
+                                const char *call) {
+  if (in->sizes[0] != out->sizes[0] * g->size)
+    mgrt_comm_abort((std::string(call) + ": in must hold size x out").c_str(),
+                    3);
+  int64_t request = 0;
+  fatal([&] {
+    mgrt_comm_reduce_scatter_start(g, dataOf(in, call), dataOf(out, call),
+                                   out->sizes[0], MGRT_F32,
+                                   static_cast<int>(op), &request);
+  });
+  return request;
+}
+
+void shardWait(int64_t request, const char *call) {
+  fatal([&] { mgrt_comm_wait(request); });
+}
+
 void shardAllToAll(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                    mgrt_memref_f32_1 *in, const char *call) {
   if (in->sizes[0] != out->sizes[0] || in->sizes[0] % g->size)
@@ -209,6 +228,19 @@ void _mlir_ciface_mgrt_comm_reduce_scatter_f32(mgrt_memref_f32_1 *out,
   const char *call = "mgrt_comm_reduce_scatter_f32";
   shardReduceScatter(shardGroup({{g0, g1, g2, g3}, axes}, call), out, in, op,
                      call);
+}
+
+int64_t _mlir_ciface_mgrt_comm_reduce_scatter_start_f32(
+    mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
+    int64_t g2, int64_t g3, int64_t axes, int64_t op) {
+  const char *call = "mgrt_comm_reduce_scatter_start_f32";
+  return shardReduceScatterStart(shardGroup({{g0, g1, g2, g3}, axes}, call),
+                                 out, in, op, call);
+}
+
+void _mlir_ciface_mgrt_comm_wait_f32(mgrt_memref_f32_1 *, mgrt_memref_f32_1 *,
+                                     int64_t request) {
+  shardWait(request, "mgrt_comm_wait_f32");
 }
 
 void _mlir_ciface_mgrt_comm_all_to_all_f32(mgrt_memref_f32_1 *out,

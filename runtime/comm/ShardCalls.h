@@ -47,6 +47,12 @@ void shardAllGather(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                     mgrt_memref_f32_1 *in, const char *call);
 void shardReduceScatter(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                         mgrt_memref_f32_1 *in, int64_t op, const char *call);
+/// shardReduceScatter, started (mgrt_comm_reduce_scatter_start): returns
+/// the request shardWait completes.
+int64_t shardReduceScatterStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
+                                mgrt_memref_f32_1 *in, int64_t op,
+                                const char *call);
+void shardWait(int64_t request, const char *call);
 void shardAllToAll(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                    mgrt_memref_f32_1 *in, const char *call);
 void shardAllSlice(mgrt_comm_group *g, mgrt_memref_f32_1 *out,

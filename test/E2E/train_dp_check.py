@@ -6,8 +6,13 @@ synthetic SBM for 20 steps, once alone and once under `mpirun -np P`. The
 dp run must reproduce the one-process run of the same global batch: every
 step's loss within 1e-4 relative, the same accuracy, and one peak_bytes
 entry per rank; each rank's comm_bytes is the analytic volume of the
-step's collectives. Also: the dp executable started without mpirun must fail
-with a message saying how to launch it.
+step's collectives. With zero >= 2 the gradient buckets' reduce-scatters
+run while the backward computes (started, waited for later): the same dp
+executable run with MEGAGRAPH_COMM_ASYNC=0 (each start waits at once) must
+give bit-identical losses and the same comm_bytes, and each rank must wait
+for every started bucket of every step, with the progress thread on. Also:
+the dp executable started without mpirun must fail with a message saying
+how to launch it.
 
 usage: train_dp_check.py MEGAGRAPH_COMPILE WORKDIR --model mlp|graphormer
            --dp P [--optimizer sgd|adamw] [--lr X] [--global-batch B]
@@ -195,17 +200,25 @@ def main():
                 "signal=3,seed=3")
     run = ["--mode", "train", "--data", data, "--steps", str(STEPS),
            "--quiet"]
-    logs = {}
-    for name, prefix in (("single", []), (f"dp{P}", mpirun() + ["-np", str(P)])):
+    logs, stderr = {}, {}
+    runs = [("single", [], {}),
+            (f"dp{P}", mpirun() + ["-np", str(P)],
+             {"MEGAGRAPH_COMM_ASYNC_STATS": "1"})]
+    if args.zero >= 2:
+        runs.append(("sync", mpirun() + ["-np", str(P)],
+                     {"MEGAGRAPH_COMM_ASYNC": "0"}))
+    for name, prefix, env in runs:
         logs[name] = os.path.join(args.work, f"{name}.jsonl")
         if os.path.exists(logs[name]):
             os.remove(logs[name])
-        subprocess.run(prefix + [exes[name], *run, "--log-json", logs[name]],
-                       check=True, stdout=subprocess.DEVNULL, timeout=600)
+        exe = exes["single" if name == "single" else f"dp{P}"]
+        stderr[name] = subprocess.run(
+            prefix + [exe, *run, "--log-json", logs[name]], check=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            timeout=600, env={**os.environ, **env}).stderr
     single = [json.loads(l) for l in open(logs["single"])]
     dp = [json.loads(l) for l in open(logs[f"dp{P}"])]
     check = Checks()
-
     compare_runs(check, single, dp, P, STEPS)
     # comm_bytes: what each rank sent in the step, the analytic volume of
     # the step's collectives; nothing alone.
@@ -214,6 +227,25 @@ def main():
     check("comm_bytes", want > 0 and got == {want} and
           all(r["comm_bytes"] == [0] for r in single),
           f"{sorted(got)} bytes per rank and step, analytic {want}")
+    if args.zero >= 2:
+        sync = [json.loads(l) for l in open(logs["sync"])]
+        check("overlapped vs waited at once",
+              [r["loss"] for r in dp] == [r["loss"] for r in sync] and
+              [r["comm_bytes"] for r in dp] ==
+              [r["comm_bytes"] for r in sync],
+              "losses bit for bit and comm_bytes equal")
+        buckets = gts[f"dp{P}"].count("{gt.overlap}")
+        stats = re.findall(r"rank (\d+): (\d+) of (\d+) started collectives "
+                           r"were complete at their wait \(progress thread "
+                           r"(on|off)\)", stderr[f"dp{P}"])
+        check("started collectives",
+              buckets > 0 and len(stats) == P and
+              all(int(n) == buckets * STEPS and t == "on"
+                  for _, _, n, t in stats),
+              f"{buckets} buckets per step; per rank (complete at the wait, "
+              f"waits, progress thread): "
+              f"{[(int(a), int(n), t) for _, a, n, t in stats]}")
+
     s1, sp = state["single"], state[f"dp{P}"]
     if args.optimizer == "adamw":
         # zero=0 replicates the moments; zero=1 keeps 1/P of them (plus the

@@ -71,6 +71,27 @@ func.func @reduce_scatter(%x: tensor<4x2xf32>) -> tensor<2x2xf32> {
   return %0 : tensor<2x2xf32>
 }
 
+// An overlapped reduce-scatter is started where it stands and waited for
+// right before its first reader (here after the independent abs); the
+// wait takes both buffers so that they live until then.
+// CHECK-LABEL: func.func @reduce_scatter_overlap
+// CHECK: %[[IN:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[REQ:.*]] = call @mgrt_comm_reduce_scatter_start_f32({{.*}}) : (memref<?xf32>, memref<?xf32>, i64, i64, i64, i64, i64, i64) -> i64
+// CHECK-NOT: mgrt_comm_wait_f32
+// CHECK: tosa.abs
+// CHECK-NEXT: %[[OC:.*]] = memref.cast %[[OUT]]
+// CHECK-NEXT: %[[IC:.*]] = memref.cast %[[IN]]
+// CHECK-NEXT: call @mgrt_comm_wait_f32(%[[OC]], %[[IC]], %[[REQ]]) : (memref<?xf32>, memref<?xf32>, i64) -> ()
+// CHECK-NEXT: bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: tosa.add
+func.func @reduce_scatter_overlap(%x: tensor<8xf32>, %y: tensor<4xf32>, %z: tensor<1xi8>) -> tensor<4xf32> {
+  %0 = shard.reduce_scatter %x on @g grid_axes = [1] scatter_axis = 0 {gt.overlap} : tensor<8xf32> -> tensor<4xf32>
+  %1 = tosa.abs %y : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = tosa.add %0, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func @all_to_all
 // CHECK: call @mgrt_comm_all_to_all_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xf32>, memref<?xf32>, i64, i64, i64, i64, i64) -> ()
 func.func @all_to_all(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {

@@ -153,6 +153,22 @@ int mgrt_comm_reduce_scatter(mgrt_comm_group *group, const void *send,
                              void *recv, int64_t recv_count,
                              const int64_t *recv_counts, int dtype, int op);
 
+/** mgrt_comm_reduce_scatter of `recv_count` elements per rank, started
+ *  and not waited for: it runs while the caller computes, and
+ *  mgrt_comm_wait(*request) completes it. `send` and `recv` must stay as
+ *  they are until then. On MPI it is one non-blocking collective, moved
+ *  forward by a progress thread (MPI_THREAD_MULTIPLE; without it, by the
+ *  caller's later MPI calls and the wait); other backends run it at once.
+ *  Every rank starts the collectives of a group in the same order. */
+int mgrt_comm_reduce_scatter_start(mgrt_comm_group *group, const void *send,
+                                   void *recv, int64_t recv_count, int dtype,
+                                   int op, int64_t *request);
+
+/** Waits until the started collective `request` has completed (at most
+ *  MEGAGRAPH_COMM_TIMEOUT without progress). 0 is a request that was
+ *  already complete. */
+int mgrt_comm_wait(int64_t request);
+
 /** Piece r of `send` (send_counts[r] elements) goes to rank r; `recv` is
  *  the concatenation of the pieces received from every rank
  *  (recv_counts[r] from rank r). NULL counts mean `count` per rank. */
@@ -209,6 +225,15 @@ void _mlir_ciface_mgrt_comm_reduce_scatter_f32(mgrt_memref_f32_1 *out,
                                                int64_t g0, int64_t g1,
                                                int64_t g2, int64_t g3,
                                                int64_t axes, int64_t op);
+/** mgrt_comm_reduce_scatter_f32, started (mgrt_comm_reduce_scatter_start):
+ *  returns the request that _mlir_ciface_mgrt_comm_wait_f32 completes. */
+int64_t _mlir_ciface_mgrt_comm_reduce_scatter_start_f32(
+    mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
+    int64_t g2, int64_t g3, int64_t axes, int64_t op);
+/** Completes `request`. out and in are its buffers: passing them makes the
+ *  compiled code keep them alive until here. */
+void _mlir_ciface_mgrt_comm_wait_f32(mgrt_memref_f32_1 *out,
+                                     mgrt_memref_f32_1 *in, int64_t request);
 void _mlir_ciface_mgrt_comm_all_to_all_f32(mgrt_memref_f32_1 *out,
                                            mgrt_memref_f32_1 *in, int64_t g0,
                                            int64_t g1, int64_t g2, int64_t g3,
@@ -260,6 +285,12 @@ void _mlir_ciface_mgrt_comm_device_reduce_scatter_f32(mgrt_memref_f32_1 *out,
                                                       int64_t g0, int64_t g1,
                                                       int64_t g2, int64_t g3,
                                                       int64_t axes, int64_t op);
+int64_t _mlir_ciface_mgrt_comm_device_reduce_scatter_start_f32(
+    mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
+    int64_t g2, int64_t g3, int64_t axes, int64_t op);
+void _mlir_ciface_mgrt_comm_device_wait_f32(mgrt_memref_f32_1 *out,
+                                            mgrt_memref_f32_1 *in,
+                                            int64_t request);
 void _mlir_ciface_mgrt_comm_device_all_to_all_f32(mgrt_memref_f32_1 *out,
                                                   mgrt_memref_f32_1 *in,
                                                   int64_t g0, int64_t g1,

@@ -132,6 +132,56 @@ TEST(Comm, ReduceScatterUniformAndUneven) {
     }
 }
 
+/// Started reduce-scatters: several in flight at once, a blocking
+/// collective on the same group between their starts and waits, waits in
+/// another order than the starts; each result the blocking one's, the
+/// bytes counted once at the start, and a request waited for twice is an
+/// error.
+TEST(Comm, StartedReduceScattersCompleteAtTheirWait) {
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
+  constexpr int kInFlight = 3;
+  constexpr int64_t kCount = 1000; // per rank: past MPI's eager limit
+  std::vector<std::vector<float>> send(kInFlight), recv(kInFlight);
+  int64_t requests[kInFlight];
+  const uint64_t before = mgrt_comm_bytes_sent();
+  for (int k = 0; k < kInFlight; ++k) {
+    send[k].resize(kCount * np());
+    recv[k].assign(kCount, -1.f);
+    for (int64_t i = 0; i < kCount * np(); ++i)
+      send[k][i] = static_cast<float>(value(me(), i) + k);
+    ASSERT_EQ(mgrt_comm_reduce_scatter_start(
+                  world(), send[k].data(), recv[k].data(), kCount, MGRT_F32,
+                  k == 1 ? MGRT_COMM_AVG : MGRT_COMM_SUM, &requests[k]),
+              MGRT_OK);
+    EXPECT_GT(requests[k], 0);
+  }
+  EXPECT_EQ(mgrt_comm_bytes_sent() - before,
+            static_cast<uint64_t>(kInFlight * kCount * (np() - 1) * 4));
+  float one = static_cast<float>(me()), all = 0;
+  ASSERT_EQ(
+      mgrt_comm_all_reduce(world(), &one, &all, 1, MGRT_F32, MGRT_COMM_SUM),
+      MGRT_OK);
+  EXPECT_EQ(all, static_cast<float>(np() * (np() - 1) / 2));
+  for (int k : {2, 0, 1}) {
+    ASSERT_EQ(mgrt_comm_wait(requests[k]), MGRT_OK);
+    for (int64_t i = 0; i < kCount; ++i) {
+      double sum = 0;
+      for (int r = 0; r < np(); ++r)
+        sum += static_cast<double>(value(r, me() * kCount + i) + k);
+      ASSERT_FLOAT_EQ(recv[k][i], static_cast<float>(k == 1 ? sum / np() : sum))
+          << "request " << k << " i " << i;
+    }
+  }
+  EXPECT_EQ(mgrt_comm_wait(requests[0]), MGRT_ERR_ARGUMENT);
+  EXPECT_EQ(mgrt_comm_wait(0), MGRT_OK);
+  int64_t request = 0;
+  EXPECT_EQ(mgrt_comm_reduce_scatter_start(world(), send[0].data(),
+                                           send[0].data(), kCount, MGRT_F32,
+                                           MGRT_COMM_SUM, &request),
+            MGRT_ERR_ARGUMENT);
+  mgrt_comm_set_error_mode(prev);
+}
+
 /// Elements rank i sends to rank j in the uneven all-to-all.
 int64_t a2aCount(int i, int j) { return (i + 2 * j) % 3; }
 

@@ -57,6 +57,11 @@ constexpr llvm::StringLiteral kContextParallelAttr = "gt.cp";
 /// `#gt.halo` on gt.spmm: gt-partition-parallel -> the spmm verifier, its
 /// gradient and its bufferization.
 constexpr llvm::StringLiteral kHaloAttr = "gt.halo";
+/// A unit attribute on a shard.reduce_scatter that may run while the ops
+/// after it compute: gt-data-parallel (ZeRO-2's gradient buckets) ->
+/// gt-shard-to-runtime, which starts it and waits before its first user or
+/// the next such collective.
+constexpr llvm::StringLiteral kOverlapAttr = "gt.overlap";
 
 } // namespace megagraph::gt
 
