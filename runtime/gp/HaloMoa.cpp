@@ -13,8 +13,12 @@
 // aggregated. Transform first: the rows to aggregate need the transformed
 // halo rows, which the other ranks compute, so the pipeline transforms the
 // n rows chunk by chunk and aggregates the rows whose neighbours are all
-// local as their chunks finish; then the transformed halo is exchanged and
-// the rows with a halo neighbour are aggregated. Each output row is the
+// local as their chunks finish; then the transformed halo is exchanged (with
+// MEGAGRAPH_GP_OVERLAP on, non-blocking while the transformed rows are
+// copied out) and the rows with a halo neighbour are aggregated. The
+// aggregation-first kernel exchanges before its pipeline starts: its
+// pipeline does not yet run the interior rows during the exchange, as
+// mgrt_halo_spmm_f32 does. Each output row is the
 // SpMM kernel's arithmetic over its edges in order, as in
 // mgrt_halo_spmm_f32, and the bytes sent are the same as gp's.
 //
@@ -138,18 +142,30 @@ extern "C" void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
       hasBias ? bias->aligned + bias->offset : nullptr, bias->strides[0],
       hasScale ? scale->aligned + scale->offset : nullptr, scale->strides[0],
       t.data, F, outData, outStride, chunks);
-  // 3. The transformed halo, then the rows that read it.
-  exchangeHalo(group, p, t.data, F, F, t.data + n * F, kName);
-  const int64_t deferred = static_cast<int64_t>(order.deferred.size());
-  const int64_t perTask = csrRowsPerTask(graph, std::max<int64_t>(F, 1));
-  parallelFor((deferred + perTask - 1) / perTask, [&](int64_t task, int) {
-    const int64_t r0 = task * perTask;
-    spmmRowsOf(graph, valueData, valueStride, t.data, F, outData, outStride, F,
-               order.deferred.data() + r0, std::min(perTask, deferred - r0));
-  });
-  // 4. The transformed rows are a result too (the weight's gradient).
+  // 3. The transformed rows are a result too (the weight's gradient): with
+  //    the overlap on, copied out while the transformed halo arrives.
   float *ts = transformed->aligned + transformed->offset;
-  for (int64_t i = 0; i < n; ++i)
-    std::memcpy(ts + i * transformed->strides[0], t.data + i * F,
-                sizeof(float) * F);
+  auto copyOut = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      std::memcpy(ts + i * transformed->strides[0], t.data + i * F,
+                  sizeof(float) * F);
+  };
+  if (haloOverlap()) {
+    HaloExchange exchange(group, p, t.data, F, F, t.data + n * F, kName);
+    constexpr int64_t kRowsPerTest = 256;
+    for (int64_t i = 0; i < n; i += kRowsPerTest) {
+      copyOut(i, std::min(n, i + kRowsPerTest));
+      exchange.test();
+    }
+    exchange.wait();
+  } else {
+    exchangeHalo(group, p, t.data, F, F, t.data + n * F, kName);
+    copyOut(0, n);
+  }
+  // 4. The rows that read the transformed halo.
+  const int64_t perTask = csrRowsPerTask(graph, std::max<int64_t>(F, 1));
+  computeRows(order.deferred, perTask, [&](const int64_t *rows, int64_t count) {
+    spmmRowsOf(graph, valueData, valueStride, t.data, F, outData, outStride, F,
+               rows, count);
+  });
 }

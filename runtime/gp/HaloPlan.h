@@ -16,6 +16,8 @@
 #include "megagraph/Runtime.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace mgrt::gp {
@@ -31,13 +33,77 @@ struct HaloPlan {
   int64_t halo = 0;                 // H
   std::vector<int64_t> sendRows;    // local rows, by destination rank
   std::vector<int64_t> sendCounts, recvCounts; // rows per rank
+  /// The local rows by what they read, each in ascending order: interior
+  /// rows reference only this block's rows (computable before the halo
+  /// arrives), boundary rows at least one halo row.
+  std::vector<int64_t> interior, boundary;
 };
+
+/// The plan of one rank's block of a CSR (row_ptr [N+1] with row stride
+/// `rs`, col_idx [E] with stride `cs`) split over the P ranks of `group`,
+/// without the cache and the row pointer's checks of haloPlanOf.
+std::unique_ptr<HaloPlan> buildHaloPlan(const mgrt_comm_group *group,
+                                        const int64_t *rowPtr, int64_t rs,
+                                        const int64_t *colIdx, int64_t cs,
+                                        int64_t N, int64_t E,
+                                        const char *kernel);
 
 /// The plan of this CSR (row_ptr [N+1] over N = P blocks) on `group`, built
 /// and checked on first use (`kernel` names the caller in errors).
 const HaloPlan &haloPlanOf(const mgrt_comm_group *group,
                            mgrt_memref_i64_1 *rowPtr, mgrt_memref_i64_1 *colIdx,
                            int64_t N, const char *kernel);
+
+/// The environment variables of the overlapped exchange: MEGAGRAPH_GP_OVERLAP
+/// (unset or not 0: the aggregations compute the interior rows while the
+/// halo is exchanged; 0: exchange, then every row, for A/B benches) and
+/// MEGAGRAPH_GP_OVERLAP_STATS (1: at exit, print how many exchanges
+/// completed while the interior rows were computed).
+inline constexpr const char *kGpOverlapEnv = "MEGAGRAPH_GP_OVERLAP";
+inline constexpr const char *kGpOverlapStatsEnv = "MEGAGRAPH_GP_OVERLAP_STATS";
+
+/// Whether MEGAGRAPH_GP_OVERLAP leaves the overlap on (read once).
+bool haloOverlap();
+
+/// A halo exchange under way: the rows of `x` (row stride `xStride`, D
+/// floats each) the other ranks need are packed and one non-blocking
+/// all-to-all over `group` fills `halo` [H, D] (row stride D), counted by
+/// mgrt_comm_bytes_sent as exchangeHalo's. test() and wait() drive it; only
+/// the thread that initialised the communication runtime may construct,
+/// test or wait. The destructor waits if wait() was not called.
+class HaloExchange {
+public:
+  HaloExchange(mgrt_comm_group *group, const HaloPlan &plan, const float *x,
+               int64_t xStride, int64_t D, float *halo, const char *kernel);
+  ~HaloExchange();
+  HaloExchange(const HaloExchange &) = delete;
+  HaloExchange &operator=(const HaloExchange &) = delete;
+  /// Drives the transfer on; true once it is complete.
+  bool test();
+  /// Returns when the halo rows are in place.
+  void wait();
+
+private:
+  float *send;
+  mgrt_comm_request *request = nullptr;
+  bool complete = false;
+};
+
+/// The overlap of one aggregation: runs rowsFn(rows, count) over `rows` in
+/// tasks of `perTask` rows on the thread pool; the calling thread tests
+/// `exchange` after each of its tasks. Then waits for the exchange. Returns
+/// whether the exchange completed before the rows were done.
+bool computeWhileExchanging(
+    HaloExchange &exchange, const std::vector<int64_t> &rows, int64_t perTask,
+    const std::function<void(const int64_t *, int64_t)> &rowsFn);
+
+/// Counts one overlapped aggregation of `plan` for MEGAGRAPH_GP_OVERLAP_STATS
+/// (`completed`: computeWhileExchanging's result).
+void countOverlap(const HaloPlan &plan, bool completed);
+
+/// rowsFn(rows, count) over `rows` in tasks of `perTask` rows on the pool.
+void computeRows(const std::vector<int64_t> &rows, int64_t perTask,
+                 const std::function<void(const int64_t *, int64_t)> &rowsFn);
 
 /// Fills `halo` [H, D] (row stride D) with the rows of the other blocks
 /// this rank's rows reference: packs the rows of `x` (n rows of D floats,

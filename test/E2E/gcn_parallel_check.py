@@ -102,15 +102,21 @@ def predict(compiler, onnx_path, shapes, plan, stats):
     return json.loads(out.stdout)["prediction"]
 
 
-def train(exe, data, steps, log, ranks=1, extra=()):
+def train(exe, data, steps, log, ranks=1, extra=(), env=None):
+    """The run's log records; with `env`, also its stderr."""
     if os.path.exists(log):
         os.remove(log)
     cmd = [exe, "--mode", "train", "--data", data, "--steps", str(steps),
            "--log-json", log, "--quiet", *extra]
     if ranks > 1:
         cmd = mpirun() + ["-np", str(ranks)] + cmd
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return [json.loads(line) for line in open(log)]
+    if env is None:
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return [json.loads(line) for line in open(log)]
+    out = subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, **env})
+    return [json.loads(line) for line in open(log)], out.stderr
 
 
 def worst(a, b):
@@ -258,6 +264,28 @@ def main():
             d = worst(losses_by_plan[plan], losses_by_plan[base])
             check(f"{plan} vs {base}", d <= args.tolerance,
                   f"{len(recs)} steps, max relative difference {d:.2e}")
+        if base.startswith("gp"):
+            # The halo exchange overlapped with the interior rows (the
+            # default) vs exchange-then-aggregate: the same losses bit for
+            # bit, the same bytes; the overlapped run's statistics.
+            off, _ = train(exe, args.data, args.steps,
+                           os.path.join(args.work, name + "-nooverlap.jsonl"),
+                           ranks=ranks, env={"MEGAGRAPH_GP_OVERLAP": "0"})
+            d = worst([r["loss"] for r in off], losses_by_plan[plan])
+            check(f"{plan} overlap on vs off", d == 0,
+                  f"{len(off)} steps, max relative difference {d:.2e}")
+            same = [r.get("comm_bytes", []) for r in off] == sent
+            check(f"{plan} overlap sends what no overlap sends", same,
+                  f"{sent[0] if sent else []}")
+        if plan == base and base.startswith("gp"):
+            _, err = train(exe, args.data, 2,
+                           os.path.join(args.work, name + "-stats.jsonl"),
+                           ranks=ranks,
+                           env={"MEGAGRAPH_GP_OVERLAP_STATS": "1"})
+            lines = [l for l in err.splitlines()
+                     if l.startswith("megagraph gp: rank")]
+            check(f"{plan} overlap statistics", len(lines) == ranks,
+                  lines[0] if lines else "no statistics line")
         predicted = predict(args.compiler, onnx_path, shapes, plan, stats)
         slack = 16 * 4
         if plan.startswith("mop"):

@@ -160,6 +160,27 @@ int mgrt_comm_all_to_all(mgrt_comm_group *group, const void *send,
                          const int64_t *send_counts, void *recv,
                          const int64_t *recv_counts, int64_t count, int dtype);
 
+/** A transfer under way (mgrt_comm_all_to_all_start). */
+typedef struct mgrt_comm_request mgrt_comm_request;
+
+/** mgrt_comm_all_to_all, started: returns once the transfer is under way,
+ *  with *request set. The buffers must stay untouched until mgrt_comm_wait
+ *  returns; the bytes are counted (as mgrt_comm_all_to_all counts them)
+ *  when it starts. The transfer progresses inside mgrt_comm_test and
+ *  mgrt_comm_wait: call them, like every mgrt_comm_* call, from the thread
+ *  that initialised the runtime. The NCCL backend completes it before
+ *  returning. On failure *request is NULL. */
+int mgrt_comm_all_to_all_start(mgrt_comm_group *group, const void *send,
+                               const int64_t *send_counts, void *recv,
+                               const int64_t *recv_counts, int64_t count,
+                               int dtype, mgrt_comm_request **request);
+/** Drives the transfer on; *done = 1 once it is complete (the request
+ *  stays valid until mgrt_comm_wait). */
+int mgrt_comm_test(mgrt_comm_request *request, int *done);
+/** Waits for the transfer (with the blocking calls' deadline,
+ *  MEGAGRAPH_COMM_TIMEOUT) and frees the request. */
+int mgrt_comm_wait(mgrt_comm_request *request);
+
 /** Copies `count` elements of `buf` on rank `root` to `buf` on every
  *  rank. */
 int mgrt_comm_broadcast(mgrt_comm_group *group, void *buf, int64_t count,
