@@ -25,7 +25,11 @@ exchanged inside the pipelined kernels; mop: the aggregation, the switch
 to row blocks and the transform pipelined chunk by chunk) and run under
 mpirun: it must link its pipelined kernels, follow the one-process run,
 send the bytes the plain plan sent (the same halo rows, or the same
-switched rows in K all-to-alls) and the plan model predicts.
+switched rows in K all-to-alls) and the plan model predicts. Every gp run
+is repeated with MEGAGRAPH_GP_OVERLAP=0 (the halo exchanged before the
+aggregation rather than overlapped with its interior rows): the losses must
+match bit for bit and the bytes exactly; plain gp's
+MEGAGRAPH_GP_OVERLAP_STATS=1 must print one line per rank.
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
        [--plans mop=2,gp=2] [--moa 4,7] [--moa-plans gp=2,gp=4]
