@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -183,17 +184,31 @@ const HaloPlan &haloPlanOf(const mgrt_comm_group *g, mgrt_memref_i64_1 *rowPtr,
   return *plans.back();
 }
 
-bool haloOverlap() {
-  static const bool on = [] {
+namespace {
+
+/// MEGAGRAPH_GP_OVERLAP: 0 off, 1 on, 2 check.
+int overlapMode() {
+  static const int mode = [] {
     const char *env = std::getenv(kGpOverlapEnv);
-    return !env || !*env || std::atoi(env) != 0;
+    if (!env || !*env)
+      return 1;
+    if (std::strcmp(env, "check") == 0)
+      return 2;
+    return std::atoi(env) != 0 ? 1 : 0;
   }();
-  return on;
+  return mode;
 }
+
+} // namespace
+
+bool haloOverlap() { return overlapMode() != 0; }
+
+bool haloOverlapCheck() { return overlapMode() == 2; }
 
 HaloExchange::HaloExchange(mgrt_comm_group *group, const HaloPlan &p,
                            const float *x, int64_t xStride, int64_t D,
-                           float *halo, const char *kName) {
+                           float *halo, const char *kName)
+    : halo(halo) {
   const int P = group->size;
   const int64_t sendFloats = static_cast<int64_t>(p.sendRows.size()) * D;
   send = static_cast<float *>(
@@ -204,8 +219,18 @@ HaloExchange::HaloExchange(mgrt_comm_group *group, const HaloPlan &p,
   std::vector<int64_t> sendCounts(P), recvCounts(P);
   for (int q = 0; q < P; ++q)
     sendCounts[q] = p.sendCounts[q] * D, recvCounts[q] = p.recvCounts[q] * D;
+  float *land = halo;
+  if (haloOverlapCheck()) {
+    haloFloats = p.halo * D;
+    staging = static_cast<float *>(
+        mgrt_alloc(sizeof(float) * (haloFloats ? haloFloats : 1)));
+    MGRT_CHECK(staging, kName, "out of memory (%lld floats)",
+               (long long)haloFloats);
+    std::fill(halo, halo + haloFloats, std::nanf(""));
+    land = staging;
+  }
   const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_ABORT);
-  mgrt_comm_all_to_all_start(group, send, sendCounts.data(), halo,
+  mgrt_comm_all_to_all_start(group, send, sendCounts.data(), land,
                              recvCounts.data(), 0, MGRT_F32, &request);
   mgrt_comm_set_error_mode(prev);
 }
@@ -213,6 +238,7 @@ HaloExchange::HaloExchange(mgrt_comm_group *group, const HaloPlan &p,
 HaloExchange::~HaloExchange() {
   wait();
   mgrt_free(send);
+  mgrt_free(staging);
 }
 
 bool HaloExchange::test() {
@@ -234,6 +260,8 @@ void HaloExchange::wait() {
   mgrt_comm_set_error_mode(prev);
   request = nullptr;
   complete = true;
+  if (staging)
+    std::memcpy(halo, staging, sizeof(float) * haloFloats);
 }
 
 void computeRows(const std::vector<int64_t> &rows, int64_t perTask,

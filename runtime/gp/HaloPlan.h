@@ -55,22 +55,28 @@ const HaloPlan &haloPlanOf(const mgrt_comm_group *group,
                            int64_t N, const char *kernel);
 
 /// The environment variables of the overlapped exchange: MEGAGRAPH_GP_OVERLAP
-/// (unset or not 0: the aggregations compute the interior rows while the
-/// halo is exchanged; 0: exchange, then every row, for A/B benches) and
-/// MEGAGRAPH_GP_OVERLAP_STATS (1: at exit, print how many exchanges
-/// completed while the interior rows were computed).
+/// (unset or 1: the aggregations compute the interior rows while the halo
+/// is exchanged; 0: exchange, then every row, for A/B benches; `check`: as
+/// 1, but the halo rows read NaN until the exchange is waited for - it
+/// lands in a staging buffer copied in by wait() - so a row computed too
+/// early shows, for tests) and MEGAGRAPH_GP_OVERLAP_STATS (1: at exit,
+/// print how many exchanges completed while the interior rows were
+/// computed).
 inline constexpr const char *kGpOverlapEnv = "MEGAGRAPH_GP_OVERLAP";
 inline constexpr const char *kGpOverlapStatsEnv = "MEGAGRAPH_GP_OVERLAP_STATS";
 
 /// Whether MEGAGRAPH_GP_OVERLAP leaves the overlap on (read once).
 bool haloOverlap();
+/// Whether MEGAGRAPH_GP_OVERLAP is `check`.
+bool haloOverlapCheck();
 
 /// A halo exchange under way: the rows of `x` (row stride `xStride`, D
 /// floats each) the other ranks need are packed and one non-blocking
 /// all-to-all over `group` fills `halo` [H, D] (row stride D), counted by
 /// mgrt_comm_bytes_sent as exchangeHalo's. test() and wait() drive it; only
 /// the thread that initialised the communication runtime may construct,
-/// test or wait. The destructor waits if wait() was not called.
+/// test or wait. The destructor waits if wait() was not called. With
+/// MEGAGRAPH_GP_OVERLAP=check, `halo` holds NaN until wait().
 class HaloExchange {
 public:
   HaloExchange(mgrt_comm_group *group, const HaloPlan &plan, const float *x,
@@ -85,6 +91,8 @@ public:
 
 private:
   float *send;
+  float *halo, *staging = nullptr; // staging: the check mode's landing
+  int64_t haloFloats = 0;
   mgrt_comm_request *request = nullptr;
   bool complete = false;
 };

@@ -28,7 +28,9 @@ send the bytes the plain plan sent (the same halo rows, or the same
 switched rows in K all-to-alls) and the plan model predicts. Every gp run
 is repeated with MEGAGRAPH_GP_OVERLAP=0 (the halo exchanged before the
 aggregation rather than overlapped with its interior rows): the losses must
-match bit for bit and the bytes exactly; plain gp's
+match bit for bit and the bytes exactly; and with MEGAGRAPH_GP_OVERLAP=check
+(the halo rows NaN until the exchange is waited for): the losses must match
+bit for bit (a row that read the halo too early would be NaN); plain gp's
 MEGAGRAPH_GP_OVERLAP_STATS=1 must print one line per rank.
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
@@ -281,6 +283,17 @@ def main():
             same = [r.get("comm_bytes", []) for r in off] == sent
             check(f"{plan} overlap sends what no overlap sends", same,
                   f"{sent[0] if sent else []}")
+            # The halo rows read NaN until the exchange is waited for: a
+            # row that reads one too early (a boundary row taken for an
+            # interior one, a missing wait) makes the losses NaN.
+            early, _ = train(exe, args.data, args.steps,
+                             os.path.join(args.work, name + "-check.jsonl"),
+                             ranks=ranks,
+                             env={"MEGAGRAPH_GP_OVERLAP": "check"})
+            d = worst([r["loss"] for r in early], losses_by_plan[plan])
+            check(f"{plan} overlap reads no halo row before it arrives",
+                  d == 0, f"{len(early)} steps, max relative difference "
+                  f"{d:.2e}")
         if plan == base and base.startswith("gp"):
             _, err = train(exe, args.data, 2,
                            os.path.join(args.work, name + "-stats.jsonl"),
