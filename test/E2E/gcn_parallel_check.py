@@ -40,6 +40,7 @@ Prints one `check: NAME: DETAIL OK|FAIL` line per check; exits 1 on FAIL.
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -126,7 +127,11 @@ def train(exe, data, steps, log, ranks=1, extra=(), env=None):
 
 
 def worst(a, b):
+    """The largest relative difference; inf for a loss that is not finite
+    (max() would pass over a NaN)."""
     if len(a) != len(b) or not a:
+        return float("inf")
+    if not all(math.isfinite(x) and math.isfinite(y) for x, y in zip(a, b)):
         return float("inf")
     return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
 
