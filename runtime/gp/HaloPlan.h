@@ -61,7 +61,7 @@ const HaloPlan &haloPlanOf(const mgrt_comm_group *group,
 /// lands in a staging buffer copied in by wait() - so a row computed too
 /// early shows, for tests) and MEGAGRAPH_GP_OVERLAP_STATS (1: at exit,
 /// print how many exchanges completed while the interior rows were
-/// computed).
+/// computed, and the time spent waiting for the halo, overlapped or not).
 inline constexpr const char *kGpOverlapEnv = "MEGAGRAPH_GP_OVERLAP";
 inline constexpr const char *kGpOverlapStatsEnv = "MEGAGRAPH_GP_OVERLAP_STATS";
 
