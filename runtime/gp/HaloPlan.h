@@ -4,8 +4,11 @@
 // (mgrt_halo_spmm_f32 and the mixture-of-accelerators kernels over a row
 // block, HaloMoa.cpp): per distinct CSR and group, this rank's rows
 // renumbered so that their columns index [x ; halo] (own block first, then
-// the halo rows grouped by owner and sorted by id) and the rows to send to
-// each other rank; the exchange that fills the halo rows.
+// the halo rows grouped by owner and sorted by id), the rows to send to
+// each other rank, and the split of the rows into interior rows (reading
+// only the block) and boundary rows; the exchange that fills the halo rows,
+// blocking or started (HaloExchange) so that the interior rows are
+// aggregated while it runs (computeWhileExchanging).
 //
 //===----------------------------------------------------------------------===//
 
