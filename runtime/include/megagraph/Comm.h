@@ -17,11 +17,11 @@
  *
  * Collectives are blocking: when a call returns, its buffers may be reused
  * (the NCCL backend waits for its stream); the one exception,
- * mgrt_comm_all_to_all_start, returns a request to test and wait for. Counts
- *are in elements of `dtype` (an mgrt_dtype: F32, F64, I32, I64, I8, U8, BOOL).
- *A send and a receive buffer may be the same pointer (in place) for all-reduce
- *and broadcast; all-gather, reduce-scatter and all-to-all need distinct
- * buffers.
+ * mgrt_comm_all_to_all_start, returns a request to test and wait for.
+ * Counts are in elements of `dtype` (an mgrt_dtype: F32, F64, I32, I64,
+ * I8, U8, BOOL). A send and a receive buffer may be the same pointer (in
+ * place) for all-reduce and broadcast; all-gather, reduce-scatter and
+ * all-to-all need distinct buffers.
  *
  * Errors: by default (MGRT_COMM_ERRORS_ABORT) any failure - a bad argument,
  * a failed MPI or NCCL call, a lost peer - prints
