@@ -234,6 +234,31 @@ double timeoutSeconds() {
 
 } // namespace mgrt::comm
 
+namespace {
+
+/// The request of a transfer that completed when it started.
+struct CompletedRequest final : mgrt_comm_request {
+  int test(int *done) override {
+    *done = 1;
+    return MGRT_OK;
+  }
+  int wait() override { return MGRT_OK; }
+};
+
+} // namespace
+
+int mgrt_comm_group::allToAllStart(const void *send, const int64_t *sendCounts,
+                                   const int64_t *sendDispls, void *recv,
+                                   const int64_t *recvCounts,
+                                   const int64_t *recvDispls, int dtype,
+                                   mgrt_comm_request **out) {
+  if (int rc = allToAll(send, sendCounts, sendDispls, recv, recvCounts,
+                        recvDispls, dtype))
+    return rc;
+  *out = new CompletedRequest;
+  return MGRT_OK;
+}
+
 extern "C" {
 
 int mgrt_comm_set_error_mode(int mode) {
@@ -587,6 +612,54 @@ int mgrt_comm_all_to_all(mgrt_comm_group *g, const void *send,
   return countSent(g->allToAll(send, sc.data(), sd.data(), recv, rc_.data(),
                                rd.data(), dtype),
                    static_cast<double>(st - sc[g->rank]), dtype);
+}
+
+int mgrt_comm_all_to_all_start(mgrt_comm_group *g, const void *send,
+                               const int64_t *send_counts, void *recv,
+                               const int64_t *recv_counts, int64_t count,
+                               int dtype, mgrt_comm_request **request) {
+  const char *call = "mgrt_comm_all_to_all_start";
+  if (!request)
+    return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
+  *request = nullptr;
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if ((!send_counts || !recv_counts) && count < 0)
+    return fail(MGRT_ERR_ARGUMENT, call, "count %lld is negative",
+                (long long)count);
+  std::vector<int64_t> sc, sd, rc_, rd;
+  int64_t st, rt;
+  if (int rc =
+          fillCounts(g, send_counts, count, sc, sd, st, "send_counts", call))
+    return rc;
+  if (int rc =
+          fillCounts(g, recv_counts, count, rc_, rd, rt, "recv_counts", call))
+    return rc;
+  if (int rc = checkCount(st, send, "send", call))
+    return rc;
+  if (int rc = checkCount(rt, recv, "recv", call))
+    return rc;
+  if (st > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  return countSent(g->allToAllStart(send, sc.data(), sd.data(), recv,
+                                    rc_.data(), rd.data(), dtype, request),
+                   static_cast<double>(st - sc[g->rank]), dtype);
+}
+
+int mgrt_comm_test(mgrt_comm_request *request, int *done) {
+  if (!request || !done)
+    return fail(MGRT_ERR_ARGUMENT, "mgrt_comm_test", "request or done is NULL");
+  return request->test(done);
+}
+
+int mgrt_comm_wait(mgrt_comm_request *request) {
+  if (!request)
+    return fail(MGRT_ERR_ARGUMENT, "mgrt_comm_wait", "request is NULL");
+  const int rc = request->wait();
+  delete request;
+  return rc;
 }
 
 int mgrt_comm_broadcast(mgrt_comm_group *g, void *buf, int64_t count, int dtype,

@@ -22,6 +22,16 @@
 #include <string>
 #include <vector>
 
+/// A transfer under way. The backend's request owns whatever must outlive
+/// the start call (MPI's count arrays).
+struct mgrt_comm_request {
+  virtual ~mgrt_comm_request() = default;
+  /// Drives the transfer on; *done = 1 once complete.
+  virtual int test(int *done) = 0;
+  /// Returns when the transfer is complete (or the deadline has passed).
+  virtual int wait() = 0;
+};
+
 struct mgrt_comm_group {
   virtual ~mgrt_comm_group() = default;
 
@@ -56,6 +66,13 @@ struct mgrt_comm_group {
                        const int64_t *sendDispls, void *recv,
                        const int64_t *recvCounts, const int64_t *recvDispls,
                        int dtype) = 0;
+  /// allToAll, started: *out is the transfer under way. By default the
+  /// blocking allToAll, then a request that is already complete.
+  virtual int allToAllStart(const void *send, const int64_t *sendCounts,
+                            const int64_t *sendDispls, void *recv,
+                            const int64_t *recvCounts,
+                            const int64_t *recvDispls, int dtype,
+                            mgrt_comm_request **out);
   virtual int broadcast(void *buf, int64_t count, int dtype, int root) = 0;
   /// dest / source -1: that half is skipped.
   virtual int sendRecv(const void *send, int64_t sendCount, int dest,

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <thread>
 
 using namespace mgrt::comm;
@@ -149,6 +150,11 @@ struct MpiGroup final : mgrt_comm_group {
     return wait(&req, 1, call);
   }
 
+  int allToAllStart(const void *send, const int64_t *sendCounts,
+                    const int64_t *sendDispls, void *recv,
+                    const int64_t *recvCounts, const int64_t *recvDispls,
+                    int dtype, mgrt_comm_request **out) override;
+
   int broadcast(void *buf, int64_t count, int dtype, int root) override {
     const char *call = "MPI_Ibcast";
     MPI_Request req;
@@ -195,6 +201,53 @@ struct MpiGroup final : mgrt_comm_group {
     return MGRT_OK;
   }
 };
+
+/// An MPI_Ialltoallv under way: the request and the count arrays MPI reads
+/// until it completes.
+struct MpiRequest final : mgrt_comm_request {
+  MpiGroup *group = nullptr;
+  MPI_Request req = MPI_REQUEST_NULL;
+  std::vector<int> sc, sd, rc, rd;
+  bool complete = false;
+
+  int test(int *done) override {
+    if (!complete) {
+      int flag = 0;
+      if (int rc_ = checkMpi(MPI_Test(&req, &flag, MPI_STATUS_IGNORE),
+                             "MPI_Ialltoallv"))
+        return rc_;
+      complete = flag != 0;
+    }
+    *done = complete;
+    return MGRT_OK;
+  }
+  int wait() override {
+    if (complete)
+      return MGRT_OK;
+    const int rc_ = group->wait(&req, 1, "MPI_Ialltoallv");
+    complete = rc_ == MGRT_OK;
+    return rc_;
+  }
+};
+
+int MpiGroup::allToAllStart(const void *send, const int64_t *sendCounts,
+                            const int64_t *sendDispls, void *recv,
+                            const int64_t *recvCounts,
+                            const int64_t *recvDispls, int dtype,
+                            mgrt_comm_request **out) {
+  auto r = std::make_unique<MpiRequest>();
+  r->group = this;
+  r->sc = toInt(sendCounts, size), r->sd = toInt(sendDispls, size);
+  r->rc = toInt(recvCounts, size), r->rd = toInt(recvDispls, size);
+  if (int rc =
+          checkMpi(MPI_Ialltoallv(send, r->sc.data(), r->sd.data(),
+                                  mpiType(dtype), recv, r->rc.data(),
+                                  r->rd.data(), mpiType(dtype), comm, &r->req),
+                   "MPI_Ialltoallv"))
+    return rc;
+  *out = r.release();
+  return MGRT_OK;
+}
 
 } // namespace
 

@@ -235,29 +235,37 @@ int writeGraphStats(const Options &opts) {
     const int64_t n = N / p;
     for (int64_t k = 0; k < N; ++k)
       partOf[order[k]] = k / n;
-    // The halo of part q: nodes of other parts that q's rows reference.
-    int64_t halo = 0, maxHalo = 0, maxEdges = 0;
+    // The halo of part q: nodes of other parts that q's rows reference;
+    // its interior rows: those that reference none.
+    int64_t halo = 0, maxHalo = 0, maxEdges = 0, minInterior = -1;
     std::fill(seen.begin(), seen.end(), -1);
     for (int64_t q = 0; q < p; ++q) {
-      int64_t h = 0, e = 0;
+      int64_t h = 0, e = 0, interior = 0;
       for (int64_t k = q * n; k < (q + 1) * n; ++k) {
         const int64_t u = order[k];
         e += g.row_ptr[u + 1] - g.row_ptr[u];
+        bool local = true;
         for (int64_t ed = g.row_ptr[u]; ed < g.row_ptr[u + 1]; ++ed) {
           const int64_t v = g.col_idx[ed];
+          local = local && partOf[v] == q;
           if (partOf[v] != q && seen[v] != q)
             seen[v] = q, ++h;
         }
+        if (local)
+          interior += g.row_ptr[u + 1] - g.row_ptr[u];
       }
       halo += h;
       maxHalo = std::max(maxHalo, h);
       maxEdges = std::max(maxEdges, e);
+      minInterior =
+          minInterior < 0 ? interior : std::min(minInterior, interior);
     }
     w.objectBegin()
         .attribute("parts", static_cast<int64_t>(p))
         .attribute("halo_rows", halo)
         .attribute("max_halo_rows", maxHalo)
         .attribute("max_part_edges", maxEdges)
+        .attribute("min_interior_edges", std::max<int64_t>(minInterior, 0))
         .objectEnd();
   }
   w.arrayEnd().objectEnd();

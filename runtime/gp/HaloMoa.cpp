@@ -13,8 +13,14 @@
 // aggregated. Transform first: the rows to aggregate need the transformed
 // halo rows, which the other ranks compute, so the pipeline transforms the
 // n rows chunk by chunk and aggregates the rows whose neighbours are all
-// local as their chunks finish; then the transformed halo is exchanged and
-// the rows with a halo neighbour are aggregated. Each output row is the
+// local as their chunks finish; then the transformed halo is exchanged (with
+// MEGAGRAPH_GP_OVERLAP on, non-blocking while the transformed rows are
+// copied out) and the rows with a halo neighbour are aggregated. With the
+// overlap on, the aggregation-first kernel aggregates the interior rows
+// while the halo of x arrives (as mgrt_halo_spmm_f32 does), then runs its
+// pipeline over the block, aggregating only the boundary rows and
+// transforming every row (MEGAGRAPH_GP_OVERLAP=0: exchange, then the
+// whole pipeline). Each output row is the
 // SpMM kernel's arithmetic over its edges in order, as in
 // mgrt_halo_spmm_f32, and the bytes sent are the same as gp's.
 //
@@ -75,15 +81,52 @@ extern "C" void _mlir_ciface_mgrt_halo_moa_spmm_linear_f32(
              (long long)agg->sizes[1], (long long)values->sizes[0],
              (long long)colIdx->sizes[0]);
   const HaloPlan &p = haloPlanOf(group, rowPtr, colIdx, n * group->size, kName);
-  // 1. [x ; halo]: own rows, then the rows the others send.
   HaloBuffer xh((n + p.halo) * D, kName);
-  gatherWithHalo(group, p, x, xh.data, kName);
-  // 2. The pipeline over the local rows.
   LocalCsr local = localCsr(p, values);
   mgrt_memref_f32_2 xall{xh.data, xh.data, 0, {n + p.halo, D}, {D, 1}};
-  _mlir_ciface_mgrt_moa_spmm_linear_f32(out, agg, &local.rowPtr, &local.colIdx,
-                                        &local.values, &xall, scale, weight,
-                                        bias, chunks, flags);
+  if (!haloOverlap()) {
+    // 1. [x ; halo]: own rows, then the rows the others send.
+    gatherWithHalo(group, p, x, xh.data, kName);
+    // 2. The pipeline over the local rows.
+    _mlir_ciface_mgrt_moa_spmm_linear_f32(out, agg, &local.rowPtr,
+                                          &local.colIdx, &local.values, &xall,
+                                          scale, weight, bias, chunks, flags);
+    return;
+  }
+  MGRT_CHECK(
+      agg->strides[1] == 1 && (!(flags & 1) || (scale && scale->sizes[0] == n)),
+      kName, "agg must have unit columns and scale %lld rows", (long long)n);
+  // 1. The halo exchange starts; the own rows go to [x ; halo].
+  const float *xs = x->aligned + x->offset;
+  HaloExchange exchange(group, p, xs, x->strides[0], D, xh.data + n * D, kName);
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(xh.data + i * D, xs + i * x->strides[0], sizeof(float) * D);
+  // 2. The interior rows' aggregation (scaled) while the halo arrives, each
+  //    row as the pipeline computes it.
+  const CsrView graph =
+      csrView(kName, &local.rowPtr, &local.colIdx, n, n + p.halo);
+  const float *valueData = local.values.aligned + local.values.offset;
+  const int64_t valueStride = local.values.strides[0];
+  float *aggData = agg->aligned + agg->offset;
+  const int64_t aggStride = agg->strides[0];
+  const float *scaleData = flags & 1 ? scale->aligned + scale->offset : nullptr;
+  const int64_t perTask = csrRowsPerTask(graph, std::max<int64_t>(D, 1));
+  const bool completed = computeWhileExchanging(
+      exchange, p.interior, perTask, [&](const int64_t *rows, int64_t count) {
+        spmmRowsOf(graph, valueData, valueStride, xh.data, D, aggData,
+                   aggStride, D, rows, count);
+        if (flags & 1)
+          for (int64_t k = 0; k < count; ++k) {
+            const float s = scaleData[rows[k] * scale->strides[0]];
+            float *row = aggData + rows[k] * aggStride;
+            for (int64_t d = 0; d < D; ++d)
+              row[d] *= s;
+          }
+      });
+  countOverlap(p, completed);
+  // 3. The pipeline over the local rows, aggregating the boundary rows.
+  moaSpmmLinear(out, agg, &local.rowPtr, &local.colIdx, &local.values, &xall,
+                scale, weight, bias, chunks, flags, &p.boundary);
 }
 
 extern "C" void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
@@ -138,18 +181,30 @@ extern "C" void _mlir_ciface_mgrt_halo_moa_linear_spmm_f32(
       hasBias ? bias->aligned + bias->offset : nullptr, bias->strides[0],
       hasScale ? scale->aligned + scale->offset : nullptr, scale->strides[0],
       t.data, F, outData, outStride, chunks);
-  // 3. The transformed halo, then the rows that read it.
-  exchangeHalo(group, p, t.data, F, F, t.data + n * F, kName);
-  const int64_t deferred = static_cast<int64_t>(order.deferred.size());
-  const int64_t perTask = csrRowsPerTask(graph, std::max<int64_t>(F, 1));
-  parallelFor((deferred + perTask - 1) / perTask, [&](int64_t task, int) {
-    const int64_t r0 = task * perTask;
-    spmmRowsOf(graph, valueData, valueStride, t.data, F, outData, outStride, F,
-               order.deferred.data() + r0, std::min(perTask, deferred - r0));
-  });
-  // 4. The transformed rows are a result too (the weight's gradient).
+  // 3. The transformed rows are a result too (the weight's gradient): with
+  //    the overlap on, copied out while the transformed halo arrives.
   float *ts = transformed->aligned + transformed->offset;
-  for (int64_t i = 0; i < n; ++i)
-    std::memcpy(ts + i * transformed->strides[0], t.data + i * F,
-                sizeof(float) * F);
+  auto copyOut = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      std::memcpy(ts + i * transformed->strides[0], t.data + i * F,
+                  sizeof(float) * F);
+  };
+  if (haloOverlap()) {
+    HaloExchange exchange(group, p, t.data, F, F, t.data + n * F, kName);
+    constexpr int64_t kRowsPerTest = 256;
+    for (int64_t i = 0; i < n; i += kRowsPerTest) {
+      copyOut(i, std::min(n, i + kRowsPerTest));
+      exchange.test();
+    }
+    exchange.wait();
+  } else {
+    exchangeHalo(group, p, t.data, F, F, t.data + n * F, kName);
+    copyOut(0, n);
+  }
+  // 4. The rows that read the transformed halo.
+  const int64_t perTask = csrRowsPerTask(graph, std::max<int64_t>(F, 1));
+  computeRows(order.deferred, perTask, [&](const int64_t *rows, int64_t count) {
+    spmmRowsOf(graph, valueData, valueStride, t.data, F, outData, outStride, F,
+               rows, count);
+  });
 }

@@ -65,6 +65,18 @@ struct MoaRowOrder {
 MoaRowOrder moaRowsByLargestColumn(const CsrView &graph, int64_t chunks,
                                    int64_t ready = -1);
 
+/// mgrt_moa_spmm_linear_f32 (agg = scale * (A x), out = agg @ W + bias,
+/// pipelined over `chunks` row chunks). With `todo` (ascending rows), the
+/// pipeline aggregates only those rows; the caller has written the others'
+/// agg rows (scaled), each as the pipeline would, and every row is
+/// transformed.
+void moaSpmmLinear(mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg,
+                   mgrt_memref_i64_1 *rowPtr, mgrt_memref_i64_1 *colIdx,
+                   mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+                   mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
+                   mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags,
+                   const std::vector<int64_t> *todo);
+
 /// The transform-first pipeline of mgrt_moa_linear_spmm_f32 on checked
 /// operands: t rows [0, M) = scale * (x @ weight + bias) (x [M, D]) in
 /// `chunks` chunks, and out = A t for the rows of `graph` in `order`'s

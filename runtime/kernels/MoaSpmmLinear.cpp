@@ -49,6 +49,16 @@ extern "C" void _mlir_ciface_mgrt_moa_spmm_linear_f32(
     mgrt_memref_i64_1 *colIdx, mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
     mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
     mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags) {
+  moaSpmmLinear(out, agg, rowPtr, colIdx, values, x, scale, weight, bias,
+                chunks, flags, nullptr);
+}
+
+void mgrt::moaSpmmLinear(mgrt_memref_f32_2 *out, mgrt_memref_f32_2 *agg,
+                         mgrt_memref_i64_1 *rowPtr, mgrt_memref_i64_1 *colIdx,
+                         mgrt_memref_f32_1 *values, mgrt_memref_f32_2 *x,
+                         mgrt_memref_f32_2 *scale, mgrt_memref_f32_2 *weight,
+                         mgrt_memref_f32_1 *bias, int64_t chunks, int64_t flags,
+                         const std::vector<int64_t> *todo) {
   MGRT_CHECK(out && agg && rowPtr && colIdx && values && x && scale && weight &&
                  bias,
              kName, "null operand descriptor");
@@ -111,21 +121,35 @@ extern "C" void _mlir_ciface_mgrt_moa_spmm_linear_f32(
   const float *xData = x->aligned + x->offset;
   // Claims and runs one SpMM block (and its rows' scale); false when none
   // is left.
+  auto scaleRow = [&](int64_t r) {
+    const float s = scaleData[r * scale->strides[0]]; // scale [N, 1]: column 0
+    float *row = aggData + r * aggStride;
+    for (int64_t d = 0; d < D; ++d)
+      row[d] *= s;
+  };
   auto runSpmm = [&]() {
     const int64_t i = nextSpmm.fetch_add(1, std::memory_order_relaxed);
     if (i >= numSpmm)
       return false;
     const Block &b = spmmBlocks[i];
-    spmmRowRange(graph, valueData, values->strides[0], xData, x->strides[0],
-                 aggData, aggStride, D, b.r0, b.r1);
-    if (hasScale)
-      for (int64_t r = b.r0; r < b.r1; ++r) {
-        const float s =
-            scaleData[r * scale->strides[0]]; // scale [N, 1]: column 0
-        float *row = aggData + r * aggStride;
-        for (int64_t d = 0; d < D; ++d)
-          row[d] *= s;
-      }
+    if (todo) {
+      // Only the block's rows the caller left (each as spmmRowRange
+      // computes it).
+      const auto lo = std::lower_bound(todo->begin(), todo->end(), b.r0);
+      const auto hi = std::lower_bound(lo, todo->end(), b.r1);
+      spmmRowsOf(graph, valueData, values->strides[0], xData, x->strides[0],
+                 aggData, aggStride, D, todo->data() + (lo - todo->begin()),
+                 hi - lo);
+      if (hasScale)
+        for (auto r = lo; r != hi; ++r)
+          scaleRow(*r);
+    } else {
+      spmmRowRange(graph, valueData, values->strides[0], xData, x->strides[0],
+                   aggData, aggStride, D, b.r0, b.r1);
+      if (hasScale)
+        for (int64_t r = b.r0; r < b.r1; ++r)
+          scaleRow(r);
+    }
     pending[b.chunk].fetch_sub(1, std::memory_order_release);
     return true;
   };

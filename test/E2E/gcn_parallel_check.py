@@ -25,7 +25,13 @@ exchanged inside the pipelined kernels; mop: the aggregation, the switch
 to row blocks and the transform pipelined chunk by chunk) and run under
 mpirun: it must link its pipelined kernels, follow the one-process run,
 send the bytes the plain plan sent (the same halo rows, or the same
-switched rows in K all-to-alls) and the plan model predicts.
+switched rows in K all-to-alls) and the plan model predicts. Every gp run
+is repeated with MEGAGRAPH_GP_OVERLAP=0 (the halo exchanged before the
+aggregation rather than overlapped with its interior rows): the losses must
+match bit for bit and the bytes exactly; and with MEGAGRAPH_GP_OVERLAP=check
+(the halo rows NaN until the exchange is waited for): the losses must match
+bit for bit (a row that read the halo too early would be NaN); plain gp's
+MEGAGRAPH_GP_OVERLAP_STATS=1 must print one line per rank.
 
 usage: gcn_parallel_check.py MEGAGRAPH_COMPILE WORKDIR --model gcn|sage
        [--plans mop=2,gp=2] [--moa 4,7] [--moa-plans gp=2,gp=4]
@@ -34,6 +40,7 @@ Prints one `check: NAME: DETAIL OK|FAIL` line per check; exits 1 on FAIL.
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -102,19 +109,29 @@ def predict(compiler, onnx_path, shapes, plan, stats):
     return json.loads(out.stdout)["prediction"]
 
 
-def train(exe, data, steps, log, ranks=1, extra=()):
+def train(exe, data, steps, log, ranks=1, extra=(), env=None):
+    """The run's log records; with `env`, also its stderr."""
     if os.path.exists(log):
         os.remove(log)
     cmd = [exe, "--mode", "train", "--data", data, "--steps", str(steps),
            "--log-json", log, "--quiet", *extra]
     if ranks > 1:
         cmd = mpirun() + ["-np", str(ranks)] + cmd
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return [json.loads(line) for line in open(log)]
+    if env is None:
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return [json.loads(line) for line in open(log)]
+    out = subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, **env})
+    return [json.loads(line) for line in open(log)], out.stderr
 
 
 def worst(a, b):
+    """The largest relative difference; inf for a loss that is not finite
+    (max() would pass over a NaN)."""
     if len(a) != len(b) or not a:
+        return float("inf")
+    if not all(math.isfinite(x) and math.isfinite(y) for x, y in zip(a, b)):
         return float("inf")
     return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
 
@@ -258,6 +275,39 @@ def main():
             d = worst(losses_by_plan[plan], losses_by_plan[base])
             check(f"{plan} vs {base}", d <= args.tolerance,
                   f"{len(recs)} steps, max relative difference {d:.2e}")
+        if base.startswith("gp"):
+            # The halo exchange overlapped with the interior rows (the
+            # default) vs exchange-then-aggregate: the same losses bit for
+            # bit, the same bytes; the overlapped run's statistics.
+            off, _ = train(exe, args.data, args.steps,
+                           os.path.join(args.work, name + "-nooverlap.jsonl"),
+                           ranks=ranks, env={"MEGAGRAPH_GP_OVERLAP": "0"})
+            d = worst([r["loss"] for r in off], losses_by_plan[plan])
+            check(f"{plan} overlap on vs off", d == 0,
+                  f"{len(off)} steps, max relative difference {d:.2e}")
+            same = [r.get("comm_bytes", []) for r in off] == sent
+            check(f"{plan} overlap sends what no overlap sends", same,
+                  f"{sent[0] if sent else []}")
+            # The halo rows read NaN until the exchange is waited for: a
+            # row that reads one too early (a boundary row taken for an
+            # interior one, a missing wait) makes the losses NaN.
+            early, _ = train(exe, args.data, args.steps,
+                             os.path.join(args.work, name + "-check.jsonl"),
+                             ranks=ranks,
+                             env={"MEGAGRAPH_GP_OVERLAP": "check"})
+            d = worst([r["loss"] for r in early], losses_by_plan[plan])
+            check(f"{plan} overlap reads no halo row before it arrives",
+                  d == 0, f"{len(early)} steps, max relative difference "
+                  f"{d:.2e}")
+        if plan == base and base.startswith("gp"):
+            _, err = train(exe, args.data, 2,
+                           os.path.join(args.work, name + "-stats.jsonl"),
+                           ranks=ranks,
+                           env={"MEGAGRAPH_GP_OVERLAP_STATS": "1"})
+            lines = [l for l in err.splitlines()
+                     if l.startswith("megagraph gp: rank")]
+            check(f"{plan} overlap statistics", len(lines) == ranks,
+                  lines[0] if lines else "no statistics line")
         predicted = predict(args.compiler, onnx_path, shapes, plan, stats)
         slack = 16 * 4
         if plan.startswith("mop"):

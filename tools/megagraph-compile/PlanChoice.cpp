@@ -69,6 +69,7 @@ static int chooseGcn(ModuleOp raised, const GcnProfile &gcn,
                               {"step_time", r.stepTime},
                               {"compute_time", r.computeTime},
                               {"communication_time", r.communicationTime},
+                              {"overlap_time", r.overlapTime},
                               {"comm_bytes_per_rank", r.commBytesPerRank},
                               {"comm_bytes_total", r.commBytesTotal}};
   };

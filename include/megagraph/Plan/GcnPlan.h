@@ -51,12 +51,17 @@ struct GraphStats {
     int64_t haloRows = 0, maxHaloRows = 0;
     /// Edges whose row is in the busiest part.
     int64_t maxPartEdges = 0;
+    /// Edges of the interior rows (no neighbour in another part) of the
+    /// part with the fewest: what every rank aggregates while its halo
+    /// arrives (gp overlaps the exchange with them).
+    int64_t minInteriorEdges = 0;
   };
   std::vector<Partition> partitions;
 
   /// The measured partition into `parts`, or an estimate from the degrees
   /// (each part's nodes a random sample: a node is in another part's halo
-  /// with probability 1 - (1 - 1/P)^degree, at the mean degree).
+  /// with probability 1 - (1 - 1/P)^degree, and a row is interior with
+  /// probability (1/P)^degree, at the mean degree).
   Partition partition(int64_t parts) const;
 };
 
@@ -91,6 +96,10 @@ llvm::Expected<GcnProfile> analyzeGcn(mlir::ModuleOp module);
 
 struct GcnPrediction {
   double stepTime = 0, computeTime = 0, communicationTime = 0;
+  /// The part of communicationTime hidden behind compute: gp's halo
+  /// exchanges overlapped with the interior rows' aggregation (stepTime =
+  /// computeTime + communicationTime - overlapTime).
+  double overlapTime = 0;
   /// Bytes one rank sends in a step (the largest rank's), and all ranks'.
   double commBytesPerRank = 0, commBytesTotal = 0;
 };

@@ -16,11 +16,12 @@
  * the group they are numbered row-major over the chosen axes.
  *
  * Collectives are blocking: when a call returns, its buffers may be reused
- * (the NCCL backend waits for its stream). Counts are in elements of
- * `dtype` (an mgrt_dtype: F32, F64, I32, I64, I8, U8, BOOL). A send and a
- * receive buffer may be the same pointer (in place) for all-reduce and
- * broadcast; all-gather, reduce-scatter and all-to-all need distinct
- * buffers.
+ * (the NCCL backend waits for its stream); the one exception,
+ * mgrt_comm_all_to_all_start, returns a request to test and wait for.
+ * Counts are in elements of `dtype` (an mgrt_dtype: F32, F64, I32, I64,
+ * I8, U8, BOOL). A send and a receive buffer may be the same pointer (in
+ * place) for all-reduce and broadcast; all-gather, reduce-scatter and
+ * all-to-all need distinct buffers.
  *
  * Errors: by default (MGRT_COMM_ERRORS_ABORT) any failure - a bad argument,
  * a failed MPI or NCCL call, a lost peer - prints
@@ -175,6 +176,27 @@ int mgrt_comm_wait(int64_t request);
 int mgrt_comm_all_to_all(mgrt_comm_group *group, const void *send,
                          const int64_t *send_counts, void *recv,
                          const int64_t *recv_counts, int64_t count, int dtype);
+
+/** A transfer under way (mgrt_comm_all_to_all_start). */
+typedef struct mgrt_comm_request mgrt_comm_request;
+
+/** mgrt_comm_all_to_all, started: returns once the transfer is under way,
+ *  with *request set. The buffers must stay untouched until mgrt_comm_wait
+ *  returns; the bytes are counted (as mgrt_comm_all_to_all counts them)
+ *  when it starts. The transfer progresses inside mgrt_comm_test and
+ *  mgrt_comm_wait: call them, like every mgrt_comm_* call, from the thread
+ *  that initialised the runtime. The NCCL backend completes it before
+ *  returning. On failure *request is NULL. */
+int mgrt_comm_all_to_all_start(mgrt_comm_group *group, const void *send,
+                               const int64_t *send_counts, void *recv,
+                               const int64_t *recv_counts, int64_t count,
+                               int dtype, mgrt_comm_request **request);
+/** Drives the transfer on; *done = 1 once it is complete (the request
+ *  stays valid until mgrt_comm_wait). */
+int mgrt_comm_test(mgrt_comm_request *request, int *done);
+/** Waits for the transfer (with the blocking calls' deadline,
+ *  MEGAGRAPH_COMM_TIMEOUT) and frees the request. */
+int mgrt_comm_wait(mgrt_comm_request *request);
 
 /** Copies `count` elements of `buf` on rank `root` to `buf` on every
  *  rank. */

@@ -4,7 +4,8 @@
 // `mpirun -np 2` and `-np 4` (and alone): f32/f64/i32/i64, uneven counts
 // (including ranks contributing nothing), in place, sub-groups of every
 // dp x pp x cp grid that fits the job, the calls of compiled code
-// (_mlir_ciface_mgrt_comm_*), the bytes each call counts as sent, and
+// (_mlir_ciface_mgrt_comm_*), the bytes each call counts as sent, the
+// started all-to-all (test, wait), and
 // argument errors in return mode. Every
 // test calls the same collectives in the same order on every rank.
 //
@@ -208,6 +209,50 @@ TEST(Comm, AllToAllUniformAndUneven) {
         ASSERT_EQ(recv[pos], i * 10000 + me() * 100 + k)
             << "uniform " << uniform << " from " << i;
   }
+}
+
+TEST(Comm, AllToAllStartedThenWaited) {
+  // The uneven all-to-all, non-blocking: the same elements, the same bytes
+  // counted as the blocking call, test() drives it to completion.
+  std::vector<int64_t> sc(np()), rc(np());
+  for (int r = 0; r < np(); ++r)
+    sc[r] = a2aCount(me(), r), rc[r] = a2aCount(r, me());
+  std::vector<int64_t> send,
+      recv(std::accumulate(rc.begin(), rc.end(), 0L), -1);
+  for (int j = 0; j < np(); ++j)
+    for (int64_t k = 0; k < sc[j]; ++k)
+      send.push_back(me() * 10000 + j * 100 + k);
+  const uint64_t before = mgrt_comm_bytes_sent();
+  mgrt_comm_request *req = nullptr;
+  ASSERT_EQ(mgrt_comm_all_to_all_start(world(), send.data(), sc.data(),
+                                       recv.data(), rc.data(), 0, MGRT_I64,
+                                       &req),
+            MGRT_OK);
+  ASSERT_NE(req, nullptr);
+  EXPECT_EQ(mgrt_comm_bytes_sent() - before,
+            static_cast<uint64_t>(std::accumulate(sc.begin(), sc.end(), 0L) -
+                                  sc[me()]) *
+                8);
+  int done = 0;
+  for (int spins = 0; !done && spins < 1000000; ++spins)
+    ASSERT_EQ(mgrt_comm_test(req, &done), MGRT_OK);
+  EXPECT_EQ(done, 1);
+  ASSERT_EQ(mgrt_comm_wait(req), MGRT_OK);
+  int64_t pos = 0;
+  for (int i = 0; i < np(); ++i)
+    for (int64_t k = 0; k < rc[i]; ++k, ++pos)
+      ASSERT_EQ(recv[pos], i * 10000 + me() * 100 + k) << "from " << i;
+  // Waited for without a test.
+  std::fill(recv.begin(), recv.end(), -1);
+  ASSERT_EQ(mgrt_comm_all_to_all_start(world(), send.data(), sc.data(),
+                                       recv.data(), rc.data(), 0, MGRT_I64,
+                                       &req),
+            MGRT_OK);
+  ASSERT_EQ(mgrt_comm_wait(req), MGRT_OK);
+  pos = 0;
+  for (int i = 0; i < np(); ++i)
+    for (int64_t k = 0; k < rc[i]; ++k, ++pos)
+      ASSERT_EQ(recv[pos], i * 10000 + me() * 100 + k) << "from " << i;
 }
 
 TEST(Comm, BroadcastFromEveryRoot) {
@@ -472,6 +517,19 @@ TEST(Comm, ArgumentErrorsReturnInReturnMode) {
   EXPECT_EQ(mgrt_comm_all_gather(world(), x, 1, x + 1, counts.data(), MGRT_F32),
             MGRT_ERR_ARGUMENT);
   EXPECT_TRUE(contains("send_count 1 differs")) << mgrt_comm_last_error();
+  mgrt_comm_request *req = reinterpret_cast<mgrt_comm_request *>(x);
+  EXPECT_EQ(mgrt_comm_all_to_all_start(world(), x, nullptr, x, nullptr, 1,
+                                       MGRT_F32, &req),
+            MGRT_ERR_ARGUMENT);
+  EXPECT_TRUE(contains("send and recv must differ")) << mgrt_comm_last_error();
+  EXPECT_EQ(req, nullptr);
+  EXPECT_EQ(mgrt_comm_all_to_all_start(world(), x, nullptr, x + 2, nullptr, 1,
+                                       MGRT_F32, nullptr),
+            MGRT_ERR_ARGUMENT);
+  EXPECT_TRUE(contains("request is NULL")) << mgrt_comm_last_error();
+  int done = 0;
+  EXPECT_EQ(mgrt_comm_test(nullptr, &done), MGRT_ERR_ARGUMENT);
+  EXPECT_EQ(mgrt_comm_wait(nullptr), MGRT_ERR_ARGUMENT);
   int64_t bad[3] = {static_cast<int64_t>(np()) + 1, 1, 1};
   mgrt_comm_group *g = nullptr;
   EXPECT_EQ(mgrt_comm_grid_group(3, bad, 1, &g), MGRT_ERR_ARGUMENT);

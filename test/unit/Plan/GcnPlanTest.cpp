@@ -4,7 +4,8 @@
 // formulas, and the choice follows the graph: a power-law graph whose METIS
 // parts each need most of the others' rows (hubs everywhere) goes to mop, a
 // graph whose parts barely touch (small halo) to gp; the halo estimate of an
-// unmeasured graph grows with P; the stats read back from JSON.
+// unmeasured graph grows with P; gp's halo exchange is hidden behind its
+// interior rows, bounded by both; the stats read back from JSON.
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,6 +126,50 @@ TEST(GcnPlanTest, ChoiceFollowsTheGraph) {
             predictGcn(m, local, gp8, hw).communicationTime);
 }
 
+TEST(GcnPlanTest, OverlapHidesTheHaloUpToTheInteriorRows) {
+  const GcnProfile m = gcn(1024, 64, 128, 16);
+  const HardwareProfile hw = machine();
+  GraphStats g;
+  g.nodes = 1024;
+  g.edges = 16384;
+  ParallelPlan gp;
+  gp.gp = 4;
+  // No interior rows: nothing hidden.
+  g.partitions = {{4, 3000, 900, 1 << 26, 0}};
+  const GcnPrediction none = predictGcn(m, g, gp, hw);
+  EXPECT_EQ(none.overlapTime, 0);
+  EXPECT_DOUBLE_EQ(none.stepTime, none.computeTime + none.communicationTime);
+  // Each exchange (forward and backward, per aggregation) is hidden behind
+  // the interior rows' SpMM, bounded by the exchange ...
+  const AlphaBeta &ab = 4 <= hw.devicesPerNode ? hw.intra : hw.inter;
+  auto halo = [&](double f) { return 3 * ab.alpha + 900 * f * 4 * ab.beta; };
+  g.partitions = {{4, 3000, 900, 1 << 26, 1 << 26}};
+  GcnPrediction all = predictGcn(m, g, gp, hw);
+  const double bw = hw.memoryBandwidth * hw.computeShare(4);
+  ASSERT_LT(halo(128), (1 << 26) * 128.0 * 4 / bw)
+      << "the interior must outlast it";
+  EXPECT_DOUBLE_EQ(all.overlapTime, 2 * halo(128) + 2 * halo(16));
+  EXPECT_DOUBLE_EQ(all.stepTime, none.stepTime - all.overlapTime);
+  EXPECT_DOUBLE_EQ(all.communicationTime, none.communicationTime);
+  EXPECT_DOUBLE_EQ(all.commBytesPerRank, none.commBytesPerRank);
+  // ... and by the interior rows' SpMM time.
+  g.partitions = {{4, 3000, 900, 1 << 26, 1}};
+  GcnPrediction few = predictGcn(m, g, gp, hw);
+  ASSERT_GT(halo(16), 16 * 4 / bw);
+  EXPECT_DOUBLE_EQ(few.overlapTime, 2 * 128 * 4 / bw + 2 * 16 * 4 / bw);
+  // The pipelined kernels exchange outside their pipeline: no credit.
+  gp.moa = true;
+  gp.chunks = 4;
+  g.partitions = {{4, 3000, 900, 1 << 26, 1 << 26}};
+  EXPECT_EQ(predictGcn(m, g, gp, hw).overlapTime, 0);
+  // An unmeasured graph: interior rows with probability (1/P)^degree.
+  GraphStats est;
+  est.nodes = 1024;
+  est.edges = 16384;
+  est.degreeMean = 2;
+  EXPECT_EQ(est.partition(4).minInteriorEdges, 16384 / 4 / 16);
+}
+
 TEST(GcnPlanTest, EstimatedHaloGrowsWithParts) {
   GraphStats g;
   g.nodes = 100000;
@@ -149,13 +194,14 @@ TEST(GcnPlanTest, StatsRoundTripThroughJson) {
   g.degreeMean = 4;
   g.degreeMax = 9;
   g.degreeCv = 0.5;
-  g.partitions = {{2, 7, 4, 22}};
+  g.partitions = {{2, 7, 4, 22, 13}};
   GraphStats back;
   llvm::json::Path::Root root;
   ASSERT_TRUE(fromJSON(toJSON(g), back, root));
   EXPECT_EQ(back.nodes, 10);
   EXPECT_EQ(back.partitions.size(), 1u);
   EXPECT_EQ(back.partitions[0].maxPartEdges, 22);
+  EXPECT_EQ(back.partitions[0].minInteriorEdges, 13);
   llvm::json::Value bad = llvm::json::Object{{"nodes", 0}, {"edges", 1}};
   llvm::json::Path::Root root2;
   EXPECT_FALSE(fromJSON(bad, back, root2));

@@ -5,8 +5,9 @@
 // chunk count, one chunk, one chunk per row, rows without edges, with and
 // without the row scale and the bias, a transposed (strided) weight, both
 // group splits (MEGAGRAPH_MOA_SPMM_THREADS), the pool's threads and one
-// thread (the call nested in a pool task runs inline), and the chunk
-// contract.
+// thread (the call nested in a pool task runs inline), the pipeline left
+// only some rows to aggregate (moaSpmmLinear's `todo`, gp's overlap), and
+// the chunk contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,11 +15,14 @@
 
 #include "megagraph/RuntimeMoa.h"
 
+#include "kernels/MoaPipeline.h"
 #include "support/ThreadPool.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 using namespace mgrt_test;
 
@@ -149,6 +153,44 @@ TEST(MoaSpmmLinear, MatchesUnchunked) {
   unsigned seed = 11;
   for (const Case &c : kCases)
     checkCase(c, seed += 7, /*nested=*/false);
+}
+
+TEST(MoaSpmmLinear, OnlyTheRowsLeftToIt) {
+  // gp's overlap: the caller aggregates (and scales) some rows, the
+  // pipeline the others (`todo`) and transforms all; agg and out are the
+  // whole pipeline's bit for bit, and the caller's rows are left as they
+  // were written.
+  for (const Case &c : kCases) {
+    SCOPED_TRACE(testing::Message() << "N=" << c.N << " chunks=" << c.chunks);
+    Problem p = makeProblem(c.N, c.M, c.D, c.F, c.maxDeg, 29);
+    std::vector<float> wantAgg, wantOut;
+    runMoa(p, c.scale, c.bias, c.chunks, wantAgg, wantOut);
+    std::vector<int64_t> todo;
+    for (int64_t i = 0; i < p.N; ++i)
+      if (i % 3 != 1)
+        todo.push_back(i);
+    // The caller's rows: the whole pipeline's values (as the caller
+    // computes them); the rest poisoned.
+    std::vector<float> agg(p.N * p.D, std::nanf("")), out(p.N * p.F, -7.f);
+    for (int64_t i = 1; i < p.N; i += 3)
+      std::copy(wantAgg.begin() + i * p.D, wantAgg.begin() + (i + 1) * p.D,
+                agg.begin() + i * p.D);
+    auto o = memref<mgrt_memref_f32_2>(out.data(), {p.N, p.F});
+    auto a = memref<mgrt_memref_f32_2>(agg.data(), {p.N, p.D});
+    Operands in = operandsOf(p);
+    float placeholder = 0.f;
+    auto sc = c.scale ? memref<mgrt_memref_f32_2>(p.scale.data(), {p.N, 1})
+                      : memref<mgrt_memref_f32_2>(&placeholder, {1, 1});
+    auto w = memref<mgrt_memref_f32_2>(p.weightT.data(), {p.D, p.F}, {1, p.D});
+    auto b = c.bias ? memref<mgrt_memref_f32_1>(p.bias.data(), {p.F})
+                    : memref<mgrt_memref_f32_1>(&placeholder, {1});
+    mgrt::moaSpmmLinear(&o, &a, &in.rp, &in.ci, &in.v, &in.xv, &sc, &w, &b,
+                        c.chunks, (c.scale ? 1 : 0) | (c.bias ? 2 : 0), &todo);
+    EXPECT_EQ(
+        std::memcmp(agg.data(), wantAgg.data(), sizeof(float) * agg.size()), 0);
+    EXPECT_EQ(
+        std::memcmp(out.data(), wantOut.data(), sizeof(float) * out.size()), 0);
+  }
 }
 
 TEST(MoaSpmmLinear, OneThread) {
