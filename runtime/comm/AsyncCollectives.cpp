@@ -1,8 +1,8 @@
 //===- AsyncCollectives.cpp - Collectives that run while the caller computes
 //-===//
 //
-// The started collectives of mgrt_comm_reduce_scatter_start (CommGroup.h:
-// addPending / waitPending). MPI moves a non-blocking collective forward
+// The requests of mgrt_comm_reduce_scatter_start on MPI (CommGroup.h:
+// progressedRequest). MPI moves a non-blocking collective forward
 // only inside MPI calls, so a caller that computes between the start and
 // the wait would leave it idle. Where MPI_Init_thread provided
 // MPI_THREAD_MULTIPLE, a progress thread tests the pending requests while
@@ -23,56 +23,29 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace mgrt::comm {
 namespace {
 
-struct Entry {
-  PendingCollective pending;
-  bool done = false;
-  int rc = MGRT_OK;
-};
+struct ProgressedRequest;
 
+/// The open requests and the thread that tests them.
 struct Registry {
   std::mutex mu;
   std::condition_variable wake;
-  std::map<int64_t, Entry> entries;
-  int64_t next = 1;
+  std::set<ProgressedRequest *> open; // not yet complete
   std::thread thread;
   bool stop = false;
   int64_t waits = 0, completeAtWait = 0; // MEGAGRAPH_COMM_ASYNC_STATS
 
-  /// Tests every pending request once (mu held).
-  void testAll() {
-    for (auto &[handle, e] : entries) {
-      if (e.done)
-        continue;
-      int flag = 0;
-      if (int rc =
-              checkMpi(MPI_Test(&e.pending.request, &flag, MPI_STATUS_IGNORE),
-                       "MPI_Test")) {
-        e.rc = rc;
-        e.done = true;
-      } else if (flag) {
-        e.done = true;
-      }
-    }
-  }
-
-  bool anyOpen() const {
-    for (const auto &kv : entries)
-      if (!kv.second.done)
-        return true;
-    return false;
-  }
-
+  void testAll(); // mu held
   void progressLoop(std::chrono::microseconds period) {
     std::unique_lock<std::mutex> lock(mu);
     while (!stop) {
-      if (!anyOpen()) {
+      if (open.empty()) {
         wake.wait(lock);
         continue;
       }
@@ -89,13 +62,7 @@ Registry &registry() {
   return *r;
 }
 
-bool asyncEnabled() {
-  static const bool on = [] {
-    const char *v = std::getenv("MEGAGRAPH_COMM_ASYNC");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
-}
+bool threaded() { return mpiThreadLevel() >= MPI_THREAD_MULTIPLE; }
 
 std::chrono::microseconds progressPeriod() {
   const char *v = std::getenv("MEGAGRAPH_COMM_PROGRESS_US");
@@ -103,26 +70,111 @@ std::chrono::microseconds progressPeriod() {
   return std::chrono::microseconds(us > 0 ? us : 50);
 }
 
-/// Finishes a completed entry: AVG divides the sum.
-int finish(const Entry &e) {
-  if (e.rc != MGRT_OK)
-    return e.rc;
-  const PendingCollective &p = e.pending;
-  if (p.op == MGRT_COMM_AVG)
-    divideBy(p.recv, p.count, p.dtype, p.groupSize);
-  return MGRT_OK;
+struct ProgressedRequest final : mgrt_comm_request {
+  MPI_Request request = MPI_REQUEST_NULL;
+  void *recv = nullptr;
+  int64_t count = 0;
+  int dtype = 0, op = 0, groupSize = 1;
+  bool done = false;
+  int rc = MGRT_OK;
+  bool counted = false;
+
+  /// Tests the MPI request once (the registry's mu held).
+  void poll() {
+    if (done)
+      return;
+    int flag = 0;
+    if (int e = checkMpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE),
+                         "MPI_Test")) {
+      rc = e;
+      done = true;
+    } else if (flag) {
+      done = true;
+    }
+    if (done)
+      registry().open.erase(this);
+  }
+
+  int test(int *isDone) override {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (!threaded())
+      poll();
+    *isDone = done;
+    return done ? rc : MGRT_OK;
+  }
+
+  int wait() override {
+    Registry &r = registry();
+    const double limit = timeoutSeconds();
+    const auto start = std::chrono::steady_clock::now();
+    for (long spins = 0;; ++spins) {
+      {
+        std::lock_guard<std::mutex> lock(r.mu);
+        if (!counted) {
+          counted = true;
+          ++r.waits;
+          r.completeAtWait += done;
+        }
+        if (!done && !threaded())
+          poll();
+        if (done) {
+          if (rc == MGRT_OK && op == MGRT_COMM_AVG)
+            divideBy(recv, count, dtype, groupSize);
+          return rc;
+        }
+      }
+      if (spins > 2000) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (limit > 0 && std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                                 .count() > limit)
+          return fail(MGRT_ERR_COMM, "mgrt_comm_wait",
+                      "no progress for %.0f s: a peer failed, skipped this "
+                      "call or is stuck (MEGAGRAPH_COMM_TIMEOUT sets the "
+                      "limit)",
+                      limit);
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+
+  ~ProgressedRequest() override {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.open.erase(this);
+  }
+};
+
+void Registry::testAll() {
+  // poll() erases completed requests from `open`.
+  for (auto it = open.begin(); it != open.end();) {
+    ProgressedRequest *p = *it++;
+    p->poll();
+  }
 }
 
 } // namespace
 
-int64_t addPending(const PendingCollective &pending) {
+mgrt_comm_request *progressedRequest(MPI_Request request, void *recv,
+                                     int64_t count, int dtype, int op,
+                                     int groupSize) {
+  auto *p = new ProgressedRequest;
+  p->request = request;
+  p->recv = recv;
+  p->count = count;
+  p->dtype = dtype;
+  p->op = op;
+  p->groupSize = groupSize;
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  const int64_t handle = r.next++;
-  Entry &e = r.entries[handle];
-  e.pending = pending;
-  e.done = pending.request == MPI_REQUEST_NULL;
-  if (!e.done && mpiThreadLevel() >= MPI_THREAD_MULTIPLE) {
+  if (request == MPI_REQUEST_NULL) {
+    p->done = true;
+    return p;
+  }
+  r.open.insert(p);
+  if (threaded()) {
     if (!r.thread.joinable()) {
       r.stop = false;
       const auto period = progressPeriod();
@@ -130,47 +182,7 @@ int64_t addPending(const PendingCollective &pending) {
     }
     r.wake.notify_one();
   }
-  return handle;
-}
-
-int waitPending(int64_t handle, const char *call) {
-  Registry &r = registry();
-  const bool threaded = mpiThreadLevel() >= MPI_THREAD_MULTIPLE;
-  const double limit = timeoutSeconds();
-  const auto start = std::chrono::steady_clock::now();
-  for (long spins = 0;; ++spins) {
-    {
-      std::lock_guard<std::mutex> lock(r.mu);
-      auto it = r.entries.find(handle);
-      if (it == r.entries.end())
-        return fail(MGRT_ERR_ARGUMENT, call,
-                    "request %lld was not started or was already waited for",
-                    (long long)handle);
-      if (spins == 0) {
-        ++r.waits;
-        r.completeAtWait += it->second.done;
-      }
-      if (!threaded && !it->second.done)
-        r.testAll();
-      if (it->second.done) {
-        const Entry e = it->second;
-        r.entries.erase(it);
-        return finish(e);
-      }
-    }
-    if (spins > 2000) {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      if (limit > 0 && std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                               .count() > limit)
-        return fail(MGRT_ERR_COMM, call,
-                    "no progress for %.0f s: a peer failed, skipped this "
-                    "call or is stuck (MEGAGRAPH_COMM_TIMEOUT sets the limit)",
-                    limit);
-    } else {
-      std::this_thread::yield();
-    }
-  }
+  return p;
 }
 
 void stopProgress() {
@@ -194,6 +206,12 @@ void stopProgress() {
     r.thread.join();
 }
 
-bool asyncCollectives() { return asyncEnabled(); }
+bool asyncCollectives() {
+  static const bool on = [] {
+    const char *v = std::getenv("MEGAGRAPH_COMM_ASYNC");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
 
 } // namespace mgrt::comm

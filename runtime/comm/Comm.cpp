@@ -539,51 +539,6 @@ int mgrt_comm_reduce_scatter(mgrt_comm_group *g, const void *send, void *recv,
                    static_cast<double>(total - counts[g->rank]), dtype);
 }
 
-int mgrt_comm_reduce_scatter_start(mgrt_comm_group *g, const void *send,
-                                   void *recv, int64_t recv_count, int dtype,
-                                   int op, int64_t *request) {
-  const char *call = "mgrt_comm_reduce_scatter_start";
-  if (!request)
-    return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
-  *request = 0;
-  if (!asyncCollectives())
-    return mgrt_comm_reduce_scatter(g, send, recv, recv_count, nullptr, dtype,
-                                    op);
-  if (int rc = checkGroup(g, call))
-    return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if (!validOp(op))
-    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
-  if (int rc = checkCount(recv_count * g->size, send, "send", call))
-    return rc;
-  if (int rc = checkCount(recv_count, recv, "recv", call))
-    return rc;
-  if (recv_count > 0 && send == recv)
-    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
-  PendingCollective p;
-  p.recv = recv;
-  p.count = recv_count;
-  p.dtype = dtype;
-  p.op = op;
-  p.groupSize = g->size;
-  if (int rc = countSent(
-          g->reduceScatterStart(send, recv, recv_count, dtype, op, &p.request),
-          static_cast<double>(recv_count) * (g->size - 1), dtype))
-    return rc;
-  // A backend that ran it at once has divided an AVG already.
-  if (p.request == MPI_REQUEST_NULL)
-    p.op = MGRT_COMM_SUM;
-  *request = addPending(p);
-  return MGRT_OK;
-}
-
-int mgrt_comm_wait(int64_t request) {
-  if (request == 0)
-    return MGRT_OK;
-  return waitPending(request, "mgrt_comm_wait");
-}
-
 int mgrt_comm_all_to_all(mgrt_comm_group *g, const void *send,
                          const int64_t *send_counts, void *recv,
                          const int64_t *recv_counts, int64_t count, int dtype) {
@@ -646,6 +601,44 @@ int mgrt_comm_all_to_all_start(mgrt_comm_group *g, const void *send,
   return countSent(g->allToAllStart(send, sc.data(), sd.data(), recv,
                                     rc_.data(), rd.data(), dtype, request),
                    static_cast<double>(st - sc[g->rank]), dtype);
+}
+
+int mgrt_comm_reduce_scatter_start(mgrt_comm_group *g, const void *send,
+                                   void *recv, int64_t recv_count, int dtype,
+                                   int op, mgrt_comm_request **request) {
+  const char *call = "mgrt_comm_reduce_scatter_start";
+  if (!request)
+    return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
+  *request = nullptr;
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (!validOp(op))
+    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
+  if (int rc = checkCount(recv_count * g->size, send, "send", call))
+    return rc;
+  if (int rc = checkCount(recv_count, recv, "recv", call))
+    return rc;
+  if (recv_count > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  if (!asyncCollectives()) {
+    if (int rc = mgrt_comm_reduce_scatter(g, send, recv, recv_count, nullptr,
+                                          dtype, op))
+      return rc;
+    *request = new CompletedRequest;
+    return MGRT_OK;
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (int rc = countSent(
+          g->reduceScatterStart(send, recv, recv_count, dtype, op, &req),
+          static_cast<double>(recv_count) * (g->size - 1), dtype))
+    return rc;
+  // A backend that ran it at once (req NULL) has divided an AVG already.
+  *request =
+      progressedRequest(req, recv, recv_count, dtype,
+                        req == MPI_REQUEST_NULL ? MGRT_COMM_SUM : op, g->size);
+  return MGRT_OK;
 }
 
 int mgrt_comm_test(mgrt_comm_request *request, int *done) {

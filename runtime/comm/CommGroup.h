@@ -105,27 +105,16 @@ MPI_Datatype mpiType(int dtype);
 /// Divides `count` elements of `buf` by `n` (AVG after a SUM).
 void divideBy(void *buf, int64_t count, int dtype, int n);
 
-/// A started collective (mgrt_comm_reduce_scatter_start) until its wait:
-/// the request and what completing it takes (AVG divides after the sum).
-struct PendingCollective {
-  MPI_Request request = MPI_REQUEST_NULL;
-  void *recv = nullptr;
-  int64_t count = 0;
-  int dtype = 0, op = 0, groupSize = 1;
-};
+/// The request of a started MPI collective whose result needs no more
+/// than the wait (AVG divides `count` elements of `recv` by `groupSize`
+/// after the sum). A progress thread tests it until it completes where MPI
+/// allows threads (AsyncCollectives.cpp).
+mgrt_comm_request *progressedRequest(MPI_Request request, void *recv,
+                                     int64_t count, int dtype, int op,
+                                     int groupSize);
 
-/// Registers a started collective and returns its handle (> 0); a progress
-/// thread tests it until it completes where MPI allows threads
-/// (AsyncCollectives.cpp). A request that is already MPI_REQUEST_NULL gets
-/// a handle too.
-int64_t addPending(const PendingCollective &pending);
-
-/// Waits for the collective `handle` (the timeout of timeoutSeconds), then
-/// finishes it (AVG) and forgets it.
-int waitPending(int64_t handle, const char *call);
-
-/// Stops the progress thread (mgrt_comm_finalize; no collective may be
-/// pending).
+/// Stops the progress thread (mgrt_comm_finalize; no request may be open)
+/// and prints MEGAGRAPH_COMM_ASYNC_STATS.
 void stopProgress();
 
 /// The thread support MPI_Init_thread provided (MPI_THREAD_*).

@@ -109,17 +109,20 @@ int64_t shardReduceScatterStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
   if (in->sizes[0] != out->sizes[0] * g->size)
     mgrt_comm_abort((std::string(call) + ": in must hold size x out").c_str(),
                     3);
-  int64_t request = 0;
+  mgrt_comm_request *request = nullptr;
   fatal([&] {
     mgrt_comm_reduce_scatter_start(g, dataOf(in, call), dataOf(out, call),
                                    out->sizes[0], MGRT_F32,
                                    static_cast<int>(op), &request);
   });
-  return request;
+  return reinterpret_cast<int64_t>(request);
 }
 
 void shardWait(int64_t request, const char *call) {
-  fatal([&] { mgrt_comm_wait(request); });
+  if (request == 0)
+    return; // completed at its start
+  fatal(
+      [&] { mgrt_comm_wait(reinterpret_cast<mgrt_comm_request *>(request)); });
 }
 
 void shardAllToAll(mgrt_comm_group *g, mgrt_memref_f32_1 *out,

@@ -48,7 +48,8 @@ void shardAllGather(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
 void shardReduceScatter(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                         mgrt_memref_f32_1 *in, int64_t op, const char *call);
 /// shardReduceScatter, started (mgrt_comm_reduce_scatter_start): returns
-/// the request shardWait completes.
+/// the request, as an integer, that shardWait completes (0: nothing to
+/// wait for).
 int64_t shardReduceScatterStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                                 mgrt_memref_f32_1 *in, int64_t op,
                                 const char *call);

@@ -72,12 +72,12 @@
 // PPCP-LABEL: func.func @pp_s0_bwd(
 // PPCP:       gt.attention_grad {{.*}}gt.cp = #gt.cp<size = 2, mode = allgather, grid = [2, 2, 2, 1], axes = 4>
 // PPCP-LABEL: func.func @pp_s0_update(
-// PPCP:       shard.reduce_scatter {{.*}} on @gt_dp grid_axes = [0, 2] scatter_axis = 0 : tensor<40xf32> -> tensor<10xf32>
+// PPCP:       shard.reduce_scatter {{.*}} on @gt_dp grid_axes = [0, 2] scatter_axis = 0 {gt.overlap} : tensor<40xf32> -> tensor<10xf32>
 // PPCP:       shard.all_gather {{.*}} on @gt_dp grid_axes = [0, 2] gather_axis = 0 : tensor<10xf32> -> tensor<40xf32>
 // PPCP-LABEL: func.func @pp_s1_bwd(
 // PPCP-SAME:  {gt.name = "loss_seed"}
 // PPCP-LABEL: func.func @pp_s1_update(
-// PPCP:       shard.reduce_scatter {{.*}} on @gt_dp grid_axes = [0, 2] scatter_axis = 0 : tensor<72xf32> -> tensor<18xf32>
+// PPCP:       shard.reduce_scatter {{.*}} on @gt_dp grid_axes = [0, 2] scatter_axis = 0 {gt.overlap} : tensor<72xf32> -> tensor<18xf32>
 // zero=3 reads the stage from the module's plan (gt-set-plan).
 // RUN: not megagraph-opt %s --gt-pipeline-split="pp=2 mb=4 stages=0,3" --gt-pipeline-train="optimizer=adamw lr=0.01 dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=ZERO3PLAN
 // ZERO3PLAN: error: gt-pipeline-train: zero=3 needs the module's gt.plan to say zero = 3 (gt-set-plan)

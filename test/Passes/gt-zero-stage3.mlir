@@ -40,7 +40,7 @@ ml_program.global private mutable @b(dense<0.1> : tensor<3xf32>) : tensor<3xf32>
 // CHECK:      gt.linear %arg0, %[[W]], %[[B]]
 // CHECK-NOT:  ml_program.global_load @w
 // CHECK-NOT:  ml_program.global_load @b
-// CHECK:      shard.reduce_scatter %{{.*}} on @gt_dp grid_axes = [0] scatter_axis = 0 : tensor<28xf32> -> tensor<14xf32>
+// CHECK:      shard.reduce_scatter %{{.*}} on @gt_dp grid_axes = [0] scatter_axis = 0 {gt.overlap} : tensor<28xf32> -> tensor<14xf32>
 // The update writes only the shard; no all-gather after it.
 // CHECK-NOT:  shard.all_gather
 // CHECK-NOT:  ml_program.global_store @w

@@ -154,22 +154,6 @@ int mgrt_comm_reduce_scatter(mgrt_comm_group *group, const void *send,
                              void *recv, int64_t recv_count,
                              const int64_t *recv_counts, int dtype, int op);
 
-/** mgrt_comm_reduce_scatter of `recv_count` elements per rank, started
- *  and not waited for: it runs while the caller computes, and
- *  mgrt_comm_wait(*request) completes it. `send` and `recv` must stay as
- *  they are until then. On MPI it is one non-blocking collective, moved
- *  forward by a progress thread (MPI_THREAD_MULTIPLE; without it, by the
- *  caller's later MPI calls and the wait); other backends run it at once.
- *  Every rank starts the collectives of a group in the same order. */
-int mgrt_comm_reduce_scatter_start(mgrt_comm_group *group, const void *send,
-                                   void *recv, int64_t recv_count, int dtype,
-                                   int op, int64_t *request);
-
-/** Waits until the started collective `request` has completed (at most
- *  MEGAGRAPH_COMM_TIMEOUT without progress). 0 is a request that was
- *  already complete. */
-int mgrt_comm_wait(int64_t request);
-
 /** Piece r of `send` (send_counts[r] elements) goes to rank r; `recv` is
  *  the concatenation of the pieces received from every rank
  *  (recv_counts[r] from rank r). NULL counts mean `count` per rank. */
@@ -177,7 +161,8 @@ int mgrt_comm_all_to_all(mgrt_comm_group *group, const void *send,
                          const int64_t *send_counts, void *recv,
                          const int64_t *recv_counts, int64_t count, int dtype);
 
-/** A transfer under way (mgrt_comm_all_to_all_start). */
+/** A transfer under way (mgrt_comm_all_to_all_start,
+ *  mgrt_comm_reduce_scatter_start). */
 typedef struct mgrt_comm_request mgrt_comm_request;
 
 /** mgrt_comm_all_to_all, started: returns once the transfer is under way,
@@ -197,6 +182,17 @@ int mgrt_comm_test(mgrt_comm_request *request, int *done);
 /** Waits for the transfer (with the blocking calls' deadline,
  *  MEGAGRAPH_COMM_TIMEOUT) and frees the request. */
 int mgrt_comm_wait(mgrt_comm_request *request);
+
+/** mgrt_comm_reduce_scatter of `recv_count` elements per rank, started, as
+ *  mgrt_comm_all_to_all_start: the buffers stay untouched until
+ *  mgrt_comm_wait, the bytes are counted at the start. On MPI it is one
+ *  non-blocking collective that a progress thread moves while the caller
+ *  computes (where MPI_Init_thread provided MPI_THREAD_MULTIPLE; otherwise
+ *  the caller's mgrt_comm_test and mgrt_comm_wait move it); the NCCL
+ *  backend, and MEGAGRAPH_COMM_ASYNC=0, complete it before returning. */
+int mgrt_comm_reduce_scatter_start(mgrt_comm_group *group, const void *send,
+                                   void *recv, int64_t recv_count, int dtype,
+                                   int op, mgrt_comm_request **request);
 
 /** Copies `count` elements of `buf` on rank `root` to `buf` on every
  *  rank. */
@@ -248,7 +244,8 @@ void _mlir_ciface_mgrt_comm_reduce_scatter_f32(mgrt_memref_f32_1 *out,
                                                int64_t g2, int64_t g3,
                                                int64_t axes, int64_t op);
 /** mgrt_comm_reduce_scatter_f32, started (mgrt_comm_reduce_scatter_start):
- *  returns the request that _mlir_ciface_mgrt_comm_wait_f32 completes. */
+ *  returns the request (as an integer; 0 when it is already complete)
+ *  that _mlir_ciface_mgrt_comm_wait_f32 completes. */
 int64_t _mlir_ciface_mgrt_comm_reduce_scatter_start_f32(
     mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
     int64_t g2, int64_t g3, int64_t axes, int64_t op);
