@@ -509,6 +509,9 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   out.split.memoryLimit = memoryLimit;
   double transient = 0;
   int64_t largestUnitParams = 0;
+  int64_t attentionOps = 0; // over the units (Ulysses' distance share)
+  for (const UnitProfile &u : model.units)
+    attentionOps += u.attentionOps;
   for (const UnitProfile &u : model.units) {
     UnitCost c;
     c.name = u.name;
@@ -531,16 +534,18 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
         // What runtime/cp/CpUlysses.cpp moves per attention: the forward
         // q, k, v to heads and the output back (2 kv), the dense bias to
         // heads; the backward q, k, v, dO to heads and dq, dk, dv back
-        // (3.5 kv), the bias to heads and its gradient back; both gather
-        // the int16 distance rows of a spatial bias read in place.
-        // Recomputation runs the forward twice.
+        // (3.5 kv), the bias to heads and its gradient back.
+        // Recomputation runs the forward twice. The int16 distance rows of
+        // a spatial bias read in place are all-gathered once per
+        // micro-batch (each attention unit its share).
         const double bias = m * keptBias(u, plan);
-        const double dist = hw.allGather(
-            plan.cp, m * distanceBytes(model, plan) * u.attentionOps);
-        const double fwd = ulyssesAllToAll(hw, plan.cp, 2 * kv + bias) + dist;
-        const double bwd =
-            ulyssesAllToAll(hw, plan.cp, 3.5 * kv + 2 * bias) + dist;
-        cpComm = (plan.recompute ? 2 : 1) * fwd + bwd;
+        const double dist =
+            hw.allGather(plan.cp, m * distanceBytes(model, plan)) *
+            static_cast<double>(u.attentionOps) /
+            static_cast<double>(attentionOps);
+        const double fwd = ulyssesAllToAll(hw, plan.cp, 2 * kv + bias);
+        const double bwd = ulyssesAllToAll(hw, plan.cp, 3.5 * kv + 2 * bias);
+        cpComm = dist + (plan.recompute ? 2 : 1) * fwd + bwd;
       } else {
         cpComm = 2 * hw.allGather(plan.cp, kv);
         if (plan.recompute)

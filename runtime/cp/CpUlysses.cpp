@@ -13,10 +13,10 @@
 // TorchGT pays), and dbias goes back to rows. Operands broadcast over the
 // heads (size 1) reach every rank whole; their gradients are summed over
 // the head groups. Graphormer's spatial bias read in place needs only the
-// int16 distance rows of all S queries (all-gathered, the table is
-// replicated): the rank's table gradient covers its heads' columns and
-// the others are zero, a per-rank partial that the dp x cp all-reduce of
-// the replicated parameters sums.
+// int16 distance rows of all S queries (all-gathered once per step while
+// they stay the same, the table is replicated): the rank's table gradient
+// covers its heads' columns and the others are zero, a per-rank partial that
+// the dp x cp all-reduce of the replicated parameters sums.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +26,7 @@
 #include "kernels/AttentionInternal.h"
 
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 namespace mgrt::cp {
@@ -200,8 +201,24 @@ int maskToHeads(mgrt_comm_group *group, const Layout &l, const Desc *x,
   return MGRT_OK;
 }
 
+/// The distance rows of every rank gathered by the last spatial call of a
+/// group. The step's attentions, forward and backward, read the same
+/// distances, so they travel once per step: a call reuses the gathered
+/// rows when every rank's own rows equal the copy it kept (one all-reduce
+/// of the verdict).
+struct DistanceCache {
+  mgrt_comm_group *group = nullptr;
+  int64_t Db = 0, R = 0, K = 0;
+  std::vector<int64_t> rows;  // the layout's rows per rank
+  std::vector<int16_t> local; // this rank's rows [Db, R, K]
+  std::vector<int16_t> full;  // all rows [Db, S, K]
+};
+std::mutex gDistanceMutex;
+std::vector<DistanceCache> gDistances; // one per group
+
 /// The spatial bias of all S queries of this rank's heads: the distance
-/// rows all-gathered into `dist`, the table's columns of the heads.
+/// rows of all ranks in `dist` (gathered, or the cached ones), the table's
+/// columns of the heads.
 int spatialToHeads(mgrt_comm_group *group, const Layout &l, int64_t B,
                    int64_t H, const mgrt_memref_i16_3 *distance,
                    const mgrt_memref_f32_2 *table, const char *call,
@@ -213,18 +230,52 @@ int spatialToHeads(mgrt_comm_group *group, const Layout &l, int64_t B,
     return comm::fail(MGRT_ERR_ARGUMENT, call,
                       "distance has %lld rows, expected %lld", (long long)R,
                       (long long)l.rows[l.rank]);
-  dist.assign(Db * l.total * K, 0);
   View4<int16_t> src;
   src.base = distance->aligned + distance->offset;
   src.n[0] = Db, src.n[2] = R, src.n[3] = K;
   src.s[0] = distance->strides[0], src.s[2] = distance->strides[1],
   src.s[3] = distance->strides[2];
-  View4<int16_t> dst;
-  dst.base = dist.data();
-  dst.n[0] = Db, dst.n[2] = l.total, dst.n[3] = K;
-  dst.s[0] = l.total * K, dst.s[2] = K, dst.s[3] = 1;
-  if (int rc = toHeads(group, l, src, /*split=*/false, dst))
+  std::vector<int16_t> mine(Db * R * K);
+  for (int64_t a = 0, x = 0; a < Db; ++a)
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < K; ++j)
+        mine[x++] = src.at(a, 0, i, j);
+  int same = 0;
+  {
+    std::lock_guard<std::mutex> lock(gDistanceMutex);
+    for (const DistanceCache &c : gDistances)
+      if (c.group == group)
+        same = c.Db == Db && c.R == R && c.K == K && c.rows == l.rows &&
+               c.local == mine;
+  }
+  int all = 0;
+  if (int rc =
+          mgrt_comm_all_reduce(group, &same, &all, 1, MGRT_I32, MGRT_COMM_MIN))
     return rc;
+  if (all) {
+    std::lock_guard<std::mutex> lock(gDistanceMutex);
+    for (const DistanceCache &c : gDistances)
+      if (c.group == group)
+        dist = c.full;
+  } else {
+    dist.assign(Db * l.total * K, 0);
+    View4<int16_t> dst;
+    dst.base = dist.data();
+    dst.n[0] = Db, dst.n[2] = l.total, dst.n[3] = K;
+    dst.s[0] = l.total * K, dst.s[2] = K, dst.s[3] = 1;
+    if (int rc = toHeads(group, l, src, /*split=*/false, dst))
+      return rc;
+    std::lock_guard<std::mutex> lock(gDistanceMutex);
+    DistanceCache *c = nullptr;
+    for (DistanceCache &e : gDistances)
+      if (e.group == group)
+        c = &e;
+    if (!c)
+      c = &gDistances.emplace_back();
+    c->group = group, c->Db = Db, c->R = R, c->K = K, c->rows = l.rows;
+    c->local = std::move(mine);
+    c->full = dist;
+  }
   mgrt_memref_i16_3 full{};
   full.allocated = full.aligned = dist.data();
   full.sizes[0] = Db, full.sizes[1] = l.total, full.sizes[2] = K;

@@ -250,8 +250,10 @@ def main():
         # plus Ulysses's: per attention q, k, v to heads and the output
         # back, q, k, v, dO to heads and dq, dk, dv back (11 x (C - 1) / C
         # of the rank's [B, S/C, D]), the dense bias to heads twice and its
-        # gradient back (3 x (C - 1) / C of [B, H, S/C, S]), or the int16
-        # distance rows of the spatial bias gathered twice.
+        # gradient back (3 x (C - 1) / C of [B, H, S/C, S]); or the int16
+        # distance rows of the spatial bias, gathered once per step (the
+        # step's four spatial calls each all-reduce one int to agree that
+        # the rows are unchanged).
         log = os.path.join(args.work, "ag.jsonl")
         if os.path.exists(log):
             os.remove(log)
@@ -266,15 +268,16 @@ def main():
         ulAtt = 11 * act
         if args.model == "mha":
             ulAtt += 3 * Bl * tg.H * R * tg.S * f * (C - 1) // C
+        perStep = 0
         if args.model == "graphormer":
-            ulAtt += 2 * (C - 1) * Bl * R * tg.S * 2
-        want = [a - 2 * agAtt + 2 * ulAtt for a in ag]
+            perStep = (C - 1) * Bl * R * tg.S * 2 + 4 * int(2 * (C - 1) / C * 4)
+        want = [a - 2 * agAtt + 2 * ulAtt + perStep for a in ag]
         got = cp[-1]["comm_bytes"]
         check("comm_bytes", got == want and all(
             r["comm_bytes"] == got for r in cp),
               f"{got[0]} bytes per rank per step with Ulysses, {ag[0]} "
               f"with the all-gather (2 attentions: {ulAtt} vs {agAtt} "
-              f"bytes each)")
+              f"bytes each; distance rows {perStep})")
     if args.zero:
         # ZeRO shards over all P * C ranks (the gradients are summed over
         # dp x cp): 1/(P*C) of the AdamW moments (plus the step counter and

@@ -588,6 +588,51 @@ TEST(CpUlysses, BytesSentAreTheAllToAlls) {
                 C, (long long)c.S, (long long)fwd, (long long)bwd);
 }
 
+/// The spatial Ulysses entries gather the int16 distance rows of all ranks
+/// once while they stay the same (a step's attentions read the same
+/// ones): a second call with the same rows sends that much less, one with
+/// changed rows on one rank gathers again.
+TEST(CpUlysses, DistanceRowsTravelOncePerStep) {
+  Case c;
+  c.hasBias = c.hasMask = c.wantDBias = false, c.S = 64;
+  const int C = np(), r = rank();
+  const std::vector<int64_t> rows = splitRows(c.S, C, false);
+  int64_t first = 0;
+  for (int s = 0; s < r; ++s)
+    first += rows[s];
+  const int64_t R = rows[r], V = 6;
+  Rows loc(c, R, first);
+  std::vector<int16_t> d(c.B * R * c.S);
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < c.S; ++j)
+        d[(b * R + i) * c.S + j] = static_cast<int16_t>((first + i + j) % V);
+  mgrt_memref_i16_3 D{};
+  D.allocated = D.aligned = d.data();
+  D.sizes[0] = c.B, D.sizes[1] = R, D.sizes[2] = c.S;
+  D.strides[0] = R * c.S, D.strides[1] = c.S, D.strides[2] = 1;
+  std::vector<float> table(V * c.H, 0.25f);
+  mgrt_memref_f32_2 T{};
+  T.allocated = T.aligned = table.data();
+  T.sizes[0] = V, T.sizes[1] = c.H, T.strides[0] = c.H, T.strides[1] = 1;
+  auto sent = [&] {
+    const uint64_t before = mgrt_comm_bytes_sent();
+    EXPECT_EQ(mgrt_cp_attention_spatial_f32(world(), MGRT_CP_ULYSSES, &loc.o,
+                                            &loc.q, &loc.k, &loc.v, nullptr,
+                                            nullptr, &D, &T, c.H, 0.3f, 0),
+              MGRT_OK);
+    return int64_t(mgrt_comm_bytes_sent() - before);
+  };
+  for (int16_t &x : d) // rows no earlier call has seen
+    x = static_cast<int16_t>(V - 1 - x);
+  const int64_t gathered = sent(), reused = sent();
+  const int64_t rowsBytes = (C - 1) * c.B * R * c.S * int64_t(sizeof(int16_t));
+  EXPECT_EQ(gathered - reused, rowsBytes);
+  if (r == C - 1)
+    d[0] = static_cast<int16_t>(d[0] + 1); // one rank's rows change
+  EXPECT_EQ(sent(), gathered);
+}
+
 /// A tracked (mgrt_alloc) array, so the peak counts it.
 struct Tracked {
   float *p;
