@@ -110,8 +110,10 @@ int ringBackward(mgrt_comm_group *group, const Layout &layout,
 /// heads over all S rows, the results moved back. The bias, mask and dbias
 /// travel too (to heads and back); `distance` (optional, with `table` and
 /// in the backward `dtable`): the rank's [B|1, S_r, S] distance rows,
-/// all-gathered, and dtable gets this rank's heads' columns (the others
-/// zero). Fails unless the group size divides `numHeads`.
+/// all-gathered (once while every rank's rows stay the same: a step's
+/// attentions reuse them), and dtable gets this rank's heads' columns (the
+/// others zero). The working buffers are tracked (mgrt_alloc). Fails
+/// unless the group size divides `numHeads`.
 int ulyssesForward(const char *call, mgrt_comm_group *group,
                    const Layout &layout, mgrt_memref_f32_3 *out,
                    mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,

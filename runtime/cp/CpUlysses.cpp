@@ -41,6 +41,31 @@ template <typename T> struct View4 {
   }
 };
 
+/// A tracked (mgrt_alloc) zeroed array of T, freed when it goes out of
+/// scope, so mgrt_peak_bytes counts what Ulysses moves through.
+template <typename T> class Array {
+public:
+  Array() = default;
+  explicit Array(size_t n) { assign(n); }
+  Array(const Array &) = delete;
+  Array &operator=(const Array &) = delete;
+  ~Array() { mgrt_free(data_); }
+  /// `n` zero elements (the old ones are freed).
+  void assign(size_t n) {
+    mgrt_free(data_);
+    data_ = static_cast<T *>(mgrt_alloc(n * sizeof(T)));
+    if (!data_ && n)
+      comm::fail(MGRT_ERR_NOMEM, "mgrt_cp_attention",
+                 "out of memory (%zu bytes)", n * sizeof(T));
+    else if (n)
+      std::memset(data_, 0, n * sizeof(T));
+  }
+  T *data() const { return data_; }
+
+private:
+  T *data_ = nullptr;
+};
+
 /// x [B, R, H * w] seen as [B, H, R, w].
 View4<float> headView(const mgrt_memref_f32_3 *x, int64_t H) {
   View4<float> v;
@@ -101,7 +126,7 @@ int toHeads(mgrt_comm_group *group, const Layout &l, const View4<T> &src,
   const int64_t n0 = src.n[0], R = src.n[2], n3 = src.n[3];
   const int64_t hl = split ? src.n[1] / C : src.n[1];
   const int64_t piece = n0 * hl * R * n3;
-  std::vector<T> send(piece * C), recv(n0 * hl * l.total * n3);
+  Array<T> send(piece * C), recv(n0 * hl * l.total * n3);
   T *p = send.data();
   for (int c = 0; c < C; ++c)
     for (int64_t a = 0; a < n0; ++a)
@@ -135,7 +160,7 @@ int toRows(mgrt_comm_group *group, const Layout &l, const View4<float> &src,
   const int C = l.size;
   const int64_t n0 = src.n[0], hl = src.n[1], n3 = src.n[3];
   const int64_t R = l.rows[l.rank], piece = n0 * hl * R * n3;
-  std::vector<float> send(n0 * hl * l.total * n3), recv(piece * C);
+  Array<float> send(n0 * hl * l.total * n3), recv(piece * C);
   float *p = send.data();
   std::vector<int64_t> sendCounts(C), recvCounts(C, piece);
   for (int r = 0; r < C; ++r) {
@@ -178,7 +203,7 @@ int activationToHeads(mgrt_comm_group *group, const Layout &l,
 /// (a query dimension of 1, broadcast, stays local). `data` holds it.
 template <typename T, typename Desc>
 int maskToHeads(mgrt_comm_group *group, const Layout &l, const Desc *x,
-                int64_t H, std::vector<T> &data, Desc &d) {
+                int64_t H, Array<T> &data, Desc &d) {
   const bool split = x->sizes[1] == H && H > 1;
   const bool rows = queryRows(l, x->sizes[2]);
   if (rows && x->sizes[2] != l.rows[l.rank])
@@ -187,7 +212,7 @@ int maskToHeads(mgrt_comm_group *group, const Layout &l, const Desc *x,
                       (long long)x->sizes[2], (long long)l.rows[l.rank]);
   const int64_t hl = split ? H / l.size : x->sizes[1];
   const int64_t S = rows ? l.total : x->sizes[2];
-  data.assign(x->sizes[0] * hl * S * x->sizes[3], T{});
+  data.assign(x->sizes[0] * hl * S * x->sizes[3]);
   d = contiguous4<Desc>(data.data(), x->sizes[0], hl, S, x->sizes[3]);
   View4<T> src = view4<T>(x), dst = view4<T>(&d);
   if (rows)
@@ -222,7 +247,7 @@ std::vector<DistanceCache> gDistances; // one per group
 int spatialToHeads(mgrt_comm_group *group, const Layout &l, int64_t B,
                    int64_t H, const mgrt_memref_i16_3 *distance,
                    const mgrt_memref_f32_2 *table, const char *call,
-                   std::vector<int16_t> &dist, std::vector<float> &tableT,
+                   Array<int16_t> &dist, std::vector<float> &tableT,
                    SpatialBias &spatial) {
   const int64_t Db = distance->sizes[0], R = distance->sizes[1],
                 K = distance->sizes[2], hl = H / l.size;
@@ -256,9 +281,13 @@ int spatialToHeads(mgrt_comm_group *group, const Layout &l, int64_t B,
     std::lock_guard<std::mutex> lock(gDistanceMutex);
     for (const DistanceCache &c : gDistances)
       if (c.group == group)
-        dist = c.full;
+        if (!c.full.empty()) {
+          dist.assign(c.full.size());
+          std::memcpy(dist.data(), c.full.data(),
+                      c.full.size() * sizeof(int16_t));
+        }
   } else {
-    dist.assign(Db * l.total * K, 0);
+    dist.assign(Db * l.total * K);
     View4<int16_t> dst;
     dst.base = dist.data();
     dst.n[0] = Db, dst.n[2] = l.total, dst.n[3] = K;
@@ -274,7 +303,7 @@ int spatialToHeads(mgrt_comm_group *group, const Layout &l, int64_t B,
       c = &gDistances.emplace_back();
     c->group = group, c->Db = Db, c->R = R, c->K = K, c->rows = l.rows;
     c->local = std::move(mine);
-    c->full = dist;
+    c->full.assign(dist.data(), dist.data() + Db * l.total * K);
   }
   mgrt_memref_i16_3 full{};
   full.allocated = full.aligned = dist.data();
@@ -317,8 +346,8 @@ int ulyssesForward(const char *call, mgrt_comm_group *group, const Layout &l,
     return rc;
   if (int rc = activationToHeads(group, l, v, H, vb, vh))
     return rc;
-  std::vector<float> biasData;
-  std::vector<int8_t> maskData;
+  Array<float> biasData;
+  Array<int8_t> maskData;
   mgrt_memref_f32_4 bh{}, *bp = nullptr;
   mgrt_memref_i8_4 mh{}, *mp = nullptr;
   if ((flags & MGRT_ATTENTION_BIAS) && bias) {
@@ -331,7 +360,7 @@ int ulyssesForward(const char *call, mgrt_comm_group *group, const Layout &l,
       return rc;
     mp = &mh;
   }
-  std::vector<int16_t> dist;
+  Array<int16_t> dist;
   std::vector<float> tableT;
   SpatialBias spatial;
   if (distance)
@@ -369,8 +398,8 @@ int ulyssesBackward(const char *call, mgrt_comm_group *group, const Layout &l,
     return rc;
   if (int rc = activationToHeads(group, l, dout, H, ob, oh))
     return rc;
-  std::vector<float> biasData, dbiasData;
-  std::vector<int8_t> maskData;
+  Array<float> biasData, dbiasData;
+  Array<int8_t> maskData;
   mgrt_memref_f32_4 bh{}, *bp = nullptr, dbh{}, *dbp = nullptr;
   mgrt_memref_i8_4 mh{}, *mp = nullptr;
   if ((flags & MGRT_ATTENTION_BIAS) && bias) {
@@ -390,12 +419,12 @@ int ulyssesBackward(const char *call, mgrt_comm_group *group, const Layout &l,
   if ((flags & MGRT_ATTENTION_DBIAS) && dbias) {
     const int64_t dh = dbiasSplit ? hl : dbias->sizes[1];
     const int64_t dS = dbiasRows ? l.total : dbias->sizes[2];
-    dbiasData.assign(dbias->sizes[0] * dh * dS * dbias->sizes[3], 0.f);
+    dbiasData.assign(dbias->sizes[0] * dh * dS * dbias->sizes[3]);
     dbh = contiguous4<mgrt_memref_f32_4>(dbiasData.data(), dbias->sizes[0], dh,
                                          dS, dbias->sizes[3]);
     dbp = &dbh;
   }
-  std::vector<int16_t> dist;
+  Array<int16_t> dist;
   std::vector<float> tableT;
   SpatialBias spatial;
   mgrt_memref_f32_2 dcols{}, *dtp = nullptr;
