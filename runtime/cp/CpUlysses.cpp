@@ -233,6 +233,8 @@ int maskToHeads(mgrt_comm_group *group, const Layout &l, const Desc *x,
 /// of the verdict).
 struct DistanceCache {
   mgrt_comm_group *group = nullptr;
+  std::vector<int> members; // world ranks (a group freed and another made
+                            // at its address is not the same group)
   int64_t Db = 0, R = 0, K = 0;
   std::vector<int64_t> rows;  // the layout's rows per rank
   std::vector<int16_t> local; // this rank's rows [Db, R, K]
@@ -265,13 +267,16 @@ int spatialToHeads(mgrt_comm_group *group, const Layout &l, int64_t B,
     for (int64_t i = 0; i < R; ++i)
       for (int64_t j = 0; j < K; ++j)
         mine[x++] = src.at(a, 0, i, j);
+  std::vector<int> members(l.size);
+  for (int r = 0; r < l.size; ++r)
+    members[r] = mgrt_comm_world_rank_of(group, r);
   int same = 0;
   {
     std::lock_guard<std::mutex> lock(gDistanceMutex);
     for (const DistanceCache &c : gDistances)
       if (c.group == group)
-        same = c.Db == Db && c.R == R && c.K == K && c.rows == l.rows &&
-               c.local == mine;
+        same = c.members == members && c.Db == Db && c.R == R && c.K == K &&
+               c.rows == l.rows && c.local == mine;
   }
   int all = 0;
   if (int rc =
@@ -301,7 +306,8 @@ int spatialToHeads(mgrt_comm_group *group, const Layout &l, int64_t B,
         c = &e;
     if (!c)
       c = &gDistances.emplace_back();
-    c->group = group, c->Db = Db, c->R = R, c->K = K, c->rows = l.rows;
+    c->group = group, c->members = members, c->Db = Db, c->R = R, c->K = K,
+    c->rows = l.rows;
     c->local = std::move(mine);
     c->full.assign(dist.data(), dist.data() + Db * l.total * K);
   }
