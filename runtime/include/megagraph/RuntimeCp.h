@@ -18,9 +18,10 @@
  * and dv the gradients of this rank's keys and values (summed over every
  * rank's queries), dbias this rank's rows of the full dbias. Each rank
  * holds and computes 1/C of every [S,S] quantity; the all-gather and ring
- * variants never communicate the bias, the mask or dbias (Ulysses does). A dbias broadcast over the query dimension
- * (size 1) comes back as the partial sum over this rank's queries; the
- * caller sums it over the group.
+ * variants never communicate the bias, the mask or dbias (Ulysses does).
+ * A dbias broadcast over the query dimension (size 1) comes back as a
+ * per-rank partial (the sum over this rank's queries; under Ulysses over
+ * all queries of this rank's heads); the caller sums it over the group.
  *
  * Three ways to meet the keys of the other ranks (the same results):
  *   MGRT_CP_ALLGATHER  K and V are all-gathered, the local queries attend
