@@ -433,6 +433,16 @@ double gradientBytes(double p, const ParallelPlan &plan) {
   return plan.zero >= 2 ? p / static_cast<double>(plan.dp * plan.cp) : p;
 }
 
+/// Seconds of Ulysses all-to-alls of `bytes` in all (over the whole
+/// sequence; each rank holds 1 / cp of it and sends (cp - 1) / cp of that).
+double ulyssesAllToAll(const HardwareProfile &hw, int64_t cp, double bytes) {
+  if (cp <= 1 || bytes <= 0)
+    return 0;
+  const AlphaBeta &ab = cp <= hw.devicesPerNode ? hw.intra : hw.inter;
+  const double n = static_cast<double>(cp);
+  return (n - 1) * ab.alpha + (n - 1) / (n * n) * bytes * ab.beta;
+}
+
 /// What the cp all-gather attention backward holds beyond the unit's
 /// workspace at S / cp rows, per micro-batch of `m` sequences: the keys
 /// and values gathered for all S rows, their full-length gradients before
@@ -483,7 +493,6 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   const double share =
       hw.computeShare(std::min<int64_t>(devices, hw.devicesPerNode));
   const double slots = static_cast<double>(plan.microBatches + plan.pp - 1);
-  const bool crossNodeCp = plan.cp > hw.devicesPerNode;
   // The gradients are summed over the dp x cp ranks (the cp blocks of a
   // sequence hold partial gradients too), and ZeRO shards over all of them.
   const int64_t dpGroup = plan.dp * plan.cp;
@@ -500,6 +509,9 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   out.split.memoryLimit = memoryLimit;
   double transient = 0;
   int64_t largestUnitParams = 0;
+  int64_t attentionOps = 0; // over the units (Ulysses' distance share)
+  for (const UnitProfile &u : model.units)
+    attentionOps += u.attentionOps;
   for (const UnitProfile &u : model.units) {
     UnitCost c;
     c.name = u.name;
@@ -518,12 +530,27 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     double cpComm = 0;
     if (plan.cp > 1 && u.attentionOps) {
       double kv = u.kvBytes * m;
-      if (plan.cpMode == "ulysses")
-        cpComm = 4 * hw.allGather(plan.cp, 2 * kv) / plan.cp;
-      else
-        cpComm = 2 * hw.allGather(plan.cp, kv) * (crossNodeCp ? 1 : 1);
-      if (plan.recompute)
-        cpComm *= 1.5;
+      if (plan.cpMode == "ulysses") {
+        // What runtime/cp/CpUlysses.cpp moves per attention: the forward
+        // q, k, v to heads and the output back (2 kv), the dense bias to
+        // heads; the backward q, k, v, dO to heads and dq, dk, dv back
+        // (3.5 kv), the bias to heads and its gradient back.
+        // Recomputation runs the forward twice. The int16 distance rows of
+        // a spatial bias read in place are all-gathered once per
+        // micro-batch (each attention unit its share).
+        const double bias = m * keptBias(u, plan);
+        const double dist =
+            hw.allGather(plan.cp, m * distanceBytes(model, plan)) *
+            static_cast<double>(u.attentionOps) /
+            static_cast<double>(attentionOps);
+        const double fwd = ulyssesAllToAll(hw, plan.cp, 2 * kv + bias);
+        const double bwd = ulyssesAllToAll(hw, plan.cp, 3.5 * kv + 2 * bias);
+        cpComm = dist + (plan.recompute ? 2 : 1) * fwd + bwd;
+      } else {
+        cpComm = 2 * hw.allGather(plan.cp, kv);
+        if (plan.recompute)
+          cpComm *= 1.5;
+      }
       if (plan.cpMode == "ring" && hw.overlap) {
         double attention =
             3 * m / cp * u.attentionFlops / hw.attentionFlops / share;

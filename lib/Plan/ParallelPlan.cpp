@@ -137,9 +137,6 @@ llvm::Error megagraph::checkPlanImplemented(const ParallelPlan &plan) {
   auto notYet = [&](const Twine &why) {
     return fail("--plan " + toString(plan) + ": " + why);
   };
-  if (plan.cp != 1 && plan.cpMode != "allgather" && plan.cpMode != "ring")
-    return notYet("cp_mode=" + plan.cpMode +
-                  " is not implemented (allgather or ring)");
   if (plan.pp == 1 && !plan.stages.empty())
     return notYet("stages apply to pipeline parallelism (pp > 1)");
   if ((plan.mop > 1 || plan.gp > 1) &&

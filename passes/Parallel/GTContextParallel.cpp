@@ -8,8 +8,11 @@
 // blocks are uneven, and the last row of a shorter block is padding, which
 // the cp kernels skip), and marks every gt.attention as context-parallel
 // (`gt.cp`), so that bufferization calls the runtime's cp attention, which
-// meets the other ranks' keys and values by all-gather or around a ring.
-// The bias keeps its S key columns; it is computed locally and never sent.
+// meets the other ranks' keys and values by all-gather or around a ring,
+// or (mode=ulysses) moves q, k, v from rows to heads by all-to-all and the
+// output back. The bias keeps its S key columns; it is computed locally,
+// and only Ulysses sends it (to heads: each rank needs all query rows of
+// its H / cp heads, so cp must divide the heads of every attention).
 //
 // tosa.transpose permutes the node dimension; tosa.reshape carries it when
 // it stays a dimension of its own (the reshape splits or merges other dims,
@@ -262,9 +265,11 @@ struct GTContextParallelPass
       modeValue = MGRT_CP_ALLGATHER;
     else if (mode == "ring")
       modeValue = MGRT_CP_RING;
+    else if (mode == "ulysses")
+      modeValue = MGRT_CP_ULYSSES;
     else {
-      module.emitError() << "gt-context-parallel: mode must be allgather or "
-                            "ring, got '"
+      module.emitError() << "gt-context-parallel: mode must be allgather, "
+                            "ring or ulysses, got '"
                          << mode << "'";
       return signalPassFailure();
     }
@@ -305,6 +310,13 @@ struct GTContextParallelPass
         return signalPassFailure();
       }
       S = q.getDimSize(1);
+      // Ulysses moves whole heads: head group c of every attention to rank c.
+      if (modeValue == MGRT_CP_ULYSSES && a.getNumHeads() % cp) {
+        a.emitOpError() << "gt-context-parallel: mode=ulysses needs cp="
+                        << static_cast<int64_t>(cp) << " to divide the "
+                        << a.getNumHeads() << " heads";
+        return signalPassFailure();
+      }
     }
     if (S < cp) {
       attentions.front().emitOpError()

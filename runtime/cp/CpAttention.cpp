@@ -4,11 +4,12 @@
 // layout of the group, then either the all-gather variant (here: gather K
 // and V, run the single-process kernel for the local queries against all
 // keys, reduce-scatter dK / dV back to their owners) or the ring variant
-// (CpRing.cpp). The bias and mask rows of the local queries go to the kernel
-// as they are; they never cross the network. So do the spatial entries'
-// distance rows of the local queries (over all S keys) and the table: the
-// kernels add table[distance] per score, and the backward's dtable is the
-// local rows' part of the table gradient.
+// (CpRing.cpp) or the Ulysses variant (CpUlysses.cpp, which moves the
+// bias and mask to heads). With the other two, the bias and mask rows of the
+// local queries go to the kernel as they are; they never cross the network. So
+// do the spatial entries' distance rows of the local queries (over all S keys)
+// and the table: the kernels add table[distance] per score, and the backward's
+// dtable is the local rows' part of the table gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,7 +151,8 @@ int prepare(const char *call, mgrt_comm_group *group, int mode,
   if (!group || mgrt_comm_backend_of(group) != MGRT_COMM_MPI)
     return comm::fail(MGRT_ERR_ARGUMENT, call,
                       "needs an MPI group (host buffers)");
-  if (mode != MGRT_CP_ALLGATHER && mode != MGRT_CP_RING)
+  if (mode != MGRT_CP_ALLGATHER && mode != MGRT_CP_RING &&
+      mode != MGRT_CP_ULYSSES)
     return comm::fail(MGRT_ERR_ARGUMENT, call, "unknown mode %d", mode);
   if (!q || !k || !v)
     return comm::fail(MGRT_ERR_ARGUMENT, call, "null operand descriptor");
@@ -298,6 +300,9 @@ int cpForward(const char *call, mgrt_comm_group *group, int mode,
   if (int rc = prepare(call, group, mode, q, k, v, bias, mask, nullptr,
                        numHeads, flags, l))
     return rc;
+  if (mode == MGRT_CP_ULYSSES)
+    return ulyssesForward(call, group, l, out, q, k, v, bias, mask, distance,
+                          table, numHeads, scale, flags);
   // The local rows' distances over all S keys; each key block reads its
   // columns.
   std::vector<float> tableT;
@@ -333,6 +338,10 @@ int cpBackward(const char *call, mgrt_comm_group *group, int mode,
   if (int rc = prepare(call, group, mode, q, k, v, bias, mask, dbias, numHeads,
                        flags, l))
     return rc;
+  if (mode == MGRT_CP_ULYSSES)
+    return ulyssesBackward(call, group, l, dq, dk, dv, dbias, dtable, dout, q,
+                           k, v, bias, mask, distance, table, numHeads, scale,
+                           flags);
   std::vector<float> tableT;
   SpatialBias spatial;
   if (distance || table)

@@ -2,9 +2,10 @@
 //
 // Internal to the runtime. CpAttention.cpp holds the C entries
 // (megagraph/RuntimeCp.h) and the all-gather variant, CpRing.cpp the ring
-// variant; both work on this rank's row block, described by a Layout of the
-// whole group, with an optional spatial bias (the distance rows of the
-// local queries over all S keys and the table, SpatialBias.h).
+// variant, CpUlysses.cpp the Ulysses variant; all work on this rank's row
+// block, described by a Layout of the whole group, with an optional spatial
+// bias (the distance rows of the local queries over all S keys and the table,
+// SpatialBias.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,6 +104,33 @@ int ringBackward(mgrt_comm_group *group, const Layout &layout,
                  int64_t numHeads, float scale, int64_t flags,
                  const SpatialBias *spatial = nullptr,
                  mgrt_memref_f32_2 *dtable = nullptr);
+
+/// Ulysses variant (CpUlysses.cpp): q, k, v (and dO) moved from rows to
+/// heads by all-to-all, the single-process kernel on this rank's H / C
+/// heads over all S rows, the results moved back. The bias, mask and dbias
+/// travel too (to heads and back); `distance` (optional, with `table` and
+/// in the backward `dtable`): the rank's [B|1, S_r, S] distance rows,
+/// all-gathered (once while every rank's rows stay the same: a step's
+/// attentions reuse them), and dtable gets this rank's heads' columns (the
+/// others zero). The working buffers are tracked (mgrt_alloc). Fails
+/// unless the group size divides `numHeads`.
+int ulyssesForward(const char *call, mgrt_comm_group *group,
+                   const Layout &layout, mgrt_memref_f32_3 *out,
+                   mgrt_memref_f32_3 *q, mgrt_memref_f32_3 *k,
+                   mgrt_memref_f32_3 *v, mgrt_memref_f32_4 *bias,
+                   mgrt_memref_i8_4 *mask, const mgrt_memref_i16_3 *distance,
+                   const mgrt_memref_f32_2 *table, int64_t numHeads,
+                   float scale, int64_t flags);
+int ulyssesBackward(const char *call, mgrt_comm_group *group,
+                    const Layout &layout, mgrt_memref_f32_3 *dq,
+                    mgrt_memref_f32_3 *dk, mgrt_memref_f32_3 *dv,
+                    mgrt_memref_f32_4 *dbias, mgrt_memref_f32_2 *dtable,
+                    mgrt_memref_f32_3 *dout, mgrt_memref_f32_3 *q,
+                    mgrt_memref_f32_3 *k, mgrt_memref_f32_3 *v,
+                    mgrt_memref_f32_4 *bias, mgrt_memref_i8_4 *mask,
+                    const mgrt_memref_i16_3 *distance,
+                    const mgrt_memref_f32_2 *table, int64_t numHeads,
+                    float scale, int64_t flags);
 
 /// Whether a ring step overlaps its transfer with its attention (compute on
 /// a helper thread, MPI on the calling one): MEGAGRAPH_CP_OVERLAP=0 turns

@@ -5,7 +5,9 @@ B / dp (each dp replica's batch), compiled with `--train` and with
 `--train --plan cp=C,cp_mode=M[,dp=P]`, and trained on the same synthetic
 SBM for 20 steps, alone and under `mpirun -np P*C`. In the cp run each rank
 holds S / C nodes of every sequence (its METIS block) and the attention
-meets the other blocks' keys by all-gather or around a ring. When C does
+meets the other blocks' keys by all-gather or around a ring, or (Ulysses)
+moves q, k, v and the bias rows to all S rows of H / C heads by
+all-to-all and the output back. When C does
 not divide S (cp=3 with S = 32) the blocks are uneven, 11, 11 and 10
 nodes: every rank's program has ceil(S / C) rows and a shorter block's
 last row is padding. The cp run
@@ -15,7 +17,8 @@ cp program must also have the per-rank shapes ([B, S/C, F] features,
 [B, S/C, S] distances) and the cp attention calls in its LLVM IR.
 
 usage: train_cp_check.py MEGAGRAPH_COMPILE WORKDIR --model graphormer|plain|mha
-           --cp C [--dp P] [--mode allgather|ring] [--optimizer sgd|adamw]
+           --cp C [--dp P] [--mode allgather|ring|ulysses]
+           [--optimizer sgd|adamw]
            [--lr X] [--global-batch B] [--zero 0|1|2|3]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
@@ -123,7 +126,7 @@ def main():
                     default="graphormer")
     ap.add_argument("--cp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
-    ap.add_argument("--mode", choices=["allgather", "ring"],
+    ap.add_argument("--mode", choices=["allgather", "ring", "ulysses"],
                     default="allgather")
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--lr", default="0.1")
@@ -162,6 +165,13 @@ def main():
             irs["llvm"] = subprocess.run(
                 [args.compiler, onnx_path, *train, *extra, "--emit=llvm"],
                 check=True, capture_output=True, text=True).stdout
+    if args.mode == "ulysses" and tg.S % C == 0:
+        # The same cp program with the all-gather, for comm_bytes below.
+        plan_ag = plan.replace("cp_mode=ulysses", "cp_mode=allgather")
+        exes["ag"] = os.path.join(args.work, "ag")
+        subprocess.run([args.compiler, os.path.join(args.work, "cp.onnx"),
+                        *train, "--plan", plan_ag, "--emit=exe", "-o",
+                        exes["ag"]], check=True)
     data = (f"synthetic:sbm,nodes=2048,classes={tg.C},features={tg.F},"
             "signal=3,seed=3")
     run = ["--mode", "train", "--data", data, "--steps", str(STEPS),
@@ -233,6 +243,41 @@ def main():
           f"the edges inside the sequences cut (random split: "
           f"{randomCut:.0f}%)")
     tdp.compare_runs(check, single, cp, P * C, STEPS)
+    if "ag" in exes:
+        # comm_bytes counts the all-to-alls: each rank sends per step what
+        # the all-gather program sends, less its attention traffic (K, V
+        # gathered twice, dK, dV reduce-scattered: C - 1 blocks each),
+        # plus Ulysses's: per attention q, k, v to heads and the output
+        # back, q, k, v, dO to heads and dq, dk, dv back (11 x (C - 1) / C
+        # of the rank's [B, S/C, D]), the dense bias to heads twice and its
+        # gradient back (3 x (C - 1) / C of [B, H, S/C, S]); or the int16
+        # distance rows of the spatial bias, gathered once per step (the
+        # step's four spatial calls each all-reduce one int to agree that
+        # the rows are unchanged).
+        log = os.path.join(args.work, "ag.jsonl")
+        if os.path.exists(log):
+            os.remove(log)
+        subprocess.run(tdp.mpirun() + ["-np", str(P * C), exes["ag"], *run[:-3],
+                                       "--steps", "2", "--quiet",
+                                       "--log-json", log],
+                       check=True, stdout=subprocess.DEVNULL, timeout=600)
+        ag = [json.loads(l) for l in open(log)][-1]["comm_bytes"]
+        Bl, R, f = B // P, tg.S // C, 4
+        act = Bl * R * tg.D * f * (C - 1) // C
+        agAtt = 6 * (C - 1) * Bl * R * tg.D * f
+        ulAtt = 11 * act
+        if args.model == "mha":
+            ulAtt += 3 * Bl * tg.H * R * tg.S * f * (C - 1) // C
+        perStep = 0
+        if args.model == "graphormer":
+            perStep = (C - 1) * Bl * R * tg.S * 2 + 4 * int(2 * (C - 1) / C * 4)
+        want = [a - 2 * agAtt + 2 * ulAtt + perStep for a in ag]
+        got = cp[-1]["comm_bytes"]
+        check("comm_bytes", got == want and all(
+            r["comm_bytes"] == got for r in cp),
+              f"{got[0]} bytes per rank per step with Ulysses, {ag[0]} "
+              f"with the all-gather (2 attentions: {ulAtt} vs {agAtt} "
+              f"bytes each; distance rows {perStep})")
     if args.zero:
         # ZeRO shards over all P * C ranks (the gradients are summed over
         # dp x cp): 1/(P*C) of the AdamW moments (plus the step counter and

@@ -28,7 +28,7 @@ identical initializers (all-ones LN weights) into one tensor, which would tie
 parameters across stages (rejected by gt-pipeline-split).
 
 usage: train_pp_check.py MEGAGRAPH_COMPILE WORKDIR --pp K --mb M [--dp D]
-           [--cp C] [--cp-mode allgather|ring]
+           [--cp C] [--cp-mode allgather|ring|ulysses]
            [--optimizer sgd|adamw] [--lr X] [--stages a:b:...]
            [--schedule 1f1b|gpipe] [--recompute] [--zero 1|2|3]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
@@ -59,7 +59,7 @@ def main():
     ap.add_argument("--mb", type=int, required=True)
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--cp", type=int, default=1)
-    ap.add_argument("--cp-mode", choices=["allgather", "ring"],
+    ap.add_argument("--cp-mode", choices=["allgather", "ring", "ulysses"],
                     default="allgather")
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--lr", default="0.1")

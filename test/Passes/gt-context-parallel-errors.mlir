@@ -1,6 +1,6 @@
 // RUN: megagraph-opt %s --gt-context-parallel=cp=2 -split-input-file -verify-diagnostics
-// RUN: not megagraph-opt %s --split-input-file --gt-context-parallel="cp=2 mode=ulysses" 2>&1 | FileCheck %s --check-prefix=MODE
-// MODE: error: gt-context-parallel: mode must be allgather or ring, got 'ulysses'
+// RUN: not megagraph-opt %s --split-input-file --gt-context-parallel="cp=2 mode=tree" 2>&1 | FileCheck %s --check-prefix=MODE
+// MODE: error: gt-context-parallel: mode must be allgather, ring or ulysses, got 'tree'
 // RUN: not megagraph-opt %s --split-input-file --gt-context-parallel=cp=0 2>&1 | FileCheck %s --check-prefix=CP0
 // CP0: error: gt-context-parallel: cp, dp and pp must be at least 1, got cp=0 dp=1 pp=1
 

@@ -3,6 +3,8 @@
 // RUN: megagraph-opt %s --gt-context-parallel="cp=1" | FileCheck %s --check-prefix=CP1
 // RUN: megagraph-opt %s --gt-context-parallel="cp=2 pp=2 mode=ring" | FileCheck %s --check-prefix=PP
 // RUN: megagraph-opt %s --gt-context-parallel="cp=2" --gt-autodiff --gt-data-parallel="dp=2 presummed=true" | FileCheck %s --check-prefix=GRAD
+// RUN: megagraph-opt %s --gt-context-parallel="cp=2 mode=ulysses" --gt-autodiff --gt-data-parallel="dp=2 presummed=true" | FileCheck %s --check-prefix=ULYSSES
+// RUN: megagraph-opt %s --gt-context-parallel="cp=2 mode=ulysses" --gt-fuse-spatial-bias --gt-autodiff | FileCheck %s --check-prefix=ULYSSES-FUSED
 // RUN: megagraph-opt %s --gt-context-parallel="cp=2 mode=ring" --gt-fuse-spatial-bias --gt-autodiff --gt-data-parallel="dp=2 presummed=true" | FileCheck %s --check-prefix=FUSED
 
 // A Graphormer-style layer: S = 8 nodes, D = 8 (= S: the node dimension is
@@ -82,6 +84,36 @@ ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3x
 // FUSED: %[[ALL:.*]] = shard.all_reduce {{.*}} on @gt_dp grid_axes = [0]
 // The table's 5 x 2 gradient is one slice of the reduced bucket.
 // FUSED: tosa.slice %[[ALL]], {{.*}} -> tensor<10xf32>
+// Ulysses (mode 2 of the runtime's cp attention): the same row shapes; the
+// all-to-alls that move q, k, v, the bias rows [2, 2, 4, 8] (to heads:
+// [2, 1, 8, 8] on each rank) and the results happen inside the runtime's
+// cp attention and its backward (bufferize-attention-cp-ulysses.mlir), so
+// no shard collective appears in the forward; the backward returns the
+// bias rows' gradient like the other modes.
+// ULYSSES: shard.grid @gt_cp(shape = 1x2)
+// ULYSSES-LABEL: func.func @main(
+// ULYSSES-SAME: tensor<2x4x4xf32> {gt.name = "x"}
+// ULYSSES-NOT: shard.
+// ULYSSES: gt.attention {{.*}} bias(%{{.*}}) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ulysses, grid = [1, 2, 1, 1], axes = 2>}
+// ULYSSES-SAME: (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x4x8xf32>
+// ULYSSES-NOT: shard.
+// ULYSSES-LABEL: func.func @main_grad(
+// ULYSSES: shard.all_reduce {{.*}} on @gt_cp grid_axes = [0, 1] : tensor<1xf32>
+// ULYSSES: gt.attention_grad {{.*}} heads = 2 {gt.cp = #gt.cp<size = 2, mode = ulysses
+// ULYSSES-SAME: -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>)
+// ULYSSES: shard.all_reduce {{.*}} on @gt_dp grid_axes = [0]
+
+// Ulysses with the spatial bias read in place: the attentions take the
+// rank's distance rows [2, 4, 8] (the runtime all-gathers them) and the
+// whole table; no [2, 2, 4, 8] bias.
+// ULYSSES-FUSED-LABEL: func.func @main(
+// ULYSSES-FUSED-NOT: gt.spatial_bias
+// ULYSSES-FUSED: gt.attention {{.*}} spatial(%{{.*}}, %{{.*}}) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ulysses
+// ULYSSES-FUSED-SAME: (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xi64>, tensor<5x2xf32>) -> tensor<2x4x8xf32>
+// ULYSSES-FUSED-LABEL: func.func @main_grad(
+// ULYSSES-FUSED-NOT: tensor<2x2x4x8xf32>
+// ULYSSES-FUSED: gt.attention_grad {{.*}} spatial(%{{.*}}, %{{.*}}) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ulysses
+// ULYSSES-FUSED-SAME: -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<5x2xf32>)
 func.func @main(%x: tensor<2x8x4xf32> {gt.name = "x"},
                 %deg: tensor<2x8xi64> {gt.name = "in_degree"},
                 %spd: tensor<2x8x8xi64> {gt.name = "spd"})

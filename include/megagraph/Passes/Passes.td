@@ -1017,8 +1017,11 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
     touches a sharded value but is not row-local is an error. Each `gt.attention`
     gets `gt.cp = #gt.cp<size, mode, grid, axes>`: bufferization then calls
     `mgrt_cp_attention_f32` (and, through gt-autodiff, `_bwd_f32`) over the
-    cp axis of the grid dp x cp, which all-gathers K / V (mode allgather)
-    or passes them around a ring (mode ring); the bias is never sent.
+    cp axis of the grid dp x cp, which all-gathers K / V (mode allgather),
+    passes them around a ring (mode ring), or (mode ulysses) moves q, k, v
+    and the bias from rows to heads by all-to-all, attends over all S rows
+    of H / cp heads and moves the output back: cp must divide the heads of
+    every attention. The bias is sent only by ulysses.
     The module gets `func.func @megagraph_plan_cp() -> i64` (a record for
     tools; the driver reads the entry table's `mgrt_plan`).
     The loss and gradient reduction over dp x cp is gt-data-parallel's
@@ -1034,7 +1037,7 @@ def GTContextParallel : Pass<"gt-context-parallel", "::mlir::ModuleOp"> {
            "dp x pp x cp, and the pipeline's last stage seeds the loss "
            "gradient from the driver (no gt.cp_seed)">,
     Option<"mode", "mode", "std::string", /*default=*/"\"allgather\"",
-           "How keys reach the queries: allgather or ring">,
+           "How keys reach the queries: allgather, ring or ulysses">,
   ];
   let dependentDialects = ["::megagraph::gt::GTDialect", "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",

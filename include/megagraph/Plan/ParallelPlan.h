@@ -70,7 +70,7 @@ llvm::Expected<ParallelPlan> parseParallelPlan(llvm::StringRef spec);
 llvm::Error verifyParallelPlan(const ParallelPlan &plan);
 
 /// Checks that the compiler and the driver implement the plan (a valid
-/// one): cp not with pp, cp_mode allgather or ring, mb and stages only
+/// one): mb and stages only
 /// with pp. The one place that decides
 /// which plans megagraph-compile --plan accepts and the search may choose.
 llvm::Error checkPlanImplemented(const ParallelPlan &plan);

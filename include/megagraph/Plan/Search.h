@@ -24,10 +24,9 @@ struct SearchOptions {
   /// Per-device memory budget in bytes; <= 0: the profile's device memory.
   int64_t deviceMemory = 0;
   std::vector<int64_t> zeroStages = {0, 1, 2, 3};
-  /// The cp modes tried: those the compiler builds (gt-context-parallel's
-  /// allgather and ring). "ulysses" is modelled (cp must divide the heads)
-  /// and can be added here to rank it, but it does not compile.
-  std::vector<std::string> cpModes = {"allgather", "ring"};
+  /// The cp modes tried (gt-context-parallel's allgather, ring and
+  /// ulysses; Ulysses only where cp divides the heads).
+  std::vector<std::string> cpModes = {"allgather", "ring", "ulysses"};
   /// Fewest rows (nodes) of a sequence per cp rank (S / cp rounded down:
   /// cp need not divide S, the blocks are then uneven): a smaller block's
   /// attention is too little work to pay for moving K/V (or the bias)

@@ -16,13 +16,14 @@
  * results of _mlir_ciface_mgrt_attention_f32 / _bwd_f32 (Runtime.h) on the
  * full sequence: out and dq are this rank's rows of the full results, dk
  * and dv the gradients of this rank's keys and values (summed over every
- * rank's queries), dbias this rank's rows of the full dbias. The bias, the
- * mask and dbias are never communicated: each rank holds and computes
- * 1/C of every [S,S] quantity. A dbias broadcast over the query dimension
- * (size 1) comes back as the partial sum over this rank's queries; the
- * caller sums it over the group.
+ * rank's queries), dbias this rank's rows of the full dbias. Each rank
+ * holds and computes 1/C of every [S,S] quantity; the all-gather and ring
+ * variants never communicate the bias, the mask or dbias (Ulysses does).
+ * A dbias broadcast over the query dimension (size 1) comes back as a
+ * per-rank partial (the sum over this rank's queries; under Ulysses over
+ * all queries of this rank's heads); the caller sums it over the group.
  *
- * Two ways to meet the keys of the other ranks (the same results):
+ * Three ways to meet the keys of the other ranks (the same results):
  *   MGRT_CP_ALLGATHER  K and V are all-gathered, the local queries attend
  *       to all S keys in one kernel call; the backward computes dK / dV for
  *       all S keys and reduce-scatters them to their owners. Working memory
@@ -35,6 +36,15 @@
  *       each block with its dK / dV accumulator around the ring; after C
  *       steps the accumulators are back at their owners. No rank holds more
  *       than two blocks: O(B max_r S_r (D + Dv)) working memory.
+ *   MGRT_CP_ULYSSES  q, k, v (and dO) move from rows to all S rows of
+ *       H / C heads by one all-to-all each, the single-process kernel runs
+ *       on those heads, and the output (dq, dk, dv) moves back. The bias
+ *       and mask rows move to heads too ([B|1, H/C, S, S]; an operand
+ *       broadcast over the heads goes whole to every rank), dbias back to
+ *       rows; the spatial entries all-gather the distance rows, and dtable
+ *       holds this rank's heads' columns (zero elsewhere: the caller sums
+ *       it over the group, as with the other variants). C must divide the
+ *       heads (MGRT_ERR_ARGUMENT otherwise).
  *
  * Collective over the group: every rank calls with the same mode, B, D, Dv,
  * heads, scale and flags. Returns MGRT_OK, MGRT_ERR_ARGUMENT (bad mode, an
@@ -57,7 +67,8 @@ extern "C" {
 #endif
 
 /* How the keys reach the queries (`mode` argument): mgrt_cp_mode of
- * megagraph/ModelABI.h, MGRT_CP_ALLGATHER or MGRT_CP_RING. */
+ * megagraph/ModelABI.h, MGRT_CP_ALLGATHER, MGRT_CP_RING or
+ * MGRT_CP_ULYSSES. */
 
 /** Forward: this rank's rows of mgrt_attention_f32 on the full sequence. */
 int mgrt_cp_attention_f32(mgrt_comm_group *group, int mode,

@@ -1,13 +1,15 @@
 //===- CpAttentionTest.cpp - Context-parallel attention under mpirun ------===//
 //
-// mgrt_cp_attention_f32 / _bwd_f32 (megagraph/RuntimeCp.h), both modes,
-// against the single-process kernels on the full problem. Every operand is
-// a deterministic function of its global index, so each rank builds only
-// its own rows for the cp call and the whole problem for the reference; the
-// largest error over the ranks (all-reduced) must stay within 1e-4. Row
-// blocks are uneven; one case gives a rank no rows at all. The spatial
-// entries (mgrt_cp_attention_spatial_f32 / _bwd_f32) are checked the same
-// way against the single-process spatial kernels. A last test
+// mgrt_cp_attention_f32 / _bwd_f32 (megagraph/RuntimeCp.h), all three
+// modes (all-gather, ring, Ulysses), against the single-process kernels on the
+// full problem. Every operand is a deterministic function of its global index,
+// so each rank builds only its own rows for the cp call and the whole problem
+// for the reference; the largest error over the ranks (all-reduced) must stay
+// within 1e-4. Row blocks are uneven; one case gives a rank no rows at all. The
+// spatial entries (mgrt_cp_attention_spatial_f32 / _bwd_f32) are checked the
+// same way against the single-process spatial kernels. Ulysses alone: the heads
+// must split over the group, and the bytes each rank sends are exactly its
+// all-to-alls' (q, k, v and the bias to heads, the output back). A last test
 // prints each rank's peak tracked bytes against the single-process run.
 //
 //===----------------------------------------------------------------------===//
@@ -184,6 +186,12 @@ float allMax(float x) {
 
 class CpAttention : public ::testing::TestWithParam<int> {};
 
+const char *modeName(int mode) {
+  return mode == MGRT_CP_RING      ? "ring"
+         : mode == MGRT_CP_ULYSSES ? "ulysses"
+                                   : "allgather";
+}
+
 /// Forward and backward of `c` in mode GetParam() against the reference.
 void checkCase(const Case &c, int mode) {
   const int C = np(), r = rank();
@@ -231,8 +239,7 @@ void checkCase(const Case &c, int mode) {
                                     first, c.S, c.S))
                   : 0.f;
   if (r == 0) {
-    std::printf("  [%s np=%d rows", mode == MGRT_CP_RING ? "ring" : "allgather",
-                C);
+    std::printf("  [%s np=%d rows", modeName(mode), C);
     for (int64_t x : rows)
       std::printf(" %lld", (long long)x);
     std::printf("] max abs err: out %.2e dq %.2e dk %.2e dv %.2e dbias %.2e\n",
@@ -474,8 +481,8 @@ void checkSpatial(Case c, int mode, int64_t V) {
   if (r == 0)
     std::printf("  [spatial %s np=%d V=%lld] max abs err: out %.2e dq %.2e "
                 "dk %.2e dv %.2e dbias %.2e dtable %.2e (of %.2e)\n",
-                mode == MGRT_CP_RING ? "ring" : "allgather", C, (long long)V,
-                eOut, eDq, eDk, eDv, eDb, eDt, scaleDt);
+                modeName(mode), C, (long long)V, eOut, eDq, eDk, eDv, eDb, eDt,
+                scaleDt);
   EXPECT_LE(eOut, 1e-4f);
   EXPECT_LE(eDq, 1e-4f);
   EXPECT_LE(eDk, 1e-4f);
@@ -506,11 +513,125 @@ TEST_P(CpAttention, SpatialBiasRankWithoutRows) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, CpAttention,
                          ::testing::Values(int(MGRT_CP_ALLGATHER),
-                                           int(MGRT_CP_RING)),
+                                           int(MGRT_CP_RING),
+                                           int(MGRT_CP_ULYSSES)),
                          [](const ::testing::TestParamInfo<int> &info) {
-                           return info.param == MGRT_CP_RING ? "Ring"
-                                                             : "AllGather";
+                           return info.param == MGRT_CP_RING      ? "Ring"
+                                  : info.param == MGRT_CP_ULYSSES ? "Ulysses"
+                                                                  : "AllGather";
                          });
+
+TEST(CpUlysses, RejectsHeadsTheGroupDoesNotDivide) {
+  if (np() < 2)
+    GTEST_SKIP() << "needs two ranks";
+  Case c; // 3 heads over 2 or 4 ranks
+  c.H = 3, c.biasH = 3, c.D = c.Dv = 24;
+  const std::vector<int64_t> rows = splitRows(c.S, np(), false);
+  int64_t first = 0;
+  for (int s = 0; s < rank(); ++s)
+    first += rows[s];
+  Rows loc(c, rows[rank()], first);
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
+  EXPECT_EQ(mgrt_cp_attention_f32(world(), MGRT_CP_ULYSSES, &loc.o, &loc.q,
+                                  &loc.k, &loc.v, nullptr, nullptr, c.H, 1.f,
+                                  0),
+            MGRT_ERR_ARGUMENT);
+  EXPECT_NE(std::strstr(mgrt_comm_last_error(), "to divide the 3 heads"),
+            nullptr)
+      << mgrt_comm_last_error();
+  mgrt_comm_set_error_mode(prev);
+}
+
+/// The bytes a rank sends in one Ulysses forward (mgrt_comm_bytes_sent):
+/// the row-count all-gather of the layout, q, k and v to heads (1 - 1/C of
+/// this rank's rows), the [1, H, rows, S] bias to heads (1 - 1/C of its
+/// rows), the [B, 1, rows, S] int8 mask (whole, to every other rank: it is
+/// not split by heads) and the output back to rows (the other ranks' rows
+/// of this rank's H / C heads). Then the backward: q, k, v, dO to heads,
+/// bias and mask again, dq, dk, dv and dbias back.
+TEST(CpUlysses, BytesSentAreTheAllToAlls) {
+  Case c;
+  const int C = np(), r = rank();
+  const std::vector<int64_t> rows = splitRows(c.S, C, false);
+  int64_t first = 0;
+  for (int s = 0; s < r; ++s)
+    first += rows[s];
+  const int64_t R = rows[r], others = c.S - R, flags = flagsOf(c);
+  Rows loc(c, R, first);
+  const int64_t f = sizeof(float), layout = (C - 1) * sizeof(int64_t);
+  // To heads: this rank's rows of the other ranks' heads; back: the other
+  // ranks' rows of this rank's heads.
+  auto to = [&](int64_t width) { return c.B * R * width / C * (C - 1) * f; };
+  auto back = [&](int64_t width) { return c.B * others * width / C * f; };
+  const int64_t bias = c.biasB * c.H * R * c.S / C * (C - 1) * f;
+  const int64_t dbias = c.biasB * c.H * others * c.S / C * f;
+  const int64_t mask = c.B * R * c.S * (C - 1);
+  uint64_t before = mgrt_comm_bytes_sent();
+  ASSERT_EQ(mgrt_cp_attention_f32(world(), MGRT_CP_ULYSSES, &loc.o, &loc.q,
+                                  &loc.k, &loc.v, &loc.b, &loc.m, c.H, 0.3f,
+                                  flags),
+            MGRT_OK);
+  const int64_t fwd = int64_t(mgrt_comm_bytes_sent() - before);
+  EXPECT_EQ(fwd, layout + to(2 * c.D + c.Dv) + bias + mask + back(c.Dv));
+  before = mgrt_comm_bytes_sent();
+  ASSERT_EQ(mgrt_cp_attention_bwd_f32(world(), MGRT_CP_ULYSSES, &loc.dQ,
+                                      &loc.dK, &loc.dV, &loc.dB, &loc.dO,
+                                      &loc.q, &loc.k, &loc.v, &loc.b, &loc.m,
+                                      c.H, 0.3f, flags),
+            MGRT_OK);
+  const int64_t bwd = int64_t(mgrt_comm_bytes_sent() - before);
+  EXPECT_EQ(bwd, layout + to(2 * c.D + 2 * c.Dv) + bias + mask +
+                     back(2 * c.D + c.Dv) + dbias);
+  if (r == 0)
+    std::printf("  [ulysses np=%d S=%lld] rank 0 sends %lld bytes forward, "
+                "%lld backward\n",
+                C, (long long)c.S, (long long)fwd, (long long)bwd);
+}
+
+/// The spatial Ulysses entries gather the int16 distance rows of all ranks
+/// once while they stay the same (a step's attentions read the same
+/// ones): a second call with the same rows sends that much less, one with
+/// changed rows on one rank gathers again.
+TEST(CpUlysses, DistanceRowsTravelOncePerStep) {
+  Case c;
+  c.hasBias = c.hasMask = c.wantDBias = false, c.S = 64;
+  const int C = np(), r = rank();
+  const std::vector<int64_t> rows = splitRows(c.S, C, false);
+  int64_t first = 0;
+  for (int s = 0; s < r; ++s)
+    first += rows[s];
+  const int64_t R = rows[r], V = 6;
+  Rows loc(c, R, first);
+  std::vector<int16_t> d(c.B * R * c.S);
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < c.S; ++j)
+        d[(b * R + i) * c.S + j] = static_cast<int16_t>((first + i + j) % V);
+  mgrt_memref_i16_3 D{};
+  D.allocated = D.aligned = d.data();
+  D.sizes[0] = c.B, D.sizes[1] = R, D.sizes[2] = c.S;
+  D.strides[0] = R * c.S, D.strides[1] = c.S, D.strides[2] = 1;
+  std::vector<float> table(V * c.H, 0.25f);
+  mgrt_memref_f32_2 T{};
+  T.allocated = T.aligned = table.data();
+  T.sizes[0] = V, T.sizes[1] = c.H, T.strides[0] = c.H, T.strides[1] = 1;
+  auto sent = [&] {
+    const uint64_t before = mgrt_comm_bytes_sent();
+    EXPECT_EQ(mgrt_cp_attention_spatial_f32(world(), MGRT_CP_ULYSSES, &loc.o,
+                                            &loc.q, &loc.k, &loc.v, nullptr,
+                                            nullptr, &D, &T, c.H, 0.3f, 0),
+              MGRT_OK);
+    return int64_t(mgrt_comm_bytes_sent() - before);
+  };
+  for (int16_t &x : d) // rows no earlier call has seen
+    x = static_cast<int16_t>(V - 1 - x);
+  const int64_t gathered = sent(), reused = sent();
+  const int64_t rowsBytes = (C - 1) * c.B * R * c.S * int64_t(sizeof(int16_t));
+  EXPECT_EQ(gathered - reused, rowsBytes);
+  if (r == C - 1)
+    d[0] = static_cast<int16_t>(d[0] + 1); // one rank's rows change
+  EXPECT_EQ(sent(), gathered);
+}
 
 /// A tracked (mgrt_alloc) array, so the peak counts it.
 struct Tracked {

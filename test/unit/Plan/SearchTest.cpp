@@ -276,6 +276,15 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   ulysses.cpMode = "ulysses";
   EXPECT_NEAR(predict(m, ulysses, hw).memory.activations,
               c1.memory.activations / 4, 1e-6 * c1.memory.activations);
+  // Ulysses moves the bias to heads (and its gradient back) every layer;
+  // all-gather and ring never send it.
+  ModelProfile noBias = m;
+  for (UnitProfile &u : noBias.units)
+    u.biasBytes = 0;
+  EXPECT_GT(predict(m, ulysses, hw).communicationTime,
+            predict(noBias, ulysses, hw).communicationTime);
+  EXPECT_DOUBLE_EQ(predict(m, cp, hw).communicationTime,
+                   predict(noBias, cp, hw).communicationTime);
   ParallelPlan ring = cp;
   ring.cpMode = "ring";
   EXPECT_DOUBLE_EQ(predict(m, ring, hw).memory.activations,
@@ -374,17 +383,15 @@ TEST(PlanSearch, ConsidersOnlyPlansThatCanExist) {
   ModelProfile m = syntheticTransformer(4, 128, 8, 1024, 256);
   SearchOptions o;
   o.devices = 1024;
-  // By default only what compiles: no Ulysses, every plan accepted by
-  // checkPlanImplemented (what megagraph-compile --plan refuses).
-  for (const ParallelPlan &p : enumeratePlans(m, o)) {
-    EXPECT_NE(p.cpMode, "ulysses") << toString(p);
+  // By default all three cp modes, Ulysses only where cp divides the
+  // heads, every plan accepted by checkPlanImplemented (what
+  // megagraph-compile --plan refuses).
+  std::vector<ParallelPlan> plans = enumeratePlans(m, o);
+  for (const ParallelPlan &p : plans) {
     llvm::Error e = checkPlanImplemented(p);
     EXPECT_FALSE(static_cast<bool>(e)) << toString(p);
     llvm::consumeError(std::move(e));
   }
-  // Ulysses, when asked for, only where cp divides the heads.
-  o.cpModes.push_back("ulysses");
-  std::vector<ParallelPlan> plans = enumeratePlans(m, o);
   ASSERT_FALSE(plans.empty());
   bool ulysses = false;
   for (const ParallelPlan &p : plans) {
@@ -395,6 +402,11 @@ TEST(PlanSearch, ConsidersOnlyPlansThatCanExist) {
     }
   }
   EXPECT_TRUE(ulysses);
+  // Without it in the modes, none.
+  o.cpModes = {"allgather", "ring"};
+  for (const ParallelPlan &p : enumeratePlans(m, o))
+    EXPECT_NE(p.cpMode, "ulysses") << toString(p);
+  o.cpModes = SearchOptions().cpModes;
   // ZeRO shards over dp x cp: cp alone has ZeRO stages too.
   o.devices = 4;
   bool zeroUnderCp = false;
