@@ -122,6 +122,38 @@ int fillCounts(const mgrt_comm_group *g, const int64_t *given, int64_t uniform,
   return MGRT_OK;
 }
 
+/// The per-rank counts and displacements of an all-to-all, checked.
+struct AllToAllCounts {
+  std::vector<int64_t> sc, sd, rc, rd;
+  int64_t st = 0, rt = 0;
+};
+
+int allToAllCounts(const mgrt_comm_group *g, const void *send,
+                   const int64_t *send_counts, const void *recv,
+                   const int64_t *recv_counts, int64_t count, int dtype,
+                   const char *call, AllToAllCounts &c) {
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if ((!send_counts || !recv_counts) && count < 0)
+    return fail(MGRT_ERR_ARGUMENT, call, "count %lld is negative",
+                (long long)count);
+  if (int rc = fillCounts(g, send_counts, count, c.sc, c.sd, c.st,
+                          "send_counts", call))
+    return rc;
+  if (int rc = fillCounts(g, recv_counts, count, c.rc, c.rd, c.rt,
+                          "recv_counts", call))
+    return rc;
+  if (int rc = checkCount(c.st, send, "send", call))
+    return rc;
+  if (int rc = checkCount(c.rt, recv, "recv", call))
+    return rc;
+  if (c.st > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  return MGRT_OK;
+}
+
 } // namespace
 
 namespace mgrt::comm {
@@ -543,30 +575,13 @@ int mgrt_comm_all_to_all(mgrt_comm_group *g, const void *send,
                          const int64_t *send_counts, void *recv,
                          const int64_t *recv_counts, int64_t count, int dtype) {
   const char *call = "mgrt_comm_all_to_all";
-  if (int rc = checkGroup(g, call))
+  AllToAllCounts c;
+  if (int rc = allToAllCounts(g, send, send_counts, recv, recv_counts, count,
+                              dtype, call, c))
     return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if ((!send_counts || !recv_counts) && count < 0)
-    return fail(MGRT_ERR_ARGUMENT, call, "count %lld is negative",
-                (long long)count);
-  std::vector<int64_t> sc, sd, rc_, rd;
-  int64_t st, rt;
-  if (int rc =
-          fillCounts(g, send_counts, count, sc, sd, st, "send_counts", call))
-    return rc;
-  if (int rc =
-          fillCounts(g, recv_counts, count, rc_, rd, rt, "recv_counts", call))
-    return rc;
-  if (int rc = checkCount(st, send, "send", call))
-    return rc;
-  if (int rc = checkCount(rt, recv, "recv", call))
-    return rc;
-  if (st > 0 && send == recv)
-    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
-  return countSent(g->allToAll(send, sc.data(), sd.data(), recv, rc_.data(),
-                               rd.data(), dtype),
-                   static_cast<double>(st - sc[g->rank]), dtype);
+  return countSent(g->allToAll(send, c.sc.data(), c.sd.data(), recv,
+                               c.rc.data(), c.rd.data(), dtype),
+                   static_cast<double>(c.st - c.sc[g->rank]), dtype);
 }
 
 int mgrt_comm_all_to_all_start(mgrt_comm_group *g, const void *send,
@@ -577,30 +592,13 @@ int mgrt_comm_all_to_all_start(mgrt_comm_group *g, const void *send,
   if (!request)
     return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
   *request = nullptr;
-  if (int rc = checkGroup(g, call))
+  AllToAllCounts c;
+  if (int rc = allToAllCounts(g, send, send_counts, recv, recv_counts, count,
+                              dtype, call, c))
     return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if ((!send_counts || !recv_counts) && count < 0)
-    return fail(MGRT_ERR_ARGUMENT, call, "count %lld is negative",
-                (long long)count);
-  std::vector<int64_t> sc, sd, rc_, rd;
-  int64_t st, rt;
-  if (int rc =
-          fillCounts(g, send_counts, count, sc, sd, st, "send_counts", call))
-    return rc;
-  if (int rc =
-          fillCounts(g, recv_counts, count, rc_, rd, rt, "recv_counts", call))
-    return rc;
-  if (int rc = checkCount(st, send, "send", call))
-    return rc;
-  if (int rc = checkCount(rt, recv, "recv", call))
-    return rc;
-  if (st > 0 && send == recv)
-    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
-  return countSent(g->allToAllStart(send, sc.data(), sd.data(), recv,
-                                    rc_.data(), rd.data(), dtype, request),
-                   static_cast<double>(st - sc[g->rank]), dtype);
+  return countSent(g->allToAllStart(send, c.sc.data(), c.sd.data(), recv,
+                                    c.rc.data(), c.rd.data(), dtype, request),
+                   static_cast<double>(c.st - c.sc[g->rank]), dtype);
 }
 
 int mgrt_comm_reduce_scatter_start(mgrt_comm_group *g, const void *send,

@@ -226,6 +226,35 @@ int maskToHeads(mgrt_comm_group *group, const Layout &l, const Desc *x,
   return MGRT_OK;
 }
 
+/// The dense bias and the mask (those the flags name) moved to this rank's
+/// heads by maskToHeads, with their descriptors.
+struct BiasMaskHeads {
+  Array<float> biasData;
+  Array<int8_t> maskData;
+  mgrt_memref_f32_4 bh{};
+  mgrt_memref_i8_4 mh{};
+  bool hasBias = false, hasMask = false;
+  mgrt_memref_f32_4 *bias() { return hasBias ? &bh : nullptr; }
+  mgrt_memref_i8_4 *mask() { return hasMask ? &mh : nullptr; }
+};
+
+int biasAndMaskToHeads(mgrt_comm_group *group, const Layout &l,
+                       const mgrt_memref_f32_4 *bias,
+                       const mgrt_memref_i8_4 *mask, int64_t H, int64_t flags,
+                       BiasMaskHeads &o) {
+  if ((flags & MGRT_ATTENTION_BIAS) && bias) {
+    if (int rc = maskToHeads(group, l, bias, H, o.biasData, o.bh))
+      return rc;
+    o.hasBias = true;
+  }
+  if ((flags & MGRT_ATTENTION_MASK) && mask) {
+    if (int rc = maskToHeads(group, l, mask, H, o.maskData, o.mh))
+      return rc;
+    o.hasMask = true;
+  }
+  return MGRT_OK;
+}
+
 /// The distance rows of every rank gathered by the last spatial call of a
 /// group. The step's attentions, forward and backward, read the same
 /// distances, so they travel once per step: a call reuses the gathered
@@ -352,20 +381,11 @@ int ulyssesForward(const char *call, mgrt_comm_group *group, const Layout &l,
     return rc;
   if (int rc = activationToHeads(group, l, v, H, vb, vh))
     return rc;
-  Array<float> biasData;
-  Array<int8_t> maskData;
-  mgrt_memref_f32_4 bh{}, *bp = nullptr;
-  mgrt_memref_i8_4 mh{}, *mp = nullptr;
-  if ((flags & MGRT_ATTENTION_BIAS) && bias) {
-    if (int rc = maskToHeads(group, l, bias, H, biasData, bh))
-      return rc;
-    bp = &bh;
-  }
-  if ((flags & MGRT_ATTENTION_MASK) && mask) {
-    if (int rc = maskToHeads(group, l, mask, H, maskData, mh))
-      return rc;
-    mp = &mh;
-  }
+  BiasMaskHeads bm;
+  if (int rc = biasAndMaskToHeads(group, l, bias, mask, H, flags, bm))
+    return rc;
+  mgrt_memref_f32_4 *bp = bm.bias();
+  mgrt_memref_i8_4 *mp = bm.mask();
   Array<int16_t> dist;
   std::vector<float> tableT;
   SpatialBias spatial;
@@ -404,20 +424,13 @@ int ulyssesBackward(const char *call, mgrt_comm_group *group, const Layout &l,
     return rc;
   if (int rc = activationToHeads(group, l, dout, H, ob, oh))
     return rc;
-  Array<float> biasData, dbiasData;
-  Array<int8_t> maskData;
-  mgrt_memref_f32_4 bh{}, *bp = nullptr, dbh{}, *dbp = nullptr;
-  mgrt_memref_i8_4 mh{}, *mp = nullptr;
-  if ((flags & MGRT_ATTENTION_BIAS) && bias) {
-    if (int rc = maskToHeads(group, l, bias, H, biasData, bh))
-      return rc;
-    bp = &bh;
-  }
-  if ((flags & MGRT_ATTENTION_MASK) && mask) {
-    if (int rc = maskToHeads(group, l, mask, H, maskData, mh))
-      return rc;
-    mp = &mh;
-  }
+  BiasMaskHeads bm;
+  if (int rc = biasAndMaskToHeads(group, l, bias, mask, H, flags, bm))
+    return rc;
+  mgrt_memref_f32_4 *bp = bm.bias();
+  mgrt_memref_i8_4 *mp = bm.mask();
+  Array<float> dbiasData;
+  mgrt_memref_f32_4 dbh{}, *dbp = nullptr;
   // dbias of this rank's heads over all S query rows (a query dimension
   // of 1 stays 1: the sum over all S queries of these heads).
   const bool dbiasRows = dbias && queryRows(l, dbias->sizes[2]);

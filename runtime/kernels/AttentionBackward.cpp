@@ -452,14 +452,7 @@ MGRT_V3_INLINE __m256 spatialLookup8(const __m256 (&tab)[4], const int16_t *d,
   __m256i ix = _mm256_cvtepi16_epi32(
       _mm_loadu_si128(reinterpret_cast<const __m128i *>(d)));
   ix = _mm256_min_epi32(_mm256_max_epi32(ix, _mm256_setzero_si256()), hi);
-  __m256 r = _mm256_permutevar8x32_ps(tab[0], ix);
-#pragma GCC unroll 4
-  for (int k = 1; k < NT; ++k) {
-    const __m256 part = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(ix, _mm256_set1_epi32(8 * k - 1)));
-    r = _mm256_blendv_ps(r, _mm256_permutevar8x32_ps(tab[k], ix), part);
-  }
-  return r;
+  return lookupTable8<NT>(tab, ix);
 }
 
 /// tileProbabilities on AVX2, for NT table registers (0: no spatial bias).

@@ -410,16 +410,8 @@ MGRT_V3_INLINE __m256 exp2_8(__m256 x) {
 /// 8-row part of the head's column, blended by the index's part.
 template <int NT>
 MGRT_V3_INLINE __m256 lookup8(const __m256 (&tab)[4], const uint8_t *p) {
-  const __m256i ix = _mm256_cvtepu8_epi32(
-      _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
-  __m256 r = _mm256_permutevar8x32_ps(tab[0], ix);
-#pragma GCC unroll 4
-  for (int k = 1; k < NT; ++k) {
-    const __m256 part = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(ix, _mm256_set1_epi32(8 * k - 1)));
-    r = _mm256_blendv_ps(r, _mm256_permutevar8x32_ps(tab[k], ix), part);
-  }
-  return r;
+  return lookupTable8<NT>(tab, _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                                   reinterpret_cast<const __m128i *>(p))));
 }
 
 /// G keys into the running state of 8 query rows: m, ref, l in registers,

@@ -26,6 +26,8 @@
 
 #include "kernels/VectorMath.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -62,6 +64,21 @@ MGRT_INLINE VInt loadIndices(const int16_t *p, int32_t hi) {
   const VInt zero = VInt{} + 0, top = VInt{} + hi;
   x = x < zero ? zero : x;
   return x > top ? top : x;
+}
+
+/// The table entries of 8 indices ix (already clamped to the table) for
+/// the AVX2 bodies: a permute of each 8-row part of the head's column (tab:
+/// NT registers), blended by the index's part.
+template <int NT>
+MGRT_V3_INLINE __m256 lookupTable8(const __m256 (&tab)[4], __m256i ix) {
+  __m256 r = _mm256_permutevar8x32_ps(tab[0], ix);
+#pragma GCC unroll 4
+  for (int k = 1; k < NT; ++k) {
+    const __m256 part = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(ix, _mm256_set1_epi32(8 * k - 1)));
+    r = _mm256_blendv_ps(r, _mm256_permutevar8x32_ps(tab[k], ix), part);
+  }
+  return r;
 }
 
 /// The clamped index of one distance.

@@ -50,6 +50,20 @@ inline SimdLevel simdLevel() {
   return level;
 }
 
+/// `void NAME PARAMS`, calling NAME##V4, NAME##V3 or NAME##Baseline with
+/// ARGS: the best level the CPU supports (simdLevel).
+#define MGRT_SIMD_SELECT(NAME, PARAMS, ARGS)                                   \
+  void NAME PARAMS {                                                           \
+    switch (::mgrt::simdLevel()) {                                             \
+    case ::mgrt::SimdLevel::V4:                                                \
+      return NAME##V4 ARGS;                                                    \
+    case ::mgrt::SimdLevel::V3:                                                \
+      return NAME##V3 ARGS;                                                    \
+    default:                                                                   \
+      return NAME##Baseline ARGS;                                              \
+    }                                                                          \
+  }
+
 /// Defines `void NAME PARAMS` running NAME##Body ARGS (an MGRT_INLINE
 /// function) compiled for the best of x86-64-v4, x86-64-v3 and the baseline
 /// that the CPU supports.
@@ -61,16 +75,7 @@ inline SimdLevel simdLevel() {
     NAME##Body ARGS;                                                           \
   }                                                                            \
   static void NAME##Baseline PARAMS { NAME##Body ARGS; }                       \
-  void NAME PARAMS {                                                           \
-    switch (::mgrt::simdLevel()) {                                             \
-    case ::mgrt::SimdLevel::V4:                                                \
-      return NAME##V4 ARGS;                                                    \
-    case ::mgrt::SimdLevel::V3:                                                \
-      return NAME##V3 ARGS;                                                    \
-    default:                                                                   \
-      return NAME##Baseline ARGS;                                              \
-    }                                                                          \
-  }
+  MGRT_SIMD_SELECT(NAME, PARAMS, ARGS)
 
 /// MGRT_SIMD_DISPATCH for a body templated on the level it is built for
 /// (`template <SimdLevel L> NAME##Body`), so that it can choose code that
@@ -85,16 +90,7 @@ inline SimdLevel simdLevel() {
   static void NAME##Baseline PARAMS {                                          \
     NAME##Body<::mgrt::SimdLevel::Baseline> ARGS;                              \
   }                                                                            \
-  void NAME PARAMS {                                                           \
-    switch (::mgrt::simdLevel()) {                                             \
-    case ::mgrt::SimdLevel::V4:                                                \
-      return NAME##V4 ARGS;                                                    \
-    case ::mgrt::SimdLevel::V3:                                                \
-      return NAME##V3 ARGS;                                                    \
-    default:                                                                   \
-      return NAME##Baseline ARGS;                                              \
-    }                                                                          \
-  }
+  MGRT_SIMD_SELECT(NAME, PARAMS, ARGS)
 
 constexpr int kLanes = 16;
 typedef float VFloat __attribute__((vector_size(64)));
