@@ -52,11 +52,12 @@ LogicalResult GTDialect::verifyOperationAttribute(Operation *op,
   if (name == kHaloAttr)
     return expect(isa<HaloAttr>(value), "halo");
   if (name == kOverlapAttr) {
+    StringRef opName = op->getName().getStringRef();
     if (!isa<UnitAttr>(value) ||
-        op->getName().getStringRef() != "shard.reduce_scatter")
+        (opName != "shard.reduce_scatter" && opName != "shard.all_reduce"))
       return op->emitError() << "'" << name
                              << "' must be a unit attribute on a "
-                                "shard.reduce_scatter";
+                                "shard.reduce_scatter or shard.all_reduce";
     return success();
   }
   return success();

@@ -169,9 +169,11 @@ struct GTDataParallelPass
                                         /*moa=*/false, /*chunks=*/1));
 
     // 2. The local count n of labelled items (1 without a label_mask). With
-    //    zero>=2 the gradient buckets are reduce-scattered inside the
-    //    backward, so the count they are weighted by comes first.
-    if (zero >= 2)
+    //    zero=0 and zero>=2 the gradient buckets are all-reduced or
+    //    reduce-scattered inside the backward, so the count they are
+    //    weighted by comes first.
+    const bool inBackward = zero != 1;
+    if (inBackward)
       b.setInsertionPointToStart(&body);
     Value count;
     for (BlockArgument arg : grad.getArguments()) {
@@ -210,9 +212,9 @@ struct GTDataParallelPass
                          << value.getType();
         return signalPassFailure();
       }
-      // zero>=2 flattens a gradient where its bucket is reduce-scattered.
+      // zero=0 and zero>=2 flatten a gradient where its bucket is sent.
       Value flat;
-      if (zero < 2 || !isGrad)
+      if (!inBackward || !isGrad)
         flat = h.flatten(weighted ? h.mulScalar(value, count) : value);
       pieces.push_back({value, flat, t, static_cast<int>(i), weighted,
                         abi::parameterOfGradient(n)});
@@ -256,7 +258,7 @@ struct GTDataParallelPass
     };
     SmallVector<Piece *> rest, grads;
     for (Piece &p : pieces)
-      (zero >= 2 && !p.param.empty() ? grads : rest).push_back(&p);
+      (inBackward && !p.param.empty() ? grads : rest).push_back(&p);
     pack(rest, /*byLayer=*/false);
     if (!grads.empty()) {
       // Production order: the position in the body of the op defining the
@@ -286,23 +288,27 @@ struct GTDataParallelPass
     };
     SmallVector<ZeroBucket> zeroBuckets;
     Operation *lastScatter = nullptr;
-    for (SmallVector<Piece *> &bucket : buckets) {
-      if (zero && !bucket.front()->param.empty()) {
-        // zero>=2: right after the bucket's last gradient (and the count,
-        // and the previous bucket's reduce-scatter, to keep their order).
-        if (zero >= 2) {
-          Operation *after = lastScatter ? lastScatter : count.getDefiningOp();
-          for (Piece *p : bucket)
-            if (Operation *def = p->value.getDefiningOp()) {
-              Operation *top = body.findAncestorOpInBlock(*def);
-              if (after->isBeforeInBlock(top))
-                after = top;
-            }
-          b.setInsertionPointAfter(after);
-          for (Piece *p : bucket)
-            p->flat = h.flatten(p->weighted ? h.mulScalar(p->value, count)
-                                            : p->value);
+    // zero=0 and zero>=2: a gradient bucket goes right after its last
+    // gradient (and the count, and the previous bucket's collective, to
+    // keep their order), where its pieces are flattened.
+    auto placeInBackward = [&](ArrayRef<Piece *> bucket) {
+      Operation *after = lastScatter ? lastScatter : count.getDefiningOp();
+      for (Piece *p : bucket)
+        if (Operation *def = p->value.getDefiningOp()) {
+          Operation *top = body.findAncestorOpInBlock(*def);
+          if (after->isBeforeInBlock(top))
+            after = top;
         }
+      b.setInsertionPointAfter(after);
+      for (Piece *p : bucket)
+        p->flat =
+            h.flatten(p->weighted ? h.mulScalar(p->value, count) : p->value);
+    };
+    for (SmallVector<Piece *> &bucket : buckets) {
+      const bool gradBucket = !bucket.front()->param.empty();
+      if (zero && gradBucket) {
+        if (zero >= 2)
+          placeInBackward(bucket);
         SmallVector<Value> flats;
         int64_t total = 0;
         for (Piece *p : bucket) {
@@ -334,6 +340,12 @@ struct GTDataParallelPass
         b.setInsertionPoint(ret);
         continue;
       }
+      // zero=0: a gradient bucket is all-reduced inside the backward and
+      // moves while the backward computes the next buckets' gradients
+      // (gt.overlap); its slices are read at the end.
+      const bool overlap = inBackward && gradBucket;
+      if (overlap)
+        placeInBackward(bucket);
       SmallVector<Value> flats;
       int64_t total = 0;
       for (Piece *p : bucket) {
@@ -345,9 +357,15 @@ struct GTDataParallelPass
                          : tosa::ConcatOp::create(b, loc, h.f32({total}), flats,
                                                   b.getI32IntegerAttr(0))
                                .getResult();
-      Value sum =
+      auto reduce =
           shard::AllReduceOp::create(b, loc, packed.getType(), kGrid, axes,
                                      packed, shard::ReductionKind::Sum);
+      Value sum = reduce;
+      if (overlap) {
+        reduce->setAttr(gt::kOverlapAttr, b.getUnitAttr());
+        lastScatter = reduce;
+        b.setInsertionPoint(ret);
+      }
       for (Piece *p : bucket)
         p->reduced = bucket.size() == 1
                          ? sum

@@ -275,19 +275,20 @@ LogicalResult prepare(Operation *op, FlatSymbolRefAttr gridRef,
   return success();
 }
 
-/// Where an overlapped reduce-scatter waits: the first op after it in its
+/// Where an overlapped collective waits: the first op after it in its
 /// block that reads its result (itself or inside its regions) or is the
-/// next overlapped reduce-scatter; the terminator at the latest.
-Operation *waitPoint(shard::ReduceScatterOp rs) {
-  Block *block = rs->getBlock();
+/// next overlapped collective; the terminator at the latest.
+Operation *waitPoint(Operation *collective) {
+  Block *block = collective->getBlock();
   llvm::SmallPtrSet<Operation *, 8> readers;
-  for (Operation *user : rs.getResult().getUsers())
+  for (Operation *user : collective->getResult(0).getUsers())
     if (Operation *top = block->findAncestorOpInBlock(*user))
       readers.insert(top);
-  for (Operation *o = rs->getNextNode(); o; o = o->getNextNode()) {
+  for (Operation *o = collective->getNextNode(); o; o = o->getNextNode()) {
     if (readers.contains(o) || o->hasTrait<OpTrait::IsTerminator>())
       return o;
-    if (isa<shard::ReduceScatterOp>(o) && o->hasAttr(gt::kOverlapAttr))
+    if (isa<shard::ReduceScatterOp, shard::AllReduceOp>(o) &&
+        o->hasAttr(gt::kOverlapAttr))
       return o;
   }
   return block->getTerminator();
@@ -308,7 +309,17 @@ LogicalResult lower(Operation *op, int64_t &count) {
       return fail("reduction must be sum, average, max or min");
     auto t = typeOf(ar.getResult());
     Value buf = l.buffer(t.getNumElements(), ar.getInput());
-    l.call(MGRT_SHARD_ALL_REDUCE, {buf}, {*code});
+    if (!ar->hasAttr(gt::kOverlapAttr)) {
+      l.call(MGRT_SHARD_ALL_REDUCE, {buf}, {*code});
+    } else {
+      // Started and waited for as an overlapped reduce-scatter (below).
+      Value request =
+          l.callFn(MGRT_SHARD_ALL_REDUCE_START,
+                   l.collectiveArgs({buf}, {*code}), {b.getI64Type()})
+              .getResult(0);
+      b.setInsertionPoint(waitPoint(ar));
+      l.callFn(MGRT_SHARD_WAIT, {l.dynamic(buf), l.dynamic(buf), request});
+    }
     replacement = l.result(buf, t);
   } else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
     if (failed(prepare(op, ag.getGridAttr(), ag.getGridAxes(), l)))
@@ -346,7 +357,7 @@ LogicalResult lower(Operation *op, int64_t &count) {
           l.callFn(MGRT_SHARD_REDUCE_SCATTER_START,
                    l.collectiveArgs({out, in}, {*code}), {b.getI64Type()})
               .getResult(0);
-      Operation *waitAt = waitPoint(rs);
+      Operation *waitAt = waitPoint(rs.getOperation());
       b.setInsertionPoint(waitAt);
       l.callFn(MGRT_SHARD_WAIT, {l.dynamic(out), l.dynamic(in), request});
       replacement = l.result(out, t);

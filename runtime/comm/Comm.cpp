@@ -639,6 +639,41 @@ int mgrt_comm_reduce_scatter_start(mgrt_comm_group *g, const void *send,
   return MGRT_OK;
 }
 
+int mgrt_comm_all_reduce_start(mgrt_comm_group *g, const void *send, void *recv,
+                               int64_t count, int dtype, int op,
+                               mgrt_comm_request **request) {
+  const char *call = "mgrt_comm_all_reduce_start";
+  if (!request)
+    return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
+  *request = nullptr;
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (!validOp(op))
+    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
+  if (int rc = checkCount(count, send, "send", call))
+    return rc;
+  if (int rc = checkCount(count, recv, "recv", call))
+    return rc;
+  if (!asyncCollectives()) {
+    if (int rc = mgrt_comm_all_reduce(g, send, recv, count, dtype, op))
+      return rc;
+    *request = new CompletedRequest;
+    return MGRT_OK;
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  // The bytes of the blocking all_reduce: 2 (n-1)/n of the buffer.
+  const int n = g->size;
+  if (int rc = countSent(g->allReduceStart(send, recv, count, dtype, op, &req),
+                         2.0 * (n - 1) * static_cast<double>(count) / n, dtype))
+    return rc;
+  *request =
+      progressedRequest(req, recv, count, dtype,
+                        req == MPI_REQUEST_NULL ? MGRT_COMM_SUM : op, g->size);
+  return MGRT_OK;
+}
+
 int mgrt_comm_test(mgrt_comm_request *request, int *done) {
   if (!request || !done)
     return fail(MGRT_ERR_ARGUMENT, "mgrt_comm_test", "request or done is NULL");

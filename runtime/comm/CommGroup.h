@@ -62,6 +62,13 @@ struct mgrt_comm_group {
     return reduceScatter(send, recv, counts.data(), displs.data(), true, dtype,
                          op);
   }
+  /// allReduce, started (send == recv: in place): *req completes it
+  /// (MPI_REQUEST_NULL: it already has). By default it runs at once.
+  virtual int allReduceStart(const void *send, void *recv, int64_t count,
+                             int dtype, int op, MPI_Request *req) {
+    *req = MPI_REQUEST_NULL;
+    return allReduce(send, recv, count, dtype, op);
+  }
   virtual int allToAll(const void *send, const int64_t *sendCounts,
                        const int64_t *sendDispls, void *recv,
                        const int64_t *recvCounts, const int64_t *recvDispls,

@@ -86,6 +86,15 @@ int64_t _mlir_ciface_mgrt_comm_device_reduce_scatter_start_f32(
   return 0;
 }
 
+int64_t _mlir_ciface_mgrt_comm_device_all_reduce_start_f32(
+    mgrt_memref_f32_1 *buf, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes, int64_t op) {
+  const char *call = "mgrt_comm_device_all_reduce_start_f32";
+  shardAllReduce(deviceShardGroup({{g0, g1, g2, g3}, axes}, call), buf, op,
+                 call);
+  return 0;
+}
+
 void _mlir_ciface_mgrt_comm_device_wait_f32(mgrt_memref_f32_1 *,
                                             mgrt_memref_f32_1 *, int64_t) {}
 

@@ -126,6 +126,14 @@ struct MpiGroup final : mgrt_comm_group {
     return MGRT_OK;
   }
 
+  int allReduceStart(const void *send, void *recv, int64_t count, int dtype,
+                     int op, MPI_Request *req) override {
+    return checkMpi(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
+                                   static_cast<int>(count), mpiType(dtype),
+                                   mpiOp(op), comm, req),
+                    "MPI_Iallreduce");
+  }
+
   int reduceScatterStart(const void *send, void *recv, int64_t count, int dtype,
                          int op, MPI_Request *req) override {
     return checkMpi(

@@ -118,6 +118,17 @@ int64_t shardReduceScatterStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
   return reinterpret_cast<int64_t>(request);
 }
 
+int64_t shardAllReduceStart(mgrt_comm_group *g, mgrt_memref_f32_1 *buf,
+                            int64_t op, const char *call) {
+  mgrt_comm_request *request = nullptr;
+  fatal([&] {
+    float *data = dataOf(buf, call);
+    mgrt_comm_all_reduce_start(g, data, data, buf->sizes[0], MGRT_F32,
+                               static_cast<int>(op), &request);
+  });
+  return reinterpret_cast<int64_t>(request);
+}
+
 void shardWait(int64_t request, const char *call) {
   if (request == 0)
     return; // completed at its start
@@ -239,6 +250,15 @@ int64_t _mlir_ciface_mgrt_comm_reduce_scatter_start_f32(
   const char *call = "mgrt_comm_reduce_scatter_start_f32";
   return shardReduceScatterStart(shardGroup({{g0, g1, g2, g3}, axes}, call),
                                  out, in, op, call);
+}
+
+int64_t _mlir_ciface_mgrt_comm_all_reduce_start_f32(mgrt_memref_f32_1 *buf,
+                                                    int64_t g0, int64_t g1,
+                                                    int64_t g2, int64_t g3,
+                                                    int64_t axes, int64_t op) {
+  const char *call = "mgrt_comm_all_reduce_start_f32";
+  return shardAllReduceStart(shardGroup({{g0, g1, g2, g3}, axes}, call), buf,
+                             op, call);
 }
 
 void _mlir_ciface_mgrt_comm_wait_f32(mgrt_memref_f32_1 *, mgrt_memref_f32_1 *,

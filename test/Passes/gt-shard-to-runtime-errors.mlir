@@ -82,8 +82,17 @@ func.func @recv_dynamic_source(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 shard.grid @g(shape = 2x2)
-func.func @overlap_all_reduce(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'gt.overlap' must be a unit attribute on a shard.reduce_scatter}}
-  %0 = shard.all_reduce %x on @g grid_axes = [0] {gt.overlap} : tensor<4xf32> -> tensor<4xf32>
+func.func @overlap_all_gather(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'gt.overlap' must be a unit attribute on a shard.reduce_scatter or shard.all_reduce}}
+  %0 = shard.all_gather %x on @g grid_axes = [0] gather_axis = 0 {gt.overlap} : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @g(shape = 2x2)
+func.func @overlap_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'gt.overlap' must be a unit attribute}}
+  %0 = shard.all_reduce %x on @g grid_axes = [0] {gt.overlap = 1 : i64} : tensor<4xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -193,6 +193,10 @@ int mgrt_comm_wait(mgrt_comm_request *request);
 int mgrt_comm_reduce_scatter_start(mgrt_comm_group *group, const void *send,
                                    void *recv, int64_t recv_count, int dtype,
                                    int op, mgrt_comm_request **request);
+/** mgrt_comm_all_reduce, started the same way. */
+int mgrt_comm_all_reduce_start(mgrt_comm_group *group, const void *send,
+                               void *recv, int64_t count, int dtype, int op,
+                               mgrt_comm_request **request);
 
 /** Copies `count` elements of `buf` on rank `root` to `buf` on every
  *  rank. */
@@ -249,6 +253,11 @@ void _mlir_ciface_mgrt_comm_reduce_scatter_f32(mgrt_memref_f32_1 *out,
 int64_t _mlir_ciface_mgrt_comm_reduce_scatter_start_f32(
     mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
     int64_t g2, int64_t g3, int64_t axes, int64_t op);
+/** mgrt_comm_all_reduce_f32 (in place on `buf`), started. */
+int64_t _mlir_ciface_mgrt_comm_all_reduce_start_f32(mgrt_memref_f32_1 *buf,
+                                                    int64_t g0, int64_t g1,
+                                                    int64_t g2, int64_t g3,
+                                                    int64_t axes, int64_t op);
 /** Completes `request`. out and in are its buffers: passing them makes the
  *  compiled code keep them alive until here. */
 void _mlir_ciface_mgrt_comm_wait_f32(mgrt_memref_f32_1 *out,
@@ -307,6 +316,9 @@ void _mlir_ciface_mgrt_comm_device_reduce_scatter_f32(mgrt_memref_f32_1 *out,
 int64_t _mlir_ciface_mgrt_comm_device_reduce_scatter_start_f32(
     mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
     int64_t g2, int64_t g3, int64_t axes, int64_t op);
+int64_t _mlir_ciface_mgrt_comm_device_all_reduce_start_f32(
+    mgrt_memref_f32_1 *buf, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+    int64_t axes, int64_t op);
 void _mlir_ciface_mgrt_comm_device_wait_f32(mgrt_memref_f32_1 *out,
                                             mgrt_memref_f32_1 *in,
                                             int64_t request);

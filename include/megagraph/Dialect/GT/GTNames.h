@@ -57,10 +57,10 @@ constexpr llvm::StringLiteral kContextParallelAttr = "gt.cp";
 /// `#gt.halo` on gt.spmm: gt-partition-parallel -> the spmm verifier, its
 /// gradient and its bufferization.
 constexpr llvm::StringLiteral kHaloAttr = "gt.halo";
-/// A unit attribute on a shard.reduce_scatter that may run while the ops
-/// after it compute: gt-data-parallel (ZeRO-2's gradient buckets) ->
-/// gt-shard-to-runtime, which starts it and waits before its first user or
-/// the next such collective.
+/// A unit attribute on a shard.reduce_scatter or shard.all_reduce that may
+/// run while the ops after it compute: gt-data-parallel (the gradient
+/// buckets of zero=0 and zero>=2) -> gt-shard-to-runtime, which starts it
+/// and waits before its first user or the next such collective.
 constexpr llvm::StringLiteral kOverlapAttr = "gt.overlap";
 
 } // namespace megagraph::gt
