@@ -153,8 +153,8 @@ bool localityNodeOrder(const GraphData &data, const Options &opts,
     std::fprintf(
         stderr,
         "reorder: nodes renumbered for moa chunks=%lld (%s order): "
-        "%.1f%% of the rows ready before the last chunk, %.1f%% "
-        "before (%.2f s)\n",
+        "%.1f%% of the rows ready before the last chunk (%.1f%% "
+        "unrenumbered; %.2f s)\n",
         (long long)chunks, how, share(bestReady, N), share(before, N),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count());
