@@ -21,7 +21,9 @@ order) and run on one process; it must link both pipelined kernels, says
 how many of each op its step has, and must follow the plain run: with
 --reorder none (the data set's node order) and renumbered (the default
 under moa: a locality order, which must ready more rows before the last
-chunk, as the kernel's MEGAGRAPH_MOA_STATS=1 line counts them). With
+chunk, as the kernel's MEGAGRAPH_MOA_STATS=1 line counts them, and whose
+dumped inputs, mapped back through --dump-inputs' node_order.npy, must be
+the plain run's). With
 --moa-plans gp=2,mop=2,..., each is also compiled with moa=1,chunks=K (K
 the first of --moa; gp: every rank pipelines its row block, the halo
 exchanged inside the pipelined kernels; mop: the aggregation, the switch
@@ -219,9 +221,10 @@ def main():
         # to the order of float sums) and readies more rows before the last
         # chunk (the kernel's MEGAGRAPH_MOA_STATS=1 line).
         ready = {}
+        renum_dump = os.path.join(args.work, f"dump-moa{k}")
         for name, extra in (("--reorder none", ["--reorder", "none"]),
-                            ("renumbered", [])):
-            tag = "none" if extra else "auto"
+                            ("renumbered", ["--dump-inputs", renum_dump])):
+            tag = "none" if name != "renumbered" else "auto"
             recs, err = train(exe, args.data, args.steps,
                               os.path.join(args.work, f"moa{k}-{tag}.jsonl"),
                               extra=extra, env={"MEGAGRAPH_MOA_STATS": "1"})
@@ -234,6 +237,21 @@ def main():
         check(f"{plan} renumbering readies rows before the last chunk",
               ready["auto"] > ready["none"] >= 0,
               f"{ready['none']:.1f}% -> {ready['auto']:.1f}%")
+        # node_order.npy (row k is the data set's node order[k]) maps the
+        # renumbered run's inputs back onto the plain run's, every node
+        # input row for row and edge_index edge for edge.
+        order = np.load(os.path.join(renum_dump, "node_order.npy"))
+        same = sorted(order.tolist()) == list(range(n))
+        got = os.path.join(renum_dump, "step1")
+        for t in ("x", "labels", "label_mask"):
+            a = np.load(os.path.join(got, t + ".npy"))
+            b = np.load(os.path.join(step1, t + ".npy"))
+            same = same and np.array_equal(a, b[order])
+        a = order[np.load(os.path.join(got, "edge_index.npy"))]
+        b = ei.numpy()
+        same = same and sorted(zip(*a.tolist())) == sorted(zip(*b.tolist()))
+        check(f"{plan} renumbered inputs are the data set's through "
+              "node_order.npy", same, "x, labels, label_mask, edge_index")
     if not args.plans and not args.moa_plans:
         return 0 if check.ok else 1
 
