@@ -7,10 +7,11 @@
 // --reorder auto (the default) a run whose plan has moa renumbers the
 // nodes, once, before the first step: a locality order (MixGCN's node
 // reordering) in which a row's neighbours sit in its own or nearby chunks
-// and the rows that most rows read come first. FullGraphBatches writes every node input (x, labels, masks,
-// degrees, both endpoints of edge_index) in that order; the losses are the
-// same up to the order of float sums, the data set's node at row k is
-// order[k] (--dump-inputs writes it as node_order.npy).
+// and the rows that most rows read come first. FullGraphBatches writes
+// every node input (x, labels, masks, degrees, both endpoints of
+// edge_index) in that order; the losses are the same up to the order of
+// float sums, the data set's node at row k is order[k] (--dump-inputs
+// writes it as node_order.npy).
 //
 //===----------------------------------------------------------------------===//
 
