@@ -25,11 +25,13 @@ usage: /opt/torch-venv/bin/python bench/gcn_bench.py --build build
        [--nodes 262144] [--edges 2097152] [--features 64] [--hidden 128]
        [--classes 16] [--layers 2] [--ranks 1,2,4,8] [--steps 4]
        [--graphs rmat,sbm] [--no-torch] [--out bench/results/DATE-cpu-gcn.md]
-       [--model gcn|sage] [--moa K,... [--repeats 3]]
+       [--model gcn|sage] [--moa K,... [--repeats 3] [--reorder none,auto]]
 
 With --moa, the mixture of accelerators instead: one process without and
 with --plan moa=1,chunks=K for each K, the executables run in turn
-(--repeats rounds), median step times and the speed-up over "off".
+(--repeats rounds), median step times and the speed-up over "off"; each
+moa plan runs with every value of --reorder (the driver's node
+renumbering; default auto, the driver's default).
 """
 import argparse
 import json
@@ -209,6 +211,9 @@ def main():
                     help="chunk counts K: instead of the P table, time one "
                     "process without and with --plan moa=1,chunks=K, "
                     "alternating them --repeats times")
+    ap.add_argument("--reorder", default="auto",
+                    help="with --moa: the driver's --reorder values each moa "
+                    "plan runs with (comma-separated: none,auto)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(
         ROOT, "bench", "results", time.strftime("%Y-%m-%d") + "-cpu-gcn.md"))
@@ -334,26 +339,37 @@ def moa_main(args, work, model, load_before, uptime_before, started):
         shapes = {"x": [args.nodes, args.features], "edge_index": [2, e]}
         gwork = os.path.join(work, f"moa-{args.model}-{graph}")
         os.makedirs(gwork, exist_ok=True)
-        variants = [("off", "")] + [(f"moa=1,chunks={k}", f"moa=1,chunks={k}")
-                                    for k in chunks]
-        exes = {}
-        for name, plan in variants:
-            exes[name] = os.path.join(gwork, name.replace("=", "").replace(
-                ",", "-"))
-            compile_exe(args, model, shapes, plan, exes[name])
-        times = {name: [] for name, _ in variants}
+        # Each moa plan with each --reorder value (the driver's node
+        # renumbering: "none" keeps the data set's order), one executable.
+        variants = [("off", "", ())]
+        for k in chunks:
+            for how in args.reorder.split(","):
+                name = f"moa=1,chunks={k}" + (
+                    "" if how == "auto" else f" --reorder {how}")
+                variants.append((name, f"moa=1,chunks={k}",
+                                 ("--reorder", how)))
+        exes, compiled = {}, set()
+        for name, plan, _ in variants:
+            exes[name] = os.path.join(gwork, plan.replace("=", "").replace(
+                ",", "-") or "off")
+            if plan not in compiled:
+                compile_exe(args, model, shapes, plan, exes[name])
+                compiled.add(plan)
+        times = {name: [] for name, _, _ in variants}
         losses, ready = {}, {}
         for rep in range(args.repeats):
-            for name, _ in variants:
+            for name, _, extra in variants:
+                tag = name.replace(" ", "").replace("--reorder", "-")
                 r = run_plan(args, exes[name], data, 1,
-                             os.path.join(gwork, f"{rep}-{name}.jsonl"))
+                             os.path.join(gwork, f"{rep}-{tag}.jsonl"),
+                             extra)
                 times[name].append(r["step_s"])
                 losses[name] = r["loss"]
                 m = re.search(r"ready before the last chunk: \d+ "
                               r"\(([\d.]+)%\)", r["stderr"])
                 ready[name] = f"{m.group(1)}%" if m else "-"
         off = sorted(times["off"])[len(times["off"]) // 2]
-        for name, _ in variants:
+        for name, _, _ in variants:
             med = sorted(times[name])[len(times[name]) // 2]
             dev = max(abs(a - b) / max(abs(b), 1e-12)
                       for a, b in zip(losses[name], losses["off"]))

@@ -23,7 +23,8 @@ std::string usage(const char *prog) {
          " --mode train --data SPEC --steps K [--batch B]\n"
          "       [--seq-len S] [--log-json FILE] [--seed N]\n"
          "       [--max-distance D] [--categories V] [--train-fraction F]\n"
-         "       [--partition metis|greedy] [--dump-inputs DIR]\n"
+         "       [--partition metis|greedy] [--reorder none|auto]\n"
+         "       [--dump-inputs DIR]\n"
          "       [--export-npy DIR] [--export-onnx FILE --source-model SRC]\n"
          "       [--checkpoint-dir DIR\n"
          "       [--checkpoint-every K]] [--resume DIR] [--quiet]\n"
@@ -72,8 +73,18 @@ std::string usage(const char *prog) {
          "                       the rest are test nodes); OGB: its split\n"
          "  --partition P        metis (default) or greedy: how the graph is\n"
          "                       cut into sequences of S nodes\n"
+         "  --reorder R          full-graph models: auto (default) renumbers\n"
+         "                       the nodes once, in a locality order, when\n"
+         "                       the plan has moa (the pipeline then\n"
+         "                       aggregates most rows before its last\n"
+         "                       chunk); none keeps the data set's order\n"
+         "                       (gp: its METIS parts' order)\n"
          "  --dump-inputs DIR    write each step's inputs to\n"
-         "                       DIR/step<t>/<input>.npy (t from 1)\n"
+         "                       DIR/step<t>/<input>.npy (t from 1); for a\n"
+         "                       full-graph model whose rows are not the\n"
+         "                       data set's order (gp, --reorder) also\n"
+         "                       DIR/node_order.npy, the data set's node\n"
+         "                       at each row\n"
          "  --export-npy DIR     after training, write each trained parameter\n"
          "                       as DIR/<ONNX initializer name>.npy (f32, its\n"
          "                       ONNX shape)\n"
@@ -178,11 +189,16 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
                arg == "--export-onnx" || arg == "--source-model" ||
                arg == "--checkpoint-dir" || arg == "--resume" ||
                arg == "--checkpoint" || arg == "--split" ||
-               arg == "--on-nonfinite" || arg == "--parts") {
+               arg == "--on-nonfinite" || arg == "--parts" ||
+               arg == "--reorder") {
       if (!takeValue())
         return false;
       if (value.empty()) {
         error = arg + " needs a non-empty value";
+        return false;
+      }
+      if (arg == "--reorder" && value != "none" && value != "auto") {
+        error = "--reorder needs none or auto, got '" + value + "'";
         return false;
       }
       (arg == "--data"             ? opts.data
@@ -197,6 +213,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
        : arg == "--split"          ? opts.split
        : arg == "--on-nonfinite"   ? opts.onNonfinite
        : arg == "--parts"          ? opts.parts
+       : arg == "--reorder"        ? opts.reorder
                                    : opts.dumpInputs) = value;
       // --checkpoint DIR: the weights of --mode eval and --mode infer.
       if (arg != "--checkpoint")

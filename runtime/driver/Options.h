@@ -34,6 +34,7 @@ struct Options {
   double trainFraction = 0.8;      // --train-fraction F
   std::string partition = "metis"; // --partition metis|greedy
   std::string parts = "2,4,8";     // --parts LIST (--mode graph-stats)
+  std::string reorder = "auto";    // --reorder none|auto (NodeOrder.h)
   std::string dumpInputs;          // --dump-inputs DIR
   std::string exportNpy;           // --export-npy DIR (driver/Export.h)
   std::string exportOnnx;          // --export-onnx FILE

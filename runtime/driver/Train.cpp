@@ -18,6 +18,7 @@
 #include "driver/GraphBatches.h"
 #include "driver/Inputs.h"
 #include "driver/MetricsLog.h"
+#include "driver/NodeOrder.h"
 #include "driver/NpyBatches.h"
 #include "driver/Roles.h"
 #include "driver/StateLayout.h"
@@ -131,6 +132,9 @@ struct LoopConfig {
   bool graphMetrics = false;
   int64_t tokensPerStep = 0;
   int64_t stepsPerEpoch = 0;
+  /// A full graph whose rows are not the data set's order: the data set's
+  /// node at each row, written as --dump-inputs DIR/node_order.npy.
+  const std::vector<int64_t> *nodeOrder = nullptr;
 };
 
 /// The export flags' early check, before any step runs.
@@ -374,6 +378,17 @@ int runSteps(const mgrt_model_info &model, const Options &opts,
       std::string dirError = makeDirectories(stepDir);
       if (!dirError.empty())
         return reportError("--dump-inputs: " + dirError);
+      if (config.nodeOrder && step == first) {
+        const int64_t n = static_cast<int64_t>(config.nodeOrder->size());
+        mgrt_tensor rows{};
+        rows.dtype = MGRT_I64;
+        rows.rank = 1;
+        rows.shape[0] = n;
+        rows.data = const_cast<int64_t *>(config.nodeOrder->data());
+        const std::string path = opts.dumpInputs + "/node_order.npy";
+        if (mgrt_npy_write(path.c_str(), &rows, err, sizeof err) != MGRT_OK)
+          return reportError("--dump-inputs: " + std::string(err));
+      }
       for (int i = 0; i < model.num_inputs; ++i) {
         const std::string path =
             stepDir + "/" + fileNameOf(model.inputs[i].name) + ".npy";
@@ -589,6 +604,18 @@ int trainFullGraph(const mgrt_model_info &model, const Options &opts,
   std::vector<int64_t> order;
   if (!partitionNodes(data, opts, parts, lead, order, error))
     return reportError(error);
+  // The accelerator pipeline's node renumbering (NodeOrder.h): within gp's
+  // parts, or laid out over mop's row blocks, or over the one process.
+  if (renumbersNodes(opts, plan)) {
+    const int64_t blocks = parts > 1 ? parts : plan->mop > 1 ? plan->mop : 1;
+    if (!localityNodeOrder(data, opts, blocks, /*keepBlocks=*/parts > 1,
+                           std::max<int64_t>(1, plan->chunks), lead, order,
+                           error))
+      return reportError(error);
+  }
+  bool identity = true;
+  for (int64_t k = 0; k < data.numNodes() && identity; ++k)
+    identity = order[k] == k;
   std::vector<uint8_t> isTrain, isEval;
   drawSplit(data, opts, isTrain, isEval);
   const int64_t numTrain = std::count(isTrain.begin(), isTrain.end(), 1);
@@ -622,6 +649,7 @@ int trainFullGraph(const mgrt_model_info &model, const Options &opts,
   config.graphMetrics = true;
   config.tokensPerStep = data.numNodes();
   config.stepsPerEpoch = 1;
+  config.nodeOrder = identity ? nullptr : &order;
   return runSteps(model, opts, batches, runner, t, log, config);
 }
 

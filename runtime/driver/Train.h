@@ -64,7 +64,10 @@
 // masked nodes in the batch; `eval_correct` f32 (one element, computed
 // before the update) with input eval_mask gives test_accuracy =
 // eval_correct / sum(eval_mask); any other output is allocated and ignored.
-// --dump-inputs DIR writes each step's inputs to DIR/step<t>/<name>.npy.
+// --dump-inputs DIR writes each step's inputs to DIR/step<t>/<name>.npy,
+// and for a full graph whose rows are not the data set's order (gp's
+// parts, the moa renumbering of NodeOrder.h) DIR/node_order.npy: the data
+// set's node at each row, which maps any per-node value back.
 //
 // The parts (each unit-tested alone): the batch sources of BatchSource.h,
 // the topology builder (Topology.h), the step runners (StepRunner.h) and

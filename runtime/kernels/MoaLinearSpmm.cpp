@@ -6,9 +6,10 @@
 // An output row needs the transformed rows of all its neighbours, so it can
 // be aggregated once the chunk of its largest neighbour, and every chunk
 // before it, is transformed: the rows are grouped by that chunk (MixGCN's
-// node reordering, done here as a schedule rather than a renumbering: a
-// counting sort of the rows, O(N + E) per call) and group k is aggregated
-// while chunks k+1.. are transformed.
+// node reordering as a schedule: a counting sort of the rows, O(N + E) per
+// call; the driver renumbers the nodes once per run, runtime/driver/
+// NodeOrder.h, so that most rows' neighbours lie in early chunks) and group
+// k is aggregated while chunks k+1.. are transformed.
 //
 // Work items live in two queues claimed with atomic counters: GEMM blocks
 // of t in chunk order (always ready: x is an input) and SpMM blocks of the

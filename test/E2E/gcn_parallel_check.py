@@ -18,14 +18,20 @@ METIS halo of the data set), up to the few scalars the step also sums
 also compiled with --plan moa=1,chunks=K (the mixture of accelerators: the
 aggregations pipelined with their transforms over K row chunks, either
 order) and run on one process; it must link both pipelined kernels, says
-how many of each op its step has, and must follow the plain run. With
+how many of each op its step has, and must follow the plain run: with
+--reorder none (the data set's node order) and renumbered (the default
+under moa: a locality order, which must ready more rows before the last
+chunk, as the kernel's MEGAGRAPH_MOA_STATS=1 line counts them, and whose
+dumped inputs, mapped back through --dump-inputs' node_order.npy, must be
+the plain run's). With
 --moa-plans gp=2,mop=2,..., each is also compiled with moa=1,chunks=K (K
 the first of --moa; gp: every rank pipelines its row block, the halo
 exchanged inside the pipelined kernels; mop: the aggregation, the switch
 to row blocks and the transform pipelined chunk by chunk) and run under
 mpirun: it must link its pipelined kernels, follow the one-process run,
 send the bytes the plain plan sent (the same halo rows, or the same
-switched rows in K all-to-alls) and the plan model predicts. Every gp run
+switched rows in K all-to-alls) and the plan model predicts; their nodes
+are renumbered (gp: within its METIS parts; mop: over its row blocks). Every gp run
 is repeated with MEGAGRAPH_GP_OVERLAP=0 (the halo exchanged before the
 aggregation rather than overlapped with its interior rows): the losses must
 match bit for bit and the bytes exactly; and with MEGAGRAPH_GP_OVERLAP=check
@@ -42,6 +48,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -208,11 +215,43 @@ def main():
             args.compiler, onnx_path, shapes, args.lr, plan)
         check(f"{plan} pipelines", agg_first + transform_first > 0,
               f"{agg_first} gt.spmm_linear, {transform_first} gt.linear_spmm")
-        recs = train(exe, args.data, args.steps,
-                     os.path.join(args.work, f"moa{k}.jsonl"))
-        d = worst([r["loss"] for r in recs], ours)
-        check(f"{plan} vs one process", d <= args.tolerance,
-              f"{len(recs)} steps, max relative difference {d:.2e}")
+        # --reorder none: the data set's node order, as before the
+        # renumbering (with K = 4 the plain run's losses bit for bit); the
+        # default renumbers the nodes for the pipeline (the same losses up
+        # to the order of float sums) and readies more rows before the last
+        # chunk (the kernel's MEGAGRAPH_MOA_STATS=1 line).
+        ready = {}
+        renum_dump = os.path.join(args.work, f"dump-moa{k}")
+        for name, extra in (("--reorder none", ["--reorder", "none"]),
+                            ("renumbered", ["--dump-inputs", renum_dump])):
+            tag = "none" if name != "renumbered" else "auto"
+            recs, err = train(exe, args.data, args.steps,
+                              os.path.join(args.work, f"moa{k}-{tag}.jsonl"),
+                              extra=extra, env={"MEGAGRAPH_MOA_STATS": "1"})
+            d = worst([r["loss"] for r in recs], ours)
+            check(f"{plan} {name} vs one process", d <= args.tolerance,
+                  f"{len(recs)} steps, max relative difference {d:.2e}")
+            m = re.search(r"ready before the last chunk: \d+ \(([\d.]+)%\)",
+                          err)
+            ready[tag] = float(m.group(1)) if m else -1.0
+        check(f"{plan} renumbering readies rows before the last chunk",
+              ready["auto"] > ready["none"] >= 0,
+              f"{ready['none']:.1f}% -> {ready['auto']:.1f}%")
+        # node_order.npy (row k is the data set's node order[k]) maps the
+        # renumbered run's inputs back onto the plain run's, every node
+        # input row for row and edge_index edge for edge.
+        order = np.load(os.path.join(renum_dump, "node_order.npy"))
+        same = sorted(order.tolist()) == list(range(n))
+        got = os.path.join(renum_dump, "step1")
+        for t in ("x", "labels", "label_mask"):
+            a = np.load(os.path.join(got, t + ".npy"))
+            b = np.load(os.path.join(step1, t + ".npy"))
+            same = same and np.array_equal(a, b[order])
+        a = order[np.load(os.path.join(got, "edge_index.npy"))]
+        b = ei.numpy()
+        same = same and sorted(zip(*a.tolist())) == sorted(zip(*b.tolist()))
+        check(f"{plan} renumbered inputs are the data set's through "
+              "node_order.npy", same, "x, labels, label_mask, edge_index")
     if not args.plans and not args.moa_plans:
         return 0 if check.ok else 1
 

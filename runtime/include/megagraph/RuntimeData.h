@@ -14,7 +14,7 @@
  *              "synthetic:rmat,nodes=N,edges=E,..."
  *              (mgrt_synthetic_generate takes either).
  *   queries    degrees, SPD row blocks, sequence partition (greedy or
- *              METIS) and its edge cut.
+ *              METIS) and its edge cut, a locality (BFS) node order.
  *   loaders    mgrt_ogb_load, the OGB node-property-prediction raw layout.
  *
  * Conventions as in Runtime.h: C ABI, nothing throws, every fallible call
@@ -223,6 +223,19 @@ int mgrt_partition_metis_sizes(const mgrt_graph *g, int64_t nparts,
 int mgrt_partition_edge_cut(const mgrt_graph *g, const int64_t *order,
                             int64_t seq_len, int64_t *cut, char *err,
                             size_t errlen);
+
+/** Writes into order[0, N) a locality order of the nodes of g (order[k] is
+ *  the node at position k, a permutation): breadth-first search over the
+ *  out-edges, each search started from the node with the most edges among
+ *  those not yet reached (ties: the smallest id), neighbours taken in
+ *  their row's order; nodes without an edge to another node (self loops
+ *  aside) come last, in increasing id. So a node's neighbours sit in its
+ *  own or the adjacent BFS levels, and the hubs first: the node
+ *  renumbering of a pipeline that aggregates a row once the chunks of its
+ *  neighbours are done (MixGCN). O(N + E), deterministic,
+ *  single-threaded. Directed graphs should be symmetrized first. */
+int mgrt_order_locality(const mgrt_graph *g, int64_t *order, char *err,
+                        size_t errlen);
 
 /*===-- OGB node-property-prediction datasets -----------------------------===*/
 
