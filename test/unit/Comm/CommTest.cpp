@@ -188,6 +188,48 @@ TEST(Comm, StartedReduceScattersCompleteAtTheirWait) {
   mgrt_comm_set_error_mode(prev);
 }
 
+/// A started all-reduce in place beside a started reduce-scatter, AVG
+/// divided at the wait; bytes as the blocking call counts them.
+TEST(Comm, StartedAllReduceInPlace) {
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
+  constexpr int64_t kCount = 3000;
+  std::vector<float> buf(kCount), send(kCount * np()), recv(kCount);
+  for (int64_t i = 0; i < kCount; ++i)
+    buf[i] = static_cast<float>(value(me(), i));
+  for (int64_t i = 0; i < kCount * np(); ++i)
+    send[i] = static_cast<float>(value(me(), i));
+  const uint64_t before = mgrt_comm_bytes_sent();
+  mgrt_comm_request *ar = nullptr, *rs = nullptr;
+  ASSERT_EQ(mgrt_comm_all_reduce_start(world(), buf.data(), buf.data(), kCount,
+                                       MGRT_F32, MGRT_COMM_AVG, &ar),
+            MGRT_OK);
+  ASSERT_EQ(mgrt_comm_reduce_scatter_start(world(), send.data(), recv.data(),
+                                           kCount, MGRT_F32, MGRT_COMM_SUM,
+                                           &rs),
+            MGRT_OK);
+  const int n = np();
+  EXPECT_EQ(mgrt_comm_bytes_sent() - before,
+            static_cast<uint64_t>(2.0 * (n - 1) * kCount / n * 4) +
+                static_cast<uint64_t>(kCount * (n - 1) * 4));
+  ASSERT_EQ(mgrt_comm_wait(rs), MGRT_OK);
+  ASSERT_EQ(mgrt_comm_wait(ar), MGRT_OK);
+  for (int64_t i = 0; i < kCount; ++i) {
+    double sum = 0, part = 0;
+    for (int r = 0; r < n; ++r) {
+      sum += static_cast<double>(value(r, i));
+      part += static_cast<double>(value(r, me() * kCount + i));
+    }
+    ASSERT_FLOAT_EQ(buf[i], static_cast<float>(sum / n)) << "i " << i;
+    ASSERT_FLOAT_EQ(recv[i], static_cast<float>(part)) << "i " << i;
+  }
+  mgrt_comm_request *bad = nullptr;
+  EXPECT_EQ(mgrt_comm_all_reduce_start(world(), buf.data(), buf.data(), -1,
+                                       MGRT_F32, MGRT_COMM_SUM, &bad),
+            MGRT_ERR_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  mgrt_comm_set_error_mode(prev);
+}
+
 /// Elements rank i sends to rank j in the uneven all-to-all.
 int64_t a2aCount(int i, int j) { return (i + 2 * j) % 3; }
 
