@@ -1,18 +1,18 @@
-//===- AsyncCollectives.cpp - Collectives that run while the caller computes
-//-===//
+//===- AsyncCollectives.cpp - Requests of the started collectives ---------===//
 //
-// The requests of mgrt_comm_reduce_scatter_start on MPI (CommGroup.h:
-// progressedRequest). MPI moves a non-blocking collective forward
-// only inside MPI calls, so a caller that computes between the start and
-// the wait would leave it idle. Where MPI_Init_thread provided
-// MPI_THREAD_MULTIPLE, a progress thread tests the pending requests while
-// any is pending (every MEGAGRAPH_COMM_PROGRESS_US microseconds, default
-// 50; it sleeps on a condition variable otherwise), so the transfer
-// overlaps the caller's work. Without it, the caller's later MPI calls and
-// the wait move it. MEGAGRAPH_COMM_ASYNC=0 makes every start wait at once
-// (A/B runs); MEGAGRAPH_COMM_ASYNC_STATS=1 prints, per rank at the end,
-// how many waits found their collective already complete (it overlapped
-// the caller's work entirely).
+// The mgrt_comm_request of every started collective
+// (mgrt_comm_*_start; CommGroup.h: progressedRequest). MPI moves a
+// non-blocking collective forward only inside MPI calls, so a caller that
+// computes between the start and the wait would leave it idle. Where
+// MPI_Init_thread provided MPI_THREAD_MULTIPLE, a progress thread tests the
+// open requests while any is open (every MEGAGRAPH_COMM_PROGRESS_US
+// microseconds, default 50; it sleeps on a condition variable otherwise),
+// so the transfer overlaps the caller's work; mgrt_comm_test then reads
+// what it found. Without it, mgrt_comm_test and the wait move it.
+// MEGAGRAPH_COMM_ASYNC=0 makes every started reduce-scatter and all-reduce
+// complete at its start (A/B runs); MEGAGRAPH_COMM_ASYNC_STATS=1 prints,
+// per rank at the end, how many waits found their request already complete
+// (it overlapped the caller's work entirely).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,9 +75,9 @@ struct ProgressedRequest final : mgrt_comm_request {
   void *recv = nullptr;
   int64_t count = 0;
   int dtype = 0, op = 0, groupSize = 1;
+  std::vector<std::vector<int>> keep; // read by MPI until completion
   bool done = false;
   int rc = MGRT_OK;
-  bool counted = false;
 
   /// Tests the MPI request once (the registry's mu held).
   void poll() {
@@ -106,38 +106,24 @@ struct ProgressedRequest final : mgrt_comm_request {
 
   int wait() override {
     Registry &r = registry();
-    const double limit = timeoutSeconds();
-    const auto start = std::chrono::steady_clock::now();
-    for (long spins = 0;; ++spins) {
-      {
-        std::lock_guard<std::mutex> lock(r.mu);
-        if (!counted) {
-          counted = true;
-          ++r.waits;
-          r.completeAtWait += done;
-        }
-        if (!done && !threaded())
-          poll();
-        if (done) {
-          if (rc == MGRT_OK && op == MGRT_COMM_AVG)
-            divideBy(recv, count, dtype, groupSize);
-          return rc;
-        }
-      }
-      if (spins > 2000) {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-        if (limit > 0 && std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                                 .count() > limit)
-          return fail(MGRT_ERR_COMM, "mgrt_comm_wait",
-                      "no progress for %.0f s: a peer failed, skipped this "
-                      "call or is stuck (MEGAGRAPH_COMM_TIMEOUT sets the "
-                      "limit)",
-                      limit);
-      } else {
-        std::this_thread::yield();
-      }
+    {
+      std::lock_guard<std::mutex> lock(r.mu);
+      ++r.waits;
+      r.completeAtWait += done;
     }
+    if (int e = pollUntilDone(
+            [&](bool &isDone) {
+              std::lock_guard<std::mutex> lock(r.mu);
+              if (!threaded())
+                poll();
+              isDone = done;
+              return done ? rc : MGRT_OK;
+            },
+            "mgrt_comm_wait"))
+      return e;
+    if (op == MGRT_COMM_AVG)
+      divideBy(recv, count, dtype, groupSize);
+    return MGRT_OK;
   }
 
   ~ProgressedRequest() override {
@@ -159,8 +145,10 @@ void Registry::testAll() {
 
 mgrt_comm_request *progressedRequest(MPI_Request request, void *recv,
                                      int64_t count, int dtype, int op,
-                                     int groupSize) {
+                                     int groupSize,
+                                     std::vector<std::vector<int>> keep) {
   auto *p = new ProgressedRequest;
+  p->keep = std::move(keep);
   p->request = request;
   p->recv = recv;
   p->count = count;

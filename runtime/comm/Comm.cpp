@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdarg>
@@ -20,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mgrt::comm;
@@ -254,6 +256,31 @@ bool readSecondsEnv(const char *name, double &value, std::string &error) {
 
 int mpiThreadLevel() { return gThreadLevel; }
 
+int pollUntilDone(const std::function<int(bool &done)> &poll,
+                  const char *call) {
+  const double limit = timeoutSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (long spins = 0;; ++spins) {
+    bool done = false;
+    if (int rc = poll(done))
+      return rc;
+    if (done)
+      return MGRT_OK;
+    if (spins > 2000) {
+      // Oversubscribed ranks (more ranks than cores) must yield the core.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (limit > 0 && std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                               .count() > limit)
+        return fail(MGRT_ERR_COMM, call,
+                    "no progress for %.0f s: a peer failed, skipped this "
+                    "call or is stuck (MEGAGRAPH_COMM_TIMEOUT sets the "
+                    "limit)",
+                    limit);
+    }
+  }
+}
+
 double timeoutSeconds() {
   // mgrt_comm_init refuses a bad value; the default covers a call before.
   static double t = [] {
@@ -266,19 +293,6 @@ double timeoutSeconds() {
 
 } // namespace mgrt::comm
 
-namespace {
-
-/// The request of a transfer that completed when it started.
-struct CompletedRequest final : mgrt_comm_request {
-  int test(int *done) override {
-    *done = 1;
-    return MGRT_OK;
-  }
-  int wait() override { return MGRT_OK; }
-};
-
-} // namespace
-
 int mgrt_comm_group::allToAllStart(const void *send, const int64_t *sendCounts,
                                    const int64_t *sendDispls, void *recv,
                                    const int64_t *recvCounts,
@@ -287,7 +301,7 @@ int mgrt_comm_group::allToAllStart(const void *send, const int64_t *sendCounts,
   if (int rc = allToAll(send, sendCounts, sendDispls, recv, recvCounts,
                         recvDispls, dtype))
     return rc;
-  *out = new CompletedRequest;
+  *out = progressedRequest(MPI_REQUEST_NULL, recv, 0, dtype, MGRT_COMM_SUM, 1);
   return MGRT_OK;
 }
 
@@ -624,7 +638,8 @@ int mgrt_comm_reduce_scatter_start(mgrt_comm_group *g, const void *send,
     if (int rc = mgrt_comm_reduce_scatter(g, send, recv, recv_count, nullptr,
                                           dtype, op))
       return rc;
-    *request = new CompletedRequest;
+    *request =
+        progressedRequest(MPI_REQUEST_NULL, recv, 0, dtype, MGRT_COMM_SUM, 1);
     return MGRT_OK;
   }
   MPI_Request req = MPI_REQUEST_NULL;
@@ -659,7 +674,8 @@ int mgrt_comm_all_reduce_start(mgrt_comm_group *g, const void *send, void *recv,
   if (!asyncCollectives()) {
     if (int rc = mgrt_comm_all_reduce(g, send, recv, count, dtype, op))
       return rc;
-    *request = new CompletedRequest;
+    *request =
+        progressedRequest(MPI_REQUEST_NULL, recv, 0, dtype, MGRT_COMM_SUM, 1);
     return MGRT_OK;
   }
   MPI_Request req = MPI_REQUEST_NULL;

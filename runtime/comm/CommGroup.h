@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -116,9 +117,18 @@ void divideBy(void *buf, int64_t count, int dtype, int n);
 /// than the wait (AVG divides `count` elements of `recv` by `groupSize`
 /// after the sum). A progress thread tests it until it completes where MPI
 /// allows threads (AsyncCollectives.cpp).
+/// `keep` holds what MPI reads until the request completes (an
+/// all-to-all's count arrays). MPI_REQUEST_NULL: a transfer that completed
+/// when it started.
 mgrt_comm_request *progressedRequest(MPI_Request request, void *recv,
                                      int64_t count, int dtype, int op,
-                                     int groupSize);
+                                     int groupSize,
+                                     std::vector<std::vector<int>> keep = {});
+
+/// Calls poll(done) until it sets done or fails: spinning first, then
+/// yielding the core (oversubscribed ranks), and failing `call` after
+/// timeoutSeconds() without completion.
+int pollUntilDone(const std::function<int(bool &done)> &poll, const char *call);
 
 /// Stops the progress thread (mgrt_comm_finalize; no request may be open)
 /// and prints MEGAGRAPH_COMM_ASYNC_STATS.

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <memory>
 #include <thread>
 
 using namespace mgrt::comm;
@@ -56,28 +55,15 @@ struct MpiGroup final : mgrt_comm_group {
 
   /// Waits for `n` requests, ending the job after the deadline.
   int wait(MPI_Request *reqs, int n, const char *call) {
-    const double limit = timeoutSeconds();
-    auto start = std::chrono::steady_clock::now();
-    for (long spins = 0;; ++spins) {
-      int done = 0;
-      if (int rc =
-              checkMpi(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), call))
-        return rc;
-      if (done)
-        return MGRT_OK;
-      if (spins > 2000) {
-        // Oversubscribed ranks (more ranks than cores) must yield the core.
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-        if (limit > 0 && std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                                 .count() > limit)
-          return fail(MGRT_ERR_COMM, call,
-                      "no progress for %.0f s: a peer failed, skipped this "
-                      "call or is stuck (MEGAGRAPH_COMM_TIMEOUT sets the "
-                      "limit)",
-                      limit);
-      }
-    }
+    return pollUntilDone(
+        [&](bool &done) {
+          int flag = 0;
+          const int rc =
+              checkMpi(MPI_Testall(n, reqs, &flag, MPI_STATUSES_IGNORE), call);
+          done = flag != 0;
+          return rc;
+        },
+        call);
   }
 
   int allReduce(const void *send, void *recv, int64_t count, int dtype,
@@ -210,50 +196,25 @@ struct MpiGroup final : mgrt_comm_group {
   }
 };
 
-/// An MPI_Ialltoallv under way: the request and the count arrays MPI reads
-/// until it completes.
-struct MpiRequest final : mgrt_comm_request {
-  MpiGroup *group = nullptr;
-  MPI_Request req = MPI_REQUEST_NULL;
-  std::vector<int> sc, sd, rc, rd;
-  bool complete = false;
-
-  int test(int *done) override {
-    if (!complete) {
-      int flag = 0;
-      if (int rc_ = checkMpi(MPI_Test(&req, &flag, MPI_STATUS_IGNORE),
-                             "MPI_Ialltoallv"))
-        return rc_;
-      complete = flag != 0;
-    }
-    *done = complete;
-    return MGRT_OK;
-  }
-  int wait() override {
-    if (complete)
-      return MGRT_OK;
-    const int rc_ = group->wait(&req, 1, "MPI_Ialltoallv");
-    complete = rc_ == MGRT_OK;
-    return rc_;
-  }
-};
-
 int MpiGroup::allToAllStart(const void *send, const int64_t *sendCounts,
                             const int64_t *sendDispls, void *recv,
                             const int64_t *recvCounts,
                             const int64_t *recvDispls, int dtype,
                             mgrt_comm_request **out) {
-  auto r = std::make_unique<MpiRequest>();
-  r->group = this;
-  r->sc = toInt(sendCounts, size), r->sd = toInt(sendDispls, size);
-  r->rc = toInt(recvCounts, size), r->rd = toInt(recvDispls, size);
+  // MPI reads the count arrays until the transfer completes: the request
+  // keeps them.
+  std::vector<std::vector<int>> keep = {
+      toInt(sendCounts, size), toInt(sendDispls, size), toInt(recvCounts, size),
+      toInt(recvDispls, size)};
+  MPI_Request req = MPI_REQUEST_NULL;
   if (int rc =
-          checkMpi(MPI_Ialltoallv(send, r->sc.data(), r->sd.data(),
-                                  mpiType(dtype), recv, r->rc.data(),
-                                  r->rd.data(), mpiType(dtype), comm, &r->req),
+          checkMpi(MPI_Ialltoallv(send, keep[0].data(), keep[1].data(),
+                                  mpiType(dtype), recv, keep[2].data(),
+                                  keep[3].data(), mpiType(dtype), comm, &req),
                    "MPI_Ialltoallv"))
     return rc;
-  *out = r.release();
+  *out = progressedRequest(req, recv, 0, dtype, MGRT_COMM_SUM, size,
+                           std::move(keep));
   return MGRT_OK;
 }
 
