@@ -124,6 +124,22 @@ int fillCounts(const mgrt_comm_group *g, const int64_t *given, int64_t uniform,
   return MGRT_OK;
 }
 
+/// The common checks of a reduction: the group, the dtype, the operation
+/// and the two buffers' counts.
+int checkReduction(const mgrt_comm_group *g, int dtype, int op,
+                   const void *send, int64_t sendCount, const void *recv,
+                   int64_t recvCount, const char *call) {
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (!validOp(op))
+    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
+  if (int rc = checkCount(sendCount, send, "send", call))
+    return rc;
+  return checkCount(recvCount, recv, "recv", call);
+}
+
 /// The per-rank counts and displacements of an all-to-all, checked.
 struct AllToAllCounts {
   std::vector<int64_t> sc, sd, rc, rd;
@@ -515,15 +531,7 @@ int mgrt_comm_world_rank_of(const mgrt_comm_group *g, int rank) {
 int mgrt_comm_all_reduce(mgrt_comm_group *g, const void *send, void *recv,
                          int64_t count, int dtype, int op) {
   const char *call = "mgrt_comm_all_reduce";
-  if (int rc = checkGroup(g, call))
-    return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if (!validOp(op))
-    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
-  if (int rc = checkCount(count, send, "send", call))
-    return rc;
-  if (int rc = checkCount(count, recv, "recv", call))
+  if (int rc = checkReduction(g, dtype, op, send, count, recv, count, call))
     return rc;
   const int n = g->size;
   return countSent(g->allReduce(send, recv, count, dtype, op),
@@ -622,15 +630,8 @@ int mgrt_comm_reduce_scatter_start(mgrt_comm_group *g, const void *send,
   if (!request)
     return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
   *request = nullptr;
-  if (int rc = checkGroup(g, call))
-    return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if (!validOp(op))
-    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
-  if (int rc = checkCount(recv_count * g->size, send, "send", call))
-    return rc;
-  if (int rc = checkCount(recv_count, recv, "recv", call))
+  if (int rc = checkReduction(g, dtype, op, send, g ? recv_count * g->size : 0,
+                              recv, recv_count, call))
     return rc;
   if (recv_count > 0 && send == recv)
     return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
@@ -661,15 +662,7 @@ int mgrt_comm_all_reduce_start(mgrt_comm_group *g, const void *send, void *recv,
   if (!request)
     return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
   *request = nullptr;
-  if (int rc = checkGroup(g, call))
-    return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if (!validOp(op))
-    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
-  if (int rc = checkCount(count, send, "send", call))
-    return rc;
-  if (int rc = checkCount(count, recv, "recv", call))
+  if (int rc = checkReduction(g, dtype, op, send, count, recv, count, call))
     return rc;
   if (!asyncCollectives()) {
     if (int rc = mgrt_comm_all_reduce(g, send, recv, count, dtype, op))
