@@ -287,12 +287,12 @@ struct GTDataParallelPass
       int64_t padded;
     };
     SmallVector<ZeroBucket> zeroBuckets;
-    Operation *lastScatter = nullptr;
+    Operation *lastCollective = nullptr;
     // zero=0 and zero>=2: a gradient bucket goes right after its last
     // gradient (and the count, and the previous bucket's collective, to
     // keep their order), where its pieces are flattened.
     auto placeInBackward = [&](ArrayRef<Piece *> bucket) {
-      Operation *after = lastScatter ? lastScatter : count.getDefiningOp();
+      Operation *after = lastCollective ? lastCollective : count.getDefiningOp();
       for (Piece *p : bucket)
         if (Operation *def = p->value.getDefiningOp()) {
           Operation *top = body.findAncestorOpInBlock(*def);
@@ -335,7 +335,7 @@ struct GTDataParallelPass
           scatter->setAttr(gt::kOverlapAttr, b.getUnitAttr());
         Value shard = scatter;
         zeroBuckets.push_back({bucket, shard, total + pad});
-        lastScatter = shard.getDefiningOp();
+        lastCollective = shard.getDefiningOp();
         ++numBuckets;
         b.setInsertionPoint(ret);
         continue;
@@ -363,7 +363,7 @@ struct GTDataParallelPass
       Value sum = reduce;
       if (overlap) {
         reduce->setAttr(gt::kOverlapAttr, b.getUnitAttr());
-        lastScatter = reduce;
+        lastCollective = reduce;
         b.setInsertionPoint(ret);
       }
       for (Piece *p : bucket)

@@ -361,6 +361,28 @@ int checkHeads(const char *call, const Layout &l, int64_t H) {
   return MGRT_OK;
 }
 
+/// q, k, v, the dense bias and the mask moved to this rank's heads (both
+/// directions of the attention need them).
+struct HeadOperands {
+  Buffer qb, kb, vb;
+  mgrt_memref_f32_3 qh, kh, vh;
+  BiasMaskHeads bm;
+};
+
+int operandsToHeads(mgrt_comm_group *group, const Layout &l,
+                    const mgrt_memref_f32_3 *q, const mgrt_memref_f32_3 *k,
+                    const mgrt_memref_f32_3 *v, const mgrt_memref_f32_4 *bias,
+                    const mgrt_memref_i8_4 *mask, int64_t H, int64_t flags,
+                    HeadOperands &o) {
+  if (int rc = activationToHeads(group, l, q, H, o.qb, o.qh))
+    return rc;
+  if (int rc = activationToHeads(group, l, k, H, o.kb, o.kh))
+    return rc;
+  if (int rc = activationToHeads(group, l, v, H, o.vb, o.vh))
+    return rc;
+  return biasAndMaskToHeads(group, l, bias, mask, H, flags, o.bm);
+}
+
 } // namespace
 
 int ulyssesForward(const char *call, mgrt_comm_group *group, const Layout &l,
@@ -373,19 +395,12 @@ int ulyssesForward(const char *call, mgrt_comm_group *group, const Layout &l,
   if (int rc = checkHeads(call, l, H))
     return rc;
   const int64_t hl = H / l.size;
-  Buffer qb, kb, vb;
-  mgrt_memref_f32_3 qh, kh, vh;
-  if (int rc = activationToHeads(group, l, q, H, qb, qh))
+  HeadOperands in;
+  if (int rc = operandsToHeads(group, l, q, k, v, bias, mask, H, flags, in))
     return rc;
-  if (int rc = activationToHeads(group, l, k, H, kb, kh))
-    return rc;
-  if (int rc = activationToHeads(group, l, v, H, vb, vh))
-    return rc;
-  BiasMaskHeads bm;
-  if (int rc = biasAndMaskToHeads(group, l, bias, mask, H, flags, bm))
-    return rc;
-  mgrt_memref_f32_4 *bp = bm.bias();
-  mgrt_memref_i8_4 *mp = bm.mask();
+  mgrt_memref_f32_3 &qh = in.qh, &kh = in.kh, &vh = in.vh;
+  mgrt_memref_f32_4 *bp = in.bm.bias();
+  mgrt_memref_i8_4 *mp = in.bm.mask();
   Array<int16_t> dist;
   std::vector<float> tableT;
   SpatialBias spatial;
@@ -414,21 +429,16 @@ int ulyssesBackward(const char *call, mgrt_comm_group *group, const Layout &l,
   if (int rc = checkHeads(call, l, H))
     return rc;
   const int64_t hl = H / l.size;
-  Buffer qb, kb, vb, ob;
-  mgrt_memref_f32_3 qh, kh, vh, oh;
-  if (int rc = activationToHeads(group, l, q, H, qb, qh))
+  HeadOperands in;
+  if (int rc = operandsToHeads(group, l, q, k, v, bias, mask, H, flags, in))
     return rc;
-  if (int rc = activationToHeads(group, l, k, H, kb, kh))
-    return rc;
-  if (int rc = activationToHeads(group, l, v, H, vb, vh))
-    return rc;
+  mgrt_memref_f32_3 &qh = in.qh, &kh = in.kh, &vh = in.vh;
+  mgrt_memref_f32_4 *bp = in.bm.bias();
+  mgrt_memref_i8_4 *mp = in.bm.mask();
+  Buffer ob;
+  mgrt_memref_f32_3 oh;
   if (int rc = activationToHeads(group, l, dout, H, ob, oh))
     return rc;
-  BiasMaskHeads bm;
-  if (int rc = biasAndMaskToHeads(group, l, bias, mask, H, flags, bm))
-    return rc;
-  mgrt_memref_f32_4 *bp = bm.bias();
-  mgrt_memref_i8_4 *mp = bm.mask();
   Array<float> dbiasData;
   mgrt_memref_f32_4 dbh{}, *dbp = nullptr;
   // dbias of this rank's heads over all S query rows (a query dimension
@@ -469,7 +479,7 @@ int ulyssesBackward(const char *call, mgrt_comm_group *group, const Layout &l,
     attentionBackward(&dqh, &dkh, &dvh, dbp, &oh, &qh, &kh, &vh, bp, mp, hl,
                       scale, flags, nullptr, nullptr, false,
                       spatial ? &spatial : nullptr, dtp);
-  qb.reset(), kb.reset(), vb.reset(), ob.reset();
+  in.qb.reset(), in.kb.reset(), in.vb.reset(), ob.reset();
   if (int rc = toRows(group, l, headView(&dqh, hl), true, headView(dq, H)))
     return rc;
   if (int rc = toRows(group, l, headView(&dkh, hl), true, headView(dk, H)))

@@ -79,7 +79,11 @@ inline SimdLevel simdLevel() {
 
 /// MGRT_SIMD_DISPATCH for a body templated on the level it is built for
 /// (`template <SimdLevel L> NAME##Body`), so that it can choose code that
-/// the level compiles well.
+/// the level compiles well. Without AVX-512, GCC 12 lowers every comparison
+/// or select of the 16-lane VFloat lane by lane (vmax, vexp's clamps,
+/// loadIndices): a hot loop of the x86-64-v3 build that needs them takes
+/// an 8-lane intrinsic path under L == SimdLevel::V3, as the attention
+/// backward's tile does (AttentionBackward.cpp).
 #define MGRT_SIMD_DISPATCH_LEVEL(NAME, PARAMS, ARGS)                           \
   __attribute__((target("arch=x86-64-v4"))) static void NAME##V4 PARAMS {      \
     NAME##Body<::mgrt::SimdLevel::V4> ARGS;                                    \
