@@ -292,7 +292,8 @@ struct GTDataParallelPass
     // gradient (and the count, and the previous bucket's collective, to
     // keep their order), where its pieces are flattened.
     auto placeInBackward = [&](ArrayRef<Piece *> bucket) {
-      Operation *after = lastCollective ? lastCollective : count.getDefiningOp();
+      Operation *after =
+          lastCollective ? lastCollective : count.getDefiningOp();
       for (Piece *p : bucket)
         if (Operation *def = p->value.getDefiningOp()) {
           Operation *top = body.findAncestorOpInBlock(*def);
