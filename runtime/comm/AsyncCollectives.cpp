@@ -8,7 +8,8 @@
 // open requests while any is open (every MEGAGRAPH_COMM_PROGRESS_US
 // microseconds, default 50; it sleeps on a condition variable otherwise),
 // so the transfer overlaps the caller's work; mgrt_comm_test then reads
-// what it found. Without it, mgrt_comm_test and the wait move it.
+// what it found. Without it, mgrt_comm_test moves it. A wait always tests
+// the request itself: the caller has nothing left to overlap.
 // MEGAGRAPH_COMM_ASYNC=0 makes every started reduce-scatter and all-reduce
 // complete at its start (A/B runs); MEGAGRAPH_COMM_ASYNC_STATS=1 prints,
 // per rank at the end, how many waits found their request already complete
@@ -50,9 +51,8 @@ struct Registry {
         continue;
       }
       testAll();
-      lock.unlock();
-      std::this_thread::sleep_for(period);
-      lock.lock();
+      // Released while it waits; a new request or the stop wakes it early.
+      wake.wait_for(lock, period);
     }
   }
 };
@@ -111,11 +111,13 @@ struct ProgressedRequest final : mgrt_comm_request {
       ++r.waits;
       r.completeAtWait += done;
     }
+    // The waiting caller has nothing left to overlap: it drives the
+    // request itself rather than wait for the progress thread's next
+    // period (which, with more ranks than cores, also waits for a core).
     if (int e = pollUntilDone(
             [&](bool &isDone) {
               std::lock_guard<std::mutex> lock(r.mu);
-              if (!threaded())
-                poll();
+              poll();
               isDone = done;
               return done ? rc : MGRT_OK;
             },
