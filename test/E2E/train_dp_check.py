@@ -20,12 +20,14 @@ usage: train_dp_check.py MEGAGRAPH_COMPILE WORKDIR --model mlp|graphormer
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import argparse
+import atexit
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import torch
 
@@ -36,9 +38,25 @@ import train_graphormer_check as tg  # noqa: E402  (Graphormer)
 STEPS = 20
 
 
+_SESSION_BASE = []
+
+
+def session_base():
+    """A session-directory base of this process's own: lit runs tests in
+    parallel, and concurrent mpiruns creating their session directories
+    under one shared base can collide (Open MPI 4.1: `session_dir.c ...
+    File exists` before any rank starts)."""
+    if not _SESSION_BASE:
+        path = tempfile.mkdtemp(prefix="mg-ompi-")
+        atexit.register(shutil.rmtree, path, True)
+        _SESSION_BASE.append(path)
+    return _SESSION_BASE[0]
+
+
 def mpirun():
     exe = shutil.which("mpirun") or shutil.which("mpiexec")
-    cmd = [exe, "--oversubscribe", "--mca", "btl", "self,vader"]
+    cmd = [exe, "--oversubscribe", "--mca", "btl", "self,vader",
+           "--mca", "orte_tmpdir_base", session_base()]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd
