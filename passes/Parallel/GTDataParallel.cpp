@@ -11,7 +11,8 @@
 // which reproduces a one-process run of the global batch exactly (up to
 // float summation order). Everything to reduce is flattened and packed into
 // buckets (small gradients share one shard.all_reduce); gt-shard-to-runtime
-// lowers the collectives to the communication runtime. With ZeRO the
+// lowers the collectives to the communication runtime. Without ZeRO the
+// buckets are all-reduced inside the backward as they fill. With ZeRO the
 // gradient buckets are reduce-scattered instead; from stage 2 on, one
 // bucket per layer, right where the backward has produced it, so that no
 // more than one layer's full-size gradients are live at a time.
@@ -224,11 +225,15 @@ struct GTDataParallelPass
 
     // 4. Buckets: consecutive pieces up to bucketBytes; a piece that large
     //    travels alone. With zero>=1 the gradients start a new bucket, since
-    //    they are reduce-scattered and the rest all-reduced. With zero>=2
-    //    the gradients go in the order the backward produces them and each
-    //    weight matrix (rank >= 2) starts a bucket: a bucket is one layer,
-    //    its weight and the vectors (bias, norm scales) produced after it,
-    //    so that its full-size gradients die at its reduce-scatter.
+    //    they are reduce-scattered and the rest all-reduced. With zero=0
+    //    and zero>=2 the gradients go in the order the backward produces
+    //    them. zero=0 holds every full gradient anyway, so its buckets are
+    //    filled up to bucketBytes (as DDP's): fewer collectives, each
+    //    started as soon as its last gradient exists. With zero>=2 each
+    //    weight matrix (rank >= 2) also starts a bucket: a bucket is one
+    //    layer, its weight and the vectors (bias, norm scales) produced
+    //    after it, so that its full-size gradients die at its
+    //    reduce-scatter.
     const int64_t cap = bucketBytes / 4;
     SmallVector<SmallVector<Piece *>> buckets;
     auto pack = [&](ArrayRef<Piece *> order, bool byLayer) {
@@ -275,7 +280,7 @@ struct GTDataParallelPass
       llvm::stable_sort(grads, [&](Piece *x, Piece *y) {
         return producedAt(x) < producedAt(y);
       });
-      pack(grads, /*byLayer=*/true);
+      pack(grads, /*byLayer=*/zero >= 2);
     }
 
     // 5. One sum all-reduce per bucket, then the slices; with zero>=1 one

@@ -80,9 +80,9 @@ ml_program.global private mutable @headb(dense<0.0> : tensor<3xf32>) : tensor<3x
 // FUSED: gt.attention_grad {{.*}} spatial(%[[SPD]], %[[SP]]) heads = 2 {gt.cp = #gt.cp<size = 2, mode = ring
 // FUSED-SAME: -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<5x2xf32>)
 // FUSED-NOT: gt.spatial_bias
-// The table's 5 x 2 gradient is a bucket of its own (a matrix starts one),
-// all-reduced inside the backward.
-// FUSED: shard.all_reduce {{.*}} on @gt_dp grid_axes = [0] {gt.overlap} : tensor<10xf32> -> tensor<10xf32>
+// The gradients, the table's 5 x 2 among them, fill one bucket (under the
+// default 4 MiB), all-reduced inside the backward.
+// FUSED: shard.all_reduce {{.*}} on @gt_dp grid_axes = [0] {gt.overlap} : tensor<285xf32> -> tensor<285xf32>
 // Ulysses (mode 2 of the runtime's cp attention): the same row shapes; the
 // all-to-alls that move q, k, v, the bias rows [2, 2, 4, 8] (to heads:
 // [2, 1, 8, 8] on each rank) and the results happen inside the runtime's

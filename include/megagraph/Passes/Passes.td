@@ -925,7 +925,10 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
     `bucket-bytes` (small gradients share one all-reduce; a gradient at
     least that large gets its own), each reduced by one `shard.all_reduce`
     (sum) over axis 0 of the grid `@gt_dp` (shape = dp), then sliced back
-    and divided by `sum_r n_r`.
+    and divided by `sum_r n_r`. The gradients are packed in the order the
+    backward produces them, and each bucket's all-reduce is placed right
+    after its last gradient and marked `gt.overlap`, so that it moves while
+    the backward goes on (gt-shard-to-runtime).
 
     The module also gets `func.func @megagraph_plan_dp() -> i64` returning
     dp (a record for tools; the driver reads the plan from the entry
