@@ -9,6 +9,7 @@
 
 #include "megagraph/Dialect/GT/GTInterfaces.h"
 #include "megagraph/Dialect/GT/GTOps.h"
+#include "megagraph/Passes/GradientBuckets.h"
 #include "megagraph/Plan/ForwardUnits.h"
 #include "megagraph/Plan/StageSplit.h"
 
@@ -20,6 +21,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,9 +113,14 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
 
   // Parameters: mutable gt.param globals, by symbol.
   llvm::StringMap<double> paramBytes;
+  llvm::StringSet<> matrices;
   module.walk([&](ml_program::GlobalOp g) {
-    if (g->hasAttr("gt.param") || g->hasAttr("gt.param_shard"))
+    if (g->hasAttr("gt.param") || g->hasAttr("gt.param_shard")) {
       paramBytes[g.getSymName()] = bytesOf(g.getType());
+      if (auto t = dyn_cast<ShapedType>(g.getType());
+          t && t.hasRank() && t.getRank() >= 2)
+        matrices.insert(g.getSymName());
+    }
   });
 
   // Program order of the top-level ops; units start at each attention's
@@ -194,8 +201,10 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
         if (top && position.count(top))
           first = std::min(first, position[top]);
       }
-      model.units[first < (int64_t)ops.size() ? unitOf[first] : unitOf[i]]
-          .paramBytes += static_cast<int64_t>(it->second);
+      UnitProfile &owner =
+          model.units[first < (int64_t)ops.size() ? unitOf[first] : unitOf[i]];
+      owner.paramBytes += static_cast<int64_t>(it->second);
+      owner.matrixParams += matrices.contains(sym);
       continue;
     }
     if (isView(op) || isa<func::ReturnOp>(op))
@@ -350,6 +359,7 @@ ModelProfile megagraph::syntheticTransformer(int64_t layers, int64_t hidden,
     u.otherBytes = f * S * D * 12;
     u.numOps = 14;
     u.paramBytes = static_cast<int64_t>(f * (12 * D * D + 13 * D));
+    u.matrixParams = 6;
     // LN in/out x2, Q, K, V, O, attention out, FFN in/hidden/gelu.
     u.activationBytes = f * S * D * (4 + 4 + 1 + 1 + 4 + 4) + f * S * H;
     u.biasBytes = f * H * S * S;
@@ -360,10 +370,12 @@ ModelProfile megagraph::syntheticTransformer(int64_t layers, int64_t hidden,
     if (l == 0) {
       u.gemmFlops += 2 * S * features * D;
       u.paramBytes += static_cast<int64_t>(f * (features * D + D));
+      ++u.matrixParams;
     }
     if (l + 1 == layers) {
       u.gemmFlops += 2 * S * D * classes;
       u.paramBytes += static_cast<int64_t>(f * (D * classes + classes));
+      ++u.matrixParams;
     }
     model.units.push_back(u);
   }
@@ -385,7 +397,45 @@ struct PlanUnits {
   double memoryConstant = 0;    // io + transient + gathered shards
   double slots = 1;             // mb + pp - 1
   int64_t localBatch = 0, microBatch = 0;
+  int64_t ranksOnNode = 1;
 };
+
+/// Synchronisations of ranks per attention and micro-batch under cp, each
+/// of which costs HardwareProfile::syncLatency on time-shared cores
+/// (runtime/cp): all-gather: K/V gathered in the forward, their gradients
+/// reduce-scattered in the backward; ring: a K/V step per other block in
+/// the forward, a K/V and a dK/dV step per block in the backward; Ulysses:
+/// q, k, v and the bias (if any) to heads and the output back in the
+/// forward, q, k, v, the bias and dO to heads and dq, dk, dv and the bias
+/// gradient back in the backward.
+double cpSyncs(const ParallelPlan &plan, bool bias) {
+  const double cp = static_cast<double>(plan.cp);
+  if (plan.cpMode == "ring")
+    return (plan.recompute ? 2 : 1) * (cp - 1) + 2 * (cp - 1);
+  if (plan.cpMode == "ulysses")
+    return (plan.recompute ? 2 : 1) * (bias ? 5 : 4) + (bias ? 9 : 7);
+  return (plan.recompute ? 2 : 1) + 1;
+}
+
+/// Collectives of a step's gradients (and ZeRO's parameter gathers) that
+/// fall to a unit of `unitParams` bytes and `matrices` weight matrices in
+/// a model of `modelParams` parameter bytes (gt-data-parallel): without
+/// ZeRO buckets of kGradientBucketBytes filled in backward order; ZeRO-1
+/// one reduce-scatter and one all-gather per step; ZeRO-2 a reduce-scatter
+/// and an all-gather per layer bucket (a matrix starts one); ZeRO-3 also a
+/// gather of each matrix before its first use.
+double dpSyncs(int zero, double unitParams, double modelParams,
+               int64_t matrices) {
+  if (modelParams <= 0)
+    return 0;
+  const double part = unitParams / modelParams;
+  if (zero == 0)
+    return part *
+           std::ceil(modelParams / static_cast<double>(kGradientBucketBytes));
+  if (zero == 1)
+    return 2 * part;
+  return static_cast<double>((zero >= 3 ? 3 : 2) * matrices);
+}
 
 /// What a rank's per-sequence activations are divided by under cp: S over
 /// the rows each rank holds, ceil(S / cp) (cp itself when it divides S;
@@ -490,8 +540,12 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   const double m = static_cast<double>(b / plan.microBatches);
   const double cp = rowDivisor(model, plan);
   const int64_t devices = plan.devices();
-  const double share =
-      hw.computeShare(std::min<int64_t>(devices, hw.devicesPerNode));
+  const int64_t ranksOnNode = std::min<int64_t>(devices, hw.devicesPerNode);
+  const double share = hw.computeShare(ranksOnNode);
+  // What one synchronisation of ranks costs beyond alpha (time-shared
+  // cores only).
+  const double sync = hw.oversubscribed(ranksOnNode) ? hw.syncLatency : 0;
+  const double modelParams = static_cast<double>(model.paramBytes());
   const double slots = static_cast<double>(plan.microBatches + plan.pp - 1);
   // The gradients are summed over the dp x cp ranks (the cp blocks of a
   // sequence hold partial gradients too), and ZeRO shards over all of them.
@@ -503,6 +557,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   out.localBatch = b;
   out.microBatch = b / plan.microBatches;
   out.slots = slots;
+  out.ranksOnNode = ranksOnNode;
   out.split.pp = plan.pp;
   out.split.microBatches = plan.microBatches;
   out.split.recompute = plan.recompute;
@@ -556,6 +611,8 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
             3 * m / cp * u.attentionFlops / hw.attentionFlops / share;
         cpComm = std::max(0.0, cpComm - attention);
       }
+      cpComm += static_cast<double>(u.attentionOps) *
+                cpSyncs(plan, u.biasBytes > 0) * sync;
     }
     // dp x cp: the unit's gradients all-reduced once per step (ZeRO 1/2: a
     // reduce-scatter plus the parameters' all-gather, the same volume;
@@ -566,6 +623,9 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
       dpComm = hw.allReduce(dpGroup, (double)u.paramBytes);
       if (zero >= 3)
         dpComm += hw.allGather(dpGroup, (double)u.paramBytes);
+      dpComm +=
+          dpSyncs(zero, (double)u.paramBytes, modelParams, u.matrixParams) *
+          sync;
     }
     c.time = compute + cpComm + dpComm / slots;
     // Memory held for the whole step.
@@ -588,11 +648,11 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   if (plan.pp > 1) {
     double boundary = m / cp * model.units.front().inputBytes;
     out.stageTimeConstant =
-        2 * hw.sendRecv(boundary, plan.devices() > hw.devicesPerNode);
+        2 * (hw.sendRecv(boundary, plan.devices() > hw.devicesPerNode) + sync);
   }
   // The kernels' workspace and the attention backward's packed operands
   // are not live at once; the bias gradient accumulates over the layers.
-  out.memoryConstant = std::max(transient, (double)hw.scratchBytes) +
+  out.memoryConstant = std::max(transient, hw.rankScratchBytes(ranksOnNode)) +
                        m / cp * biasGradBytes(model, plan) +
                        b / cp * distanceBytes(model, plan) +
                        model.ioBytesPerSeq * b / cp +
@@ -691,6 +751,20 @@ Prediction megagraph::predict(const ModelProfile &model,
   double bottleneck = split.bottleneck + pu.stageTimeConstant;
   pred.stepTime = pu.slots * bottleneck;
   pred.bubbleTime = (plan.pp - 1) * bottleneck;
+  // On time-shared cores a stage idle in the bubble leaves its core to the
+  // busy ones: the step is bounded by the ranks' work (mb slots of the mean
+  // stage, every rank at its share) and by the schedule's span with each
+  // rank as fast as it is alone.
+  if (const double alone = hw.aloneSpeedup(pu.ranksOnNode);
+      plan.pp > 1 && alone > 1) {
+    double total = 0;
+    for (double t : split.stageTime)
+      total += t;
+    const double mean = total / plan.pp + pu.stageTimeConstant;
+    pred.stepTime = std::max(plan.microBatches * mean, pred.stepTime / alone);
+    pred.bubbleTime =
+        std::max(0.0, pred.stepTime - plan.microBatches * bottleneck);
+  }
   if (!breakdown)
     return pred;
   // Compute alone: the same split priced without communication.
@@ -725,7 +799,15 @@ double megagraph::stepTimeLowerBound(const ModelProfile &model,
     total += u.time;
     slowest = std::max(slowest, u.time);
   }
-  return pu.slots * (std::max(total / plan.pp, slowest) + pu.stageTimeConstant);
+  const double span =
+      pu.slots * (std::max(total / plan.pp, slowest) + pu.stageTimeConstant);
+  // predict's bound on time-shared cores (the bubble reclaimed).
+  if (const double alone = hw.aloneSpeedup(pu.ranksOnNode);
+      plan.pp > 1 && alone > 1)
+    return std::max(static_cast<double>(plan.microBatches) *
+                        (total / plan.pp + pu.stageTimeConstant),
+                    span / alone);
+  return span;
 }
 
 llvm::json::Value megagraph::toJSON(const Prediction &p) {
@@ -762,6 +844,7 @@ llvm::json::Value megagraph::toJSON(const ModelProfile &model) {
                            {"other_bytes", u.otherBytes},
                            {"ops", u.numOps},
                            {"param_bytes", u.paramBytes},
+                           {"matrix_params", u.matrixParams},
                            {"activation_bytes", u.activationBytes},
                            {"bias_bytes", u.biasBytes},
                            {"forwarded_bias_bytes", u.forwardedBiasBytes},

@@ -29,6 +29,34 @@ double HardwareProfile::computeShare(int64_t ranksOnNode) const {
   return 1.0 / static_cast<double>(ranksOnNode);
 }
 
+int64_t HardwareProfile::threadsPerRank(int64_t ranksOnNode) const {
+  if (!sharedCompute || coresPerNode <= 0)
+    return 0;
+  return std::max<int64_t>(1, coresPerNode / std::max<int64_t>(1, ranksOnNode));
+}
+
+bool HardwareProfile::oversubscribed(int64_t ranksOnNode) const {
+  return sharedCompute && coresPerNode > 0 && ranksOnNode > coresPerNode;
+}
+
+double HardwareProfile::aloneSpeedup(int64_t ranksOnNode) const {
+  if (!oversubscribed(ranksOnNode))
+    return 1.0;
+  // Alone, a rank's threads get a core each: threads / cores of the node,
+  // against 1 / ranks when every rank is busy.
+  return static_cast<double>(threadsPerRank(ranksOnNode)) /
+         static_cast<double>(coresPerNode) / computeShare(ranksOnNode);
+}
+
+double HardwareProfile::rankScratchBytes(int64_t ranksOnNode) const {
+  const int64_t alone = threadsPerRank(1);
+  if (alone <= 0)
+    return static_cast<double>(scratchBytes);
+  return static_cast<double>(scratchBytes) *
+         static_cast<double>(threadsPerRank(ranksOnNode)) /
+         static_cast<double>(alone);
+}
+
 double HardwareProfile::gemmRate(double m, double k, double n) const {
   if (gemmCurve.empty())
     return std::min({m, k, n}) >= 64 ? gemmFlops : smallGemmFlops;
@@ -116,6 +144,8 @@ HardwareProfile cpuHere() {
   p.scratchBytes = 1138688;
   p.devicesPerNode = 1024; // one host: every group uses shared memory
   p.sharedCompute = true;
+  p.coresPerNode = 2;
+  p.syncLatency = 0;
   p.overlap = false;
   p.intra = {20e-6, 1.0 / 2e9};
   p.inter = p.intra;
@@ -188,6 +218,8 @@ llvm::json::Value megagraph::toJSON(const HardwareProfile &p) {
       {"scratch_bytes", p.scratchBytes},
       {"devices_per_node", p.devicesPerNode},
       {"shared_compute", p.sharedCompute},
+      {"cores", p.coresPerNode},
+      {"sync_latency_s", p.syncLatency},
       {"overlap", p.overlap},
       {"intra", llvm::json::Object{{"alpha_s", p.intra.alpha},
                                    {"beta_s_per_byte", p.intra.beta}}},
@@ -239,6 +271,8 @@ bool megagraph::fromJSON(const llvm::json::Value &value, HardwareProfile &p,
   o.mapOptional("scratch_bytes", p.scratchBytes);
   o.mapOptional("devices_per_node", p.devicesPerNode);
   o.mapOptional("shared_compute", p.sharedCompute);
+  o.mapOptional("cores", p.coresPerNode);
+  o.mapOptional("sync_latency_s", p.syncLatency);
   o.mapOptional("overlap", p.overlap);
   if (const llvm::json::Value *v = value.getAsObject()->get("intra"))
     if (!::fromJSON(*v, p.intra, path.field("intra")))

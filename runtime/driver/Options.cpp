@@ -6,6 +6,7 @@
 
 #include "driver/Options.h"
 #include "megagraph/Runtime.h"
+#include "support/LocalRank.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -281,14 +282,14 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       return false;
     }
   }
-  // The kernels' pool (support/ThreadPool.cpp) would silently take the
-  // hardware's thread count for a value that is not a positive integer.
-  if (const char *env = std::getenv("MEGAGRAPH_NUM_THREADS"); env && *env) {
+  // The kernels' pool (support/ThreadPool.cpp) would silently take its
+  // default thread count for a value that is not a positive integer.
+  if (const char *env = std::getenv(kNumThreadsEnv); env && *env) {
     char *end = nullptr;
     errno = 0;
     const long n = std::strtol(env, &end, 10);
     if (*end != '\0' || errno || n < 1) {
-      error = "MEGAGRAPH_NUM_THREADS needs a positive integer, got '" +
+      error = std::string(kNumThreadsEnv) + " needs a positive integer, got '" +
               std::string(env) + "'";
       return false;
     }

@@ -6,6 +6,7 @@
 
 #include "support/LocalRank.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -43,4 +44,17 @@ int mgrt::chooseCudaDevice(
     if (const long r = parseIndex(getenv(name)); r >= 0)
       return static_cast<int>(r % count);
   return 0;
+}
+
+int mgrt::chooseNumThreads(
+    int cores, const std::function<const char *(const char *)> &getenv) {
+  if (const long v = parseIndex(getenv(kNumThreadsEnv)); v > 0)
+    return static_cast<int>(v > 1024 ? 1024 : v);
+  long local = 1;
+  for (const char *name : kLocalSizeEnv)
+    if (const long n = parseIndex(getenv(name)); n > 0) {
+      local = n;
+      break;
+    }
+  return std::max(1, static_cast<int>(std::max(cores, 1) / local));
 }

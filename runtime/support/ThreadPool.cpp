@@ -8,6 +8,8 @@
 
 #include "support/ThreadPool.h"
 
+#include "support/LocalRank.h"
+
 #include "megagraph/Runtime.h"
 
 #include <algorithm>
@@ -15,6 +17,9 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <thread>
 #include <vector>
 
@@ -109,14 +114,17 @@ private:
 
 int numThreads() {
   static const int threads = [] {
-    if (const char *env = std::getenv("MEGAGRAPH_NUM_THREADS")) {
-      char *end = nullptr;
-      long v = std::strtol(env, &end, 10);
-      if (end != env && *end == '\0' && v > 0)
-        return static_cast<int>(v > 1024 ? 1024 : v);
-    }
-    unsigned hw = std::thread::hardware_concurrency();
-    return hw ? static_cast<int>(hw) : 1;
+    int cores = 0;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      cores = CPU_COUNT(&set);
+#endif
+    if (cores <= 0)
+      cores = static_cast<int>(std::thread::hardware_concurrency());
+    return chooseNumThreads(cores, [](const char *name) -> const char * {
+      return std::getenv(name);
+    });
   }();
   return threads;
 }

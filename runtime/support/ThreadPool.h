@@ -15,8 +15,9 @@
 
 namespace mgrt {
 
-/// Threads the kernels use: MEGAGRAPH_NUM_THREADS if set to a positive
-/// integer, else std::thread::hardware_concurrency(). Read once.
+/// Threads the kernels use: chooseNumThreads (LocalRank.h) of the cores
+/// this process may run on (its affinity mask): MEGAGRAPH_NUM_THREADS, else
+/// those cores divided among the job's processes on this node. Read once.
 int numThreads();
 
 /// Runs fn(task, worker) for every task in [0, n), tasks handed out

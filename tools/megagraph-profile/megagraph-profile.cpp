@@ -9,7 +9,8 @@
 //   * memory bandwidth (large copies) and the per-op overhead;
 //   * the runtime kernels' per-rank workspace (tracked allocator);
 //   * under `mpirun -np P`: all-reduce time per group size 2, 4, .. P over
-//     message sizes, fitted to the ring alpha-beta model.
+//     message sizes, fitted to the ring alpha-beta model, and with more
+//     ranks than cores what each synchronisation costs beyond that.
 //
 // Compute is measured by rank 0 alone with the kernels' threads (the node's
 // rate; the other ranks wait): on a CPU the ranks of a node share its
@@ -34,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 using namespace llvm;
@@ -116,6 +118,44 @@ double maxOverRanks(double v) {
   double out = 0;
   mgrt_comm_all_reduce(mgrt_comm_world(), &v, &out, 1, MGRT_F64, MGRT_COMM_MAX);
   return out;
+}
+
+/// The message of the synchronisation measurement: 64 KiB, a block of
+/// K and V that a ring step moves, past the shared-memory transport's
+/// eager limit (a rendezvous needs both ranks on a core at once).
+constexpr int64_t kSyncMessageFloats = 16384;
+
+/// Seconds a synchronisation costs beyond the work between two, when the
+/// `ranks` ranks of this node outnumber its `cores` (0 otherwise): every
+/// rank computes bursts (n = 96 products on its threads) and, in one run,
+/// passes a 64 KiB message around the ring after each (a ring step); the
+/// slowest rank's extra time per burst. Time-shared cores make a transfer
+/// wait until both of its ranks have a core.
+double syncLatency(int ranks, int64_t cores, int reps) {
+  if (ranks <= cores)
+    return 0;
+  const int bursts = 200;
+  mgrt_comm_group *world = mgrt_comm_world();
+  const int me = mgrt_comm_rank(world);
+  std::vector<float> send(kSyncMessageFloats, 1.0f), recv(kSyncMessageFloats);
+  auto loop = [&](bool sync) {
+    mgrt_comm_barrier(world);
+    const double start = now();
+    for (int i = 0; i < bursts; ++i) {
+      gemmSeconds(96, 2);
+      if (sync)
+        mgrt_comm_sendrecv(world, send.data(), kSyncMessageFloats,
+                           (me + 1) % ranks, recv.data(), kSyncMessageFloats,
+                           (me + ranks - 1) % ranks, MGRT_F32, 7);
+    }
+    return maxOverRanks(now() - start);
+  };
+  double free = 1e300, synced = 1e300;
+  for (int r = 0; r < std::max(2, reps / 2); ++r) {
+    free = std::min(free, loop(false));
+    synced = std::min(synced, loop(true));
+  }
+  return std::max(0.0, (synced - free) / bursts);
 }
 
 } // namespace
@@ -217,6 +257,7 @@ int main(int argc, char **argv) {
     p.scratchBytes = static_cast<int64_t>(mgrt_peak_bytes() - before);
   }
   p.deviceMemory = 0;
+  p.coresPerNode = std::max(1u, std::thread::hardware_concurrency());
   // Collectives: all-reduce per group size, alpha-beta by two sizes.
   json::Array groups;
   if (launched && ranks > 1) {
@@ -252,6 +293,7 @@ int main(int argc, char **argv) {
       p.intra = ab; // the largest group measured
     }
     p.inter = p.intra;
+    p.syncLatency = syncLatency(ranks, p.coresPerNode, reps);
   } else {
     // One process: the built-in CPU profile's shared-memory numbers.
     HardwareProfile here;

@@ -9,6 +9,7 @@
 #define MEGAGRAPH_PASSES_PASSES_H
 
 #include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Passes/GradientBuckets.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

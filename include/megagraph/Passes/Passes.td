@@ -976,7 +976,8 @@ def GTDataParallel : Pass<"gt-data-parallel", "::mlir::ModuleOp"> {
   let options = [
     Option<"dp", "dp", "int64_t", /*default=*/"1",
            "Number of data-parallel ranks">,
-    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"4194304",
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"::megagraph::kGradientBucketBytes",
            "Largest all-reduce bucket packing several gradients (bytes)">,
     Option<"presummed", "presummed", "bool", /*default=*/"false",
            "The gradients are already weighted by n_r / N (gt-context-"

@@ -35,6 +35,9 @@ struct UnitProfile {
   int64_t numOps = 0;
   /// Parameter bytes of the unit (not per sequence).
   int64_t paramBytes = 0;
+  /// Its parameters of rank >= 2 (weight matrices): with ZeRO >= 2 each
+  /// starts a gradient bucket (gt-data-parallel), one collective apiece.
+  int64_t matrixParams = 0;
   /// Bytes kept for the backward pass (node-wise tensors: split by cp).
   double activationBytes = 0;
   /// Attention bias / [H, S, S] tensors kept for the backward (split by

@@ -53,6 +53,14 @@ struct HardwareProfile {
   /// CPU: ranks on one node share its cores (and `gemmFlops` is the whole
   /// node's); a GPU rank owns its device.
   bool sharedCompute = false;
+  /// CPU: the cores of a node (0: unknown). The runtime gives each of a
+  /// node's R ranks max(1, cores / R) kernel threads (support/LocalRank.h).
+  int64_t coresPerNode = 0;
+  /// Seconds one synchronisation of ranks costs on a node with more ranks
+  /// than cores, beyond alpha: a collective call, a ring step or a pipeline
+  /// transfer waits until every peer it needs has been given a core
+  /// (megagraph-profile measures it; 0: not modelled).
+  double syncLatency = 0;
   AlphaBeta intra, inter;
   /// Communication can overlap computation (ring cp attention): GPUs with
   /// copy engines; not the CPU, whose cores do the copies.
@@ -68,6 +76,21 @@ struct HardwareProfile {
   double gemmRate(double m, double k, double n) const;
   /// Compute-rate share of one of `ranksOnNode` ranks (1 for GPUs).
   double computeShare(int64_t ranksOnNode) const;
+  /// Kernel threads of one of `ranksOnNode` ranks; 0 when the cores are
+  /// unknown or compute is not shared.
+  int64_t threadsPerRank(int64_t ranksOnNode) const;
+  /// Whether `ranksOnNode` ranks time-share the node's cores (more ranks
+  /// than cores): a rank waiting for a peer gives its core away, and ranks
+  /// idle in a pipeline bubble leave theirs to the others.
+  bool oversubscribed(int64_t ranksOnNode) const;
+  /// How much faster one rank computes alone than with all `ranksOnNode`
+  /// ranks busy: its threads' share of the cores over computeShare (1
+  /// unless oversubscribed).
+  double aloneSpeedup(int64_t ranksOnNode) const;
+  /// The kernels' per-rank workspace with `ranksOnNode` ranks on the node:
+  /// scratchBytes (one process with a thread per core) scaled to the
+  /// rank's threads.
+  double rankScratchBytes(int64_t ranksOnNode) const;
   /// Seconds of a ring all-reduce of `bytes` over `group` devices.
   double allReduce(int64_t group, double bytes) const;
   /// Seconds of an all-gather / reduce-scatter whose full buffer is

@@ -2,7 +2,8 @@
 //
 // chooseCudaDevice (runtime/support/LocalRank.h): one process per GPU, by
 // node-local rank, as each launcher exports it; MEGAGRAPH_CUDA_DEVICE
-// overrides and is checked.
+// overrides and is checked. chooseNumThreads: the node's cores shared
+// among its ranks; MEGAGRAPH_NUM_THREADS overrides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +57,43 @@ TEST(LocalRank, OverrideIsCheckedAgainstTheDevices) {
   EXPECT_EQ(error, "MEGAGRAPH_CUDA_DEVICE=2 is not a device number (this "
                    "machine has 2 device(s), 0 to 1)");
   EXPECT_EQ(choose(2, {{"MEGAGRAPH_CUDA_DEVICE", "gpu0"}}, &error), -1);
+}
+
+int threads(int cores, std::map<std::string, std::string> env) {
+  return mgrt::chooseNumThreads(cores, [&](const char *name) -> const char * {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(LocalRank, ThreadsShareTheCoresAmongTheNodesRanks) {
+  EXPECT_EQ(threads(8, {}), 8);
+  EXPECT_EQ(threads(8, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}), 4);
+  EXPECT_EQ(threads(8, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "3"}}), 2);
+  EXPECT_EQ(threads(8, {{"MPI_LOCALNRANKS", "8"}}), 1);
+  EXPECT_EQ(threads(16, {{"MV2_COMM_WORLD_LOCAL_SIZE", "4"}}), 4);
+  // More ranks than cores: one thread each.
+  EXPECT_EQ(threads(2, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}), 1);
+  // Open MPI's variable first; garbage and 0 are ignored.
+  EXPECT_EQ(threads(8, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                        {"MPI_LOCALNRANKS", "2"}}),
+            2);
+  EXPECT_EQ(threads(8, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "x"},
+                        {"MPI_LOCALNRANKS", "2"}}),
+            4);
+  EXPECT_EQ(threads(8, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "0"}}), 8);
+  // An unknown core count still gives one thread.
+  EXPECT_EQ(threads(0, {}), 1);
+}
+
+TEST(LocalRank, ThreadsOverrideWins) {
+  EXPECT_EQ(threads(2, {{"MEGAGRAPH_NUM_THREADS", "6"},
+                        {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}),
+            6);
+  EXPECT_EQ(threads(2, {{"MEGAGRAPH_NUM_THREADS", "5000"}}), 1024);
+  EXPECT_EQ(threads(4, {{"MEGAGRAPH_NUM_THREADS", "-1"},
+                        {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}),
+            2);
 }
 
 } // namespace
