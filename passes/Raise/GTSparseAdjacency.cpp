@@ -180,7 +180,7 @@ struct GTSparseAdjacencyPass
     if (BlockArgument ei = argumentWithRole(f, MGRT_ROLE_EDGE_INDEX))
       return f.emitError() << "gt-sparse-adjacency: the model already has an "
                               "edge_index input ("
-                           << ei.getType() << "); edges=" << edges
+                           << ei.getType() << "); edges=" << edges.getValue()
                            << " would add a second one";
     if (edges == 0)
       return f.emitError() << "gt-sparse-adjacency: edges=0: the edge_index "
@@ -206,7 +206,7 @@ struct GTSparseAdjacencyPass
     // 2. edge_index in adj_norm's place, and the normalization from it.
     unsigned index = adj.getArgNumber();
     OpBuilder builder(f.getContext());
-    auto eiType = RankedTensorType::get({2, edges}, builder.getI64Type());
+    auto eiType = RankedTensorType::get({2, edges.getValue()}, builder.getI64Type());
     NamedAttribute name(builder.getStringAttr(kNameAttr),
                         builder.getStringAttr(abi::kEdgeIndex));
     if (failed(f.insertArgument(index, eiType,
