@@ -1,4 +1,4 @@
-//===- GTSparseAdjacency.cpp - Kipf's dense adj_norm to an edge list -*- C++ -*-===//
+//===- GTSparseAdjacency.cpp - Kipf's adj_norm as an edge list -*- C++ -*-===//
 //
 // Part of MegaGraph. Kipf & Welling's GCN takes the normalized adjacency
 // D^-1/2 (A + I) D^-1/2 as a dense [N, N] input and multiplies it with the
@@ -39,8 +39,8 @@ constexpr StringLiteral kNameAttr = "gt.name";
 BlockArgument argumentWithRole(func::FuncOp f, mgrt_tensor_role role) {
   for (BlockArgument arg : f.getArguments()) {
     auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttr);
-    if (name && mgrt_role_of_name(name.getValue().str().c_str(), nullptr) ==
-                    role)
+    if (name &&
+        mgrt_role_of_name(name.getValue().str().c_str(), nullptr) == role)
       return arg;
   }
   return {};
@@ -91,9 +91,15 @@ SmallVector<tosa::MatMulOp> findProducts(Value adj, int64_t n,
   return products;
 }
 
+/// D^-1/2 (A + I) D^-1/2 as gt.spmm's operands: the CSR row pointer of the
+/// targets and, per CSR entry, its source and its weight.
+struct SparseAdjacency {
+  Value rowPtr, colIdx, values;
+};
+
 /// The sparse form of D^-1/2 (A + I) D^-1/2 over `edgeIndex` [2, E] for
-/// `n` nodes: the CSR of the targets (self loops appended) and, in CSR
-/// order, each entry's source and weight rsqrt(d_src) rsqrt(d_dst).
+/// `n` nodes: self loops appended to the list, the CSR of the targets, and
+/// in CSR order each entry's source and weight rsqrt(d_src) rsqrt(d_dst).
 ///
 /// Row i aggregates the edges into i (row 1 of edge_index is the target;
 /// PyG's GCNConv), d_i = 1 + the in-degree of i. The driver's dense
@@ -102,10 +108,6 @@ SmallVector<tosa::MatMulOp> findProducts(Value adj, int64_t n,
 /// pattern and collapses duplicate edges and self loops; the two agree for
 /// the lists the driver binds (both directions of every undirected edge,
 /// no self loops or duplicates).
-struct SparseAdjacency {
-  Value rowPtr, colIdx, values;
-};
-
 SparseAdjacency buildSparseAdjacency(OpBuilder &builder, Location loc,
                                      Value edgeIndex, int64_t n) {
   TosaBuilder b(builder, loc);
@@ -113,9 +115,9 @@ SparseAdjacency buildSparseAdjacency(OpBuilder &builder, Location loc,
   Type i64 = builder.getI64Type(), i32 = builder.getI32Type(),
        f32 = builder.getF32Type();
   auto row = [&](int64_t r) {
-    Value s = tosa::SliceOp::create(builder, loc, b.type({1, e}, i64),
-                                    edgeIndex, b.constShape({r, 0}),
-                                    b.constShape({1, e}));
+    Value s =
+        tosa::SliceOp::create(builder, loc, b.type({1, e}, i64), edgeIndex,
+                              b.constShape({r, 0}), b.constShape({1, e}));
     return b.reshape(s, {e});
   };
   // 1. The self loops (the + I) after the edges.
@@ -153,8 +155,8 @@ SparseAdjacency buildSparseAdjacency(OpBuilder &builder, Location loc,
   auto permuted = [&](Value v) {
     Value v32 = tosa::CastOp::create(builder, loc, b.type({1, m, 1}, i32),
                                      b.reshape(v, {1, m, 1}));
-    Value g = tosa::GatherOp::create(builder, loc, b.type({1, m, 1}, i32),
-                                     v32, perm);
+    Value g =
+        tosa::GatherOp::create(builder, loc, b.type({1, m, 1}, i32), v32, perm);
     return b.reshape(g, {1, m});
   };
   Value srcCsr = permuted(src), dstCsr = permuted(dst);
@@ -186,7 +188,8 @@ struct GTSparseAdjacencyPass
       return f.emitError() << "gt-sparse-adjacency: edges=0: the edge_index "
                               "input needs at least one edge";
     auto t = dyn_cast<RankedTensorType>(adj.getType());
-    int64_t n = t && t.hasStaticShape() ? t.getShape().back() : -1;
+    int64_t n =
+        t && t.hasStaticShape() && t.getRank() > 0 ? t.getShape().back() : -1;
     if (!isSquareF32(adj.getType(), n)) {
       f.emitWarning() << "gt-sparse-adjacency: adj_norm is " << adj.getType()
                       << ", not f32 [N, N] or [1, N, N]; it stays dense";
@@ -206,12 +209,12 @@ struct GTSparseAdjacencyPass
     // 2. edge_index in adj_norm's place, and the normalization from it.
     unsigned index = adj.getArgNumber();
     OpBuilder builder(f.getContext());
-    auto eiType = RankedTensorType::get({2, edges.getValue()}, builder.getI64Type());
+    auto eiType =
+        RankedTensorType::get({2, edges.getValue()}, builder.getI64Type());
     NamedAttribute name(builder.getStringAttr(kNameAttr),
                         builder.getStringAttr(abi::kEdgeIndex));
-    if (failed(f.insertArgument(index, eiType,
-                                builder.getDictionaryAttr({name}),
-                                adj.getLoc())))
+    if (failed(f.insertArgument(
+            index, eiType, builder.getDictionaryAttr({name}), adj.getLoc())))
       return failure();
     Value edgeIndex = f.getArgument(index);
     builder.setInsertionPointToStart(&f.front());

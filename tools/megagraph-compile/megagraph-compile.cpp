@@ -695,8 +695,8 @@ int run(MLIRContext &context) {
     if (shape.size() != 2 || shape[0] != 2 || shape[1] < 1)
       return toolError(
           "--input-shape edge_index=" +
-          llvm::join(llvm::map_range(shape,
-                                     [](int64_t d) { return std::to_string(d); }),
+          llvm::join(llvm::map_range(
+                         shape, [](int64_t d) { return std::to_string(d); }),
                      "x") +
           ": the edge list that replaces adj_norm is 2xE, E >= 1 the data "
           "set's directed edge count");
