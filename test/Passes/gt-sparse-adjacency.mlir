@@ -2,14 +2,20 @@
 // RUN:   | FileCheck %s --implicit-check-not='tensor<4x4xf32>' --implicit-check-not='tensor<1x4x4xf32>' --implicit-check-not=adj_norm
 // RUN: megagraph-opt %s --gt-sparse-adjacency=edges=6 --gt-raise --split-input-file \
 // RUN:   | FileCheck %s --check-prefix=RAISE --implicit-check-not='tensor<4x4xf32>' --implicit-check-not='tensor<1x4x4xf32>'
+// RUN: megagraph-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(import-to-gt{sparse-adjacency-edges=6})' \
+// RUN:   | FileCheck %s --check-prefix=RAISE --implicit-check-not='tensor<4x4xf32>' --implicit-check-not='tensor<1x4x4xf32>'
 // RUN: megagraph-opt %s --gt-sparse-adjacency --split-input-file | FileCheck %s --check-prefix=NOE
+// RUN: megagraph-opt %s --split-input-file --pass-pipeline='builtin.module(import-to-gt)' | FileCheck %s --check-prefix=NOE
 
 // Kipf's dense adj_norm made sparse (passes/Raise/GTSparseAdjacency.cpp),
 // on the importer's form of `adj_norm @ (x W + b)` (examples/gcn/gcn.py's
 // KipfGCN): adj_norm [N, N] reshaped to [1, N, N] and multiplied with
 // tosa.matmul. With edges=E the input becomes edge_index [2, E] and each
 // product one gt.spmm over the CSR of the targets with the self loops
-// appended (E + N = 10 entries); without edges nothing changes (NOE).
+// appended (E + N = 10 entries); without edges nothing changes (NOE). The
+// import-to-gt pipeline runs it before gt-raise given
+// sparse-adjacency-edges.
 
 // One layer, and a second product behind its own reshape: both share the
 // one CSR and the one set of weights built at the function's entry.
