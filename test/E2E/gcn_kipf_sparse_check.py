@@ -12,10 +12,12 @@ SGD steps from the same initial weights on the same data, every step's loss
 must follow the dense run's to a relative --tolerance (1e-4). Each --plans
 entry (mop=P, gp=P) is compiled sparse and run under `mpirun -np P`: it
 must follow the one-process sparse run within the tolerance, with bytes
-sent by every rank in every step.
+sent by every rank in every step. With --moa K, the sparse form compiled
+with --plan moa=1,chunks=K must pipeline its aggregations with their
+transforms and follow the one-process sparse run.
 
 usage: gcn_kipf_sparse_check.py MEGAGRAPH_COMPILE WORKDIR [--plans mop=2,gp=2]
-       [--data SPEC] [--steps 20] [--lr 0.1] [--tolerance 1e-4]
+       [--moa K] [--data SPEC] [--steps 20] [--lr 0.1] [--tolerance 1e-4]
 Prints one `check: NAME: DETAIL OK|FAIL` line per check; exits 1 on FAIL.
 """
 import argparse
@@ -27,7 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gcn_parallel_check import (GCN, compile_exe, data_shapes,  # noqa: E402
-                                train, worst)
+                                pipelined_ops, train, worst)
 from train_dp_check import Checks  # noqa: E402
 
 
@@ -36,6 +38,9 @@ def main():
     ap.add_argument("compiler")
     ap.add_argument("work")
     ap.add_argument("--plans", default="mop=2,gp=2")
+    ap.add_argument("--moa", default="",
+                    help="chunk count K: also --plan moa=1,chunks=K on one "
+                         "process")
     ap.add_argument("--data",
                     default="synthetic:rmat,nodes=256,edges=1024,classes=8,"
                             "features=16,seed=3")
@@ -82,7 +87,24 @@ def main():
     check(f"sparse vs dense adj_norm (N={n}, E={e})", d <= args.tolerance,
           f"{len(losses['sparse'])} steps, max relative difference {d:.2e}")
 
-    # 3. The node-splitting plans on the sparse form.
+    # 3. The mixture of accelerators on the sparse form: its aggregations
+    #    next to transforms are pipelined as GCNConv's are.
+    if args.moa:
+        plan = f"moa=1,chunks={args.moa}"
+        exe = os.path.join(args.work, "train-moa")
+        compile_exe(args.compiler, onnx_path, sparse_shapes, args.lr, plan,
+                    exe)
+        agg_first, transform_first = pipelined_ops(
+            args.compiler, onnx_path, sparse_shapes, args.lr, plan)
+        check(f"{plan} pipelines", agg_first + transform_first > 0,
+              f"{agg_first} gt.spmm_linear, {transform_first} gt.linear_spmm")
+        recs = train(exe, args.data, args.steps,
+                     os.path.join(args.work, "moa.jsonl"))
+        d = worst([r["loss"] for r in recs], losses["sparse"])
+        check(f"{plan} vs one process", d <= args.tolerance,
+              f"{len(recs)} steps, max relative difference {d:.2e}")
+
+    # 4. The node-splitting plans on the sparse form.
     for plan in filter(None, args.plans.split(",")):
         ranks = int(plan.split("=")[1])
         name = plan.replace("=", "")
