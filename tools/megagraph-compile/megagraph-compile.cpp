@@ -93,7 +93,9 @@ cl::opt<Emit> emit(
 cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape of a graph input with dynamic dims, "
-                         "NAME=D0xD1x... (repeatable)"),
+                         "NAME=D0xD1x... (repeatable); edge_index=2xE for a "
+                         "model with an adj_norm input replaces that dense "
+                         "adjacency by an edge list of E edges"),
                 cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
 cl::list<std::string> freezeInitializers(
     "freeze",
