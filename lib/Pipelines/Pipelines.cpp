@@ -97,7 +97,14 @@ void addCleanup(OpPassManager &pm) {
 
 } // namespace
 
-void megagraph::buildImportToGtPassPipeline(OpPassManager &pm) {
+void megagraph::buildImportToGtPassPipeline(
+    OpPassManager &pm, const ImportToGtPipelineOptions &options) {
+  // The sparse adjacency first: gt-raise then sees its products' operands.
+  if (options.sparseAdjacencyEdges >= 0) {
+    GTSparseAdjacencyOptions sparse;
+    sparse.edges = options.sparseAdjacencyEdges;
+    pm.addPass(createGTSparseAdjacency(sparse));
+  }
   pm.addPass(createGTRaise());
   addCleanup(pm);
 }
@@ -250,10 +257,11 @@ void megagraph::buildLowerPassPipeline(OpPassManager &pm,
 }
 
 void megagraph::registerMegaGraphPipelines() {
-  PassPipelineRegistration<>("import-to-gt",
-                             "Raise an imported module to gt ops (gt-raise, "
-                             "canonicalize, cse)",
-                             buildImportToGtPassPipeline);
+  PassPipelineRegistration<ImportToGtPipelineOptions>(
+      "import-to-gt",
+      "Raise an imported module to gt ops (gt-sparse-adjacency, gt-raise, "
+      "canonicalize, cse)",
+      buildImportToGtPassPipeline);
   PassPipelineRegistration<TrainPipelineOptions>(
       "train",
       "The training step (forward, loss, backward, update) with the "

@@ -139,10 +139,13 @@ void checkFullGraphInputs(const mgrt_model_info &model, const GraphData &data,
         errors.push_back(what + ", expected [R, " + std::to_string(N) + "]");
         shapeError = true;
       } else if (N > kMaxDenseNodes) {
-        errors.push_back(what + ": a dense adjacency of " + std::to_string(N) +
-                         " nodes is too large (at most " +
-                         std::to_string(kMaxDenseNodes) +
-                         "); use a model with edge_index");
+        errors.push_back(
+            what + ": a dense adjacency of " + std::to_string(N) +
+            " nodes is too large (at most " + std::to_string(kMaxDenseNodes) +
+            "); compile the model with --input-shape edge_index=2x" +
+            std::to_string(E) +
+            " (the data set's directed edge count) so that adj_norm becomes "
+            "a sparse edge list");
       }
     }
   }

@@ -7,7 +7,10 @@
 //   edge_index                i64 | i32 [2, E]  row 0 the source, row 1 the
 //                             target of every directed edge of the data set
 //                             (an undirected graph gives both directions)
-//   adj_norm                  f32 [R, N]  D^-1/2 (A + I) D^-1/2, dense
+//   adj_norm                  f32 [R, N]  D^-1/2 (A + I) D^-1/2, dense (N at
+//                             most 32768; a model compiled with
+//                             --input-shape edge_index=2xE takes
+//                             edge_index instead: gt-sparse-adjacency)
 //   in_degree | out_degree    i64 | i32 [R]
 //   labels, label_mask, eval_mask  [R] (gt-autodiff's)
 // R is N, or N / P on a rank of a plan that splits the rows over P ranks

@@ -9,7 +9,11 @@ exported size, Gaussian features, random labels and a label mask, read with
 the PyTorch module of examples/gcn/gcn.py (built from the same seed, hence
 the same initial weights) with `torch.optim.SGD`: every step's masked mean
 cross-entropy must agree to a relative --tolerance (1e-4). The kipf model
-reads the graph as the dense normalized adjacency D^-1/2 (A + I) D^-1/2.
+reads the graph as the dense normalized adjacency D^-1/2 (A + I) D^-1/2
+(row i over the edges into i, duplicates and self loops counted), or,
+compiled with `--input-shape edge_index=2xE` among the extra flags
+(gt-sparse-adjacency), the edge list itself, while PyTorch still
+multiplies by the dense matrix.
 
 usage: gcn_trajectory_check.py MEGAGRAPH_COMPILE WORKDIR MODEL STYLE
        [--steps 20] [--lr 0.1] [--tolerance 1e-4] [-- EXTRA COMPILE FLAGS]
@@ -59,6 +63,8 @@ def main():
 
     # 1. The graph: random directed edges (duplicates and self loops
     #    included, as a user's edge list may have them), features, labels.
+    sparse = args.model == "kipf" and any(
+        a.startswith("edge_index=") for a in args.extra)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((nodes, feats)).astype(np.float32)
     edges = shapes.get("edge_index", [2, 4 * nodes])[1]
@@ -83,7 +89,9 @@ def main():
     # 2. The compiled run.
     data = os.path.join(args.work, "data")
     os.makedirs(data, exist_ok=True)
-    for name, value in feeds.items():
+    # The sparse kipf build reads the edge list; PyTorch the dense matrix.
+    npy = ({"x": x, "edge_index": edge_index} if sparse else feeds)
+    for name, value in npy.items():
         np.save(os.path.join(data, name + ".npy"), value)
     np.save(os.path.join(data, "labels.npy"), labels)
     np.save(os.path.join(data, "label_mask.npy"), mask)

@@ -3,6 +3,7 @@
 #include "PlanChoice.h"
 
 #include "megagraph/Passes/Passes.h"
+#include "megagraph/Pipelines/Pipelines.h"
 #include "megagraph/Plan/CostModel.h"
 #include "megagraph/Plan/GcnPlan.h"
 #include "megagraph/Plan/Profile.h"
@@ -162,9 +163,9 @@ int megagraph::choosePlan(MLIRContext &context, OwningOpRef<ModuleOp> &module,
   OwningOpRef<ModuleOp> raised(cast<ModuleOp>((*module)->clone()));
   {
     PassManager pm(&context);
-    pm.addPass(createGTRaise());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
+    ImportToGtPipelineOptions importToGt;
+    importToGt.sparseAdjacencyEdges = request.sparseAdjacencyEdges;
+    buildImportToGtPassPipeline(pm, importToGt);
     if (failed(pm.run(*raised)))
       return 1;
   }

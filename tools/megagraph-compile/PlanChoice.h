@@ -40,6 +40,8 @@ struct PlanRequest {
   std::string graphStats;
   /// --moa: search the accelerator pipeline's chunk count too.
   bool moa = false;
+  /// gt-sparse-adjacency's edge count for the raised copy (-1: none).
+  int64_t sparseAdjacencyEdges = -1;
   /// "" when the compiler can build the plan (the driver's own --plan
   /// checks), else why not.
   std::function<std::string(const ParallelPlan &)> implemented;

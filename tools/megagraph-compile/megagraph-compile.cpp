@@ -28,6 +28,7 @@
 #include "megagraph/Pipelines/Pipelines.h"
 #include "megagraph/Plan/ParallelPlan.h"
 #include "megagraph/Plan/Profile.h"
+#include "megagraph/Support/ModelNames.h"
 #include "megagraph/Target/CpuTarget.h"
 #include "megagraph/Target/CudaTarget.h"
 #include "megagraph/Target/Executable.h"
@@ -36,6 +37,7 @@
 #include "PlanReport.h"
 #include "Progress.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -91,7 +93,9 @@ cl::opt<Emit> emit(
 cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape of a graph input with dynamic dims, "
-                         "NAME=D0xD1x... (repeatable)"),
+                         "NAME=D0xD1x... (repeatable); edge_index=2xE for a "
+                         "model with an adj_norm input replaces that dense "
+                         "adjacency by an edge list of E edges"),
                 cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
 cl::list<std::string> freezeInitializers(
     "freeze",
@@ -327,6 +331,18 @@ std::string oneLine(StringRef text) {
 int toolError(const Twine &message, int exitCode = 1) {
   errs() << "megagraph-compile: error: " << message << "\n";
   return exitCode;
+}
+
+/// True if @main of `module` has an argument whose gt.name is `name`.
+bool hasInputNamed(ModuleOp module, StringRef name) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return false;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (auto n = main.getArgAttrOfType<StringAttr>(i, "gt.name");
+        n && n.getValue() == name)
+      return true;
+  return false;
 }
 
 /// The problem with the numeric and named training flags, or "": each is
@@ -671,6 +687,23 @@ int run(MLIRContext &context) {
   if (!module)
     return 1;
   phases->done("import");
+  // --input-shape edge_index=2xE for a model without that input (the
+  // importer lets it through for one with adj_norm): gt-sparse-adjacency
+  // replaces adj_norm by an edge list of E edges.
+  int64_t sparseAdjacencyEdges = -1;
+  if (auto it = options.inputShapes.find(megagraph::abi::kEdgeIndex);
+      it != options.inputShapes.end() && !hasInputNamed(*module, it->first())) {
+    ArrayRef<int64_t> shape = it->second;
+    if (shape.size() != 2 || shape[0] != 2 || shape[1] < 1)
+      return toolError(
+          "--input-shape edge_index=" +
+          llvm::join(llvm::map_range(
+                         shape, [](int64_t d) { return std::to_string(d); }),
+                     "x") +
+          ": the edge list that replaces adj_norm is 2xE, E >= 1 the data "
+          "set's directed edge count");
+    sparseAdjacencyEdges = shape[1];
+  }
   if (train || gradients)
     reportParameters(*module);
 
@@ -688,6 +721,7 @@ int run(MLIRContext &context) {
     request.optimizer = optimizerName;
     request.graphStats = graphStats;
     request.moa = searchMoa;
+    request.sparseAdjacencyEdges = sparseAdjacencyEdges;
     request.implemented = [](const megagraph::ParallelPlan &p) {
       megagraph::ParallelPlan q = p;
       q.stages.clear(); // the compiler's gt-pipeline-split picks its own
@@ -751,7 +785,9 @@ int run(MLIRContext &context) {
     PassManager raise(&context);
     if (failed(configured(raise)))
       return 1;
-    megagraph::buildImportToGtPassPipeline(raise);
+    megagraph::ImportToGtPipelineOptions importToGt;
+    importToGt.sparseAdjacencyEdges = sparseAdjacencyEdges;
+    megagraph::buildImportToGtPassPipeline(raise, importToGt);
     if (failed(raise.run(*module)))
       return 1;
     phases->done("raise");

@@ -179,6 +179,73 @@ def GTExportEntries : Pass<"gt-export-entries", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def GTSparseAdjacency : Pass<"gt-sparse-adjacency", "::mlir::ModuleOp"> {
+  let summary = "Replace a dense normalized adjacency input by an edge list";
+  let description = [{
+    Kipf & Welling's GCN as users write it, `adj_norm @ (x @ W)`, takes the
+    normalized adjacency `D^-1/2 (A + I) D^-1/2` as a dense `[N, N]` input
+    (`adj_norm`, role `MGRT_ROLE_ADJ_NORM`). Given the data set's directed
+    edge count E (`edges`, megagraph-compile's `--input-shape
+    edge_index=2xE`), this pass replaces that input by `edge_index` i64
+    `[2, E]` (sources in row 0, targets in row 1, as the driver fills it;
+    role `MGRT_ROLE_EDGE_INDEX`) and every product `adj_norm @ H` (a
+    `tosa.matmul` whose left operand is `adj_norm`, possibly behind
+    reshapes to `[1, N, N]`, and whose right operand is `[1, N, F]`) by the
+    same sum over the edges, as PyG's GCNConv computes it: self loops
+    appended to the list (the `+ I`), degrees counted from the targets at
+    run time, per-edge weights `rsqrt(d_src) * rsqrt(d_dst)`, and one
+    `gt.spmm` over the CSR that `gt.csr_transpose` builds from the targets.
+    No `[N, N]` (nor `[E, F]`) tensor remains, and the forms are those
+    gt-raise gives PyG's GCNConv, so gt-autodiff, `--plan mop=P`, `gp=P`
+    and `moa=1` handle them alike. The normalization is built once per
+    function and shared by its products.
+
+    Row i aggregates the edges into i (row 1 of `edge_index` is the
+    target), `d_i = 1 +` the in-degree of i. For the edge lists the driver
+    binds (both directions of every undirected edge, no self loops or
+    duplicates: every data set it loads) this is exactly the driver's
+    dense `adj_norm` (`normalizedAdjacency`, runtime/driver/Topology.cpp).
+    That function symmetrizes a directed pattern and collapses duplicate
+    edges and self loops; for such a list the two differ.
+
+    Without `edges` (its default, -1) the pass does nothing. An `adj_norm`
+    that is not `f32 [N, N]` or `[1, N, N]`, or that is used other than as
+    the left operand of such a product, stays dense, with a warning. A
+    model that already has an `edge_index` input, or `edges` = 0, is an
+    error. Runs before gt-raise (the `import-to-gt` pipeline's
+    `sparse-adjacency-edges` option).
+
+    ```mlir
+    // before
+    func.func @main(%x: tensor<64x8xf32> {gt.name = "x"},
+                    %adj: tensor<64x64xf32> {gt.name = "adj_norm"}) ... {
+      %a = tosa.reshape %adj, %s : ... -> tensor<1x64x64xf32>
+      %y = tosa.matmul %a, %h, %zp, %zp : (tensor<1x64x64xf32>,
+          tensor<1x64x16xf32>, ...) -> tensor<1x64x16xf32>
+    // after (edges=256)
+    func.func @main(%x: tensor<64x8xf32> {gt.name = "x"},
+                    %ei: tensor<2x256xi64> {gt.name = "edge_index"}) ... {
+      %rp, %ci, %perm = gt.csr_transpose %dst cols = 64 : (tensor<320xi64>)
+          -> (tensor<65xi64>, tensor<320xi64>, tensor<320xi64>)
+      %deg = gt.spmm %rp, %ci, %ones, %ones1 : ... -> tensor<64x1xf32>
+      ...
+      %y2 = gt.spmm %rp, %src, %w, %h2 : (tensor<65xi64>, tensor<320xi32>,
+          tensor<320xf32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"edges", "edges", "int64_t", /*default=*/"-1",
+           "Directed edge count E of the edge_index [2, E] input that "
+           "replaces adj_norm (-1: keep adj_norm dense)">
+  ];
+  let dependentDialects = ["::megagraph::gt::GTDialect",
+                           "::mlir::tosa::TosaDialect"];
+  let statistics = [
+    Statistic<"numProducts", "products",
+              "adj_norm products made sparse (gt.spmm)">
+  ];
+}
+
 def GTFuseSpatialBias : Pass<"gt-fuse-spatial-bias", "::mlir::ModuleOp"> {
   let summary = "Read the spatial bias inside attention instead of building it";
   let description = [{

@@ -4,7 +4,9 @@
 // built here and registered under a name, so megagraph-opt reproduces any
 // stage of a compile:
 //
-//   import-to-gt  raise the imported module to gt ops (--emit=gt)
+//   import-to-gt  raise the imported module to gt ops (--emit=gt); with
+//                 sparse-adjacency-edges=E, Kipf's dense adj_norm input
+//                 becomes edge_index [2, E] first
 //   train         the training step with the plan applied: gt-set-plan,
 //                 then gt-pipeline-split / gt-pipeline-train for pp > 1,
 //                 else gt-context-parallel (cp > 1), gt-autodiff,
@@ -132,8 +134,21 @@ struct LowerPipelineOptions
       llvm::cl::init("fp32")};
 };
 
-/// gt-raise, canonicalize, cse.
-void buildImportToGtPassPipeline(mlir::OpPassManager &pm);
+/// Options of the `import-to-gt` pipeline.
+struct ImportToGtPipelineOptions
+    : public mlir::PassPipelineOptions<ImportToGtPipelineOptions> {
+  Option<int64_t> sparseAdjacencyEdges{
+      *this, "sparse-adjacency-edges",
+      llvm::cl::desc("gt-sparse-adjacency's edges: replace a dense adj_norm "
+                     "input by edge_index [2, E] (megagraph-compile "
+                     "--input-shape edge_index=2xE; -1: keep it dense)"),
+      llvm::cl::init(-1)};
+};
+
+/// gt-sparse-adjacency (with sparse-adjacency-edges >= 0), gt-raise,
+/// canonicalize, cse.
+void buildImportToGtPassPipeline(mlir::OpPassManager &pm,
+                                 const ImportToGtPipelineOptions &options);
 
 /// The training step (see the file comment). A plan that does not parse
 /// leaves only gt-set-plan, which reports it.

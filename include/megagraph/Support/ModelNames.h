@@ -26,6 +26,10 @@ constexpr llvm::StringLiteral kLoss = MGRT_NAME_LOSS;
 constexpr llvm::StringLiteral kCorrect = MGRT_NAME_CORRECT;
 constexpr llvm::StringLiteral kEvalCorrect = MGRT_NAME_EVAL_CORRECT;
 constexpr llvm::StringLiteral kLossSeed = MGRT_NAME_LOSS_SEED;
+/// The dense normalized adjacency of Kipf's GCN and the edge list
+/// gt-sparse-adjacency replaces it with.
+constexpr llvm::StringLiteral kAdjNorm = MGRT_NAME_ADJ_NORM;
+constexpr llvm::StringLiteral kEdgeIndex = MGRT_NAME_EDGE_INDEX;
 constexpr llvm::StringLiteral kGradientPrefix = MGRT_PREFIX_GRADIENT;
 /// Attribute of a training step function with a classification loss: the
 /// number of classes its `labels` input indexes (the logits' last

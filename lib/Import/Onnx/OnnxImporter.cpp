@@ -15,6 +15,7 @@
 #include "OnnxChecker.h"
 
 #include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -359,11 +360,17 @@ ModelImporter::checkInputShapeOptions(const onnx::GraphProto &graph,
   for (const auto &entry : options.inputShapes)
     given.push_back(entry.getKey());
   llvm::sort(given);
-  for (StringRef name : given) {
-    bool isInput = llvm::any_of(graph.input(), [&](const auto &in) {
+  auto isInput = [&](StringRef name) {
+    return llvm::any_of(graph.input(), [&](const auto &in) {
       return in.name() == name && !initNames.contains(in.name());
     });
-    if (isInput)
+  };
+  for (StringRef name : given) {
+    if (isInput(name))
+      continue;
+    // The edge list that replaces a dense adj_norm (gt-sparse-adjacency,
+    // given its E by megagraph-compile): not imported.
+    if (name == abi::kEdgeIndex && isInput(abi::kAdjNorm))
       continue;
     if (initNames.contains(name))
       return error("--input-shape names '" + name +

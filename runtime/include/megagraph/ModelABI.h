@@ -70,6 +70,8 @@ typedef enum mgrt_tensor_role {
 #define MGRT_NAME_CORRECT "correct"
 #define MGRT_NAME_EVAL_CORRECT "eval_correct"
 #define MGRT_NAME_LOSS_SEED "loss_seed"
+#define MGRT_NAME_ADJ_NORM "adj_norm"
+#define MGRT_NAME_EDGE_INDEX "edge_index"
 /** Prefix of the gradient of a parameter: "grad:" + parameter name. */
 #define MGRT_PREFIX_GRADIENT "grad:"
 /** Prefix gt-autodiff gives a cotangent input: "d" + the output's name. */
@@ -110,8 +112,8 @@ static inline mgrt_tensor_role mgrt_role_of_name(const char *name, int *index) {
                 {"out_degree", MGRT_ROLE_OUT_DEGREE},
                 {"degree", MGRT_ROLE_OUT_DEGREE},
                 {"spd", MGRT_ROLE_SPD},
-                {"adj_norm", MGRT_ROLE_ADJ_NORM},
-                {"edge_index", MGRT_ROLE_EDGE_INDEX},
+                {MGRT_NAME_ADJ_NORM, MGRT_ROLE_ADJ_NORM},
+                {MGRT_NAME_EDGE_INDEX, MGRT_ROLE_EDGE_INDEX},
                 {MGRT_NAME_LABELS, MGRT_ROLE_LABELS},
                 {MGRT_NAME_LABEL_MASK, MGRT_ROLE_LABEL_MASK},
                 {MGRT_NAME_EVAL_MASK, MGRT_ROLE_EVAL_MASK},
