@@ -505,6 +505,17 @@ double allGatherWorkspace(const UnitProfile &u, double m, double cp,
   return 2 * m * u.kvBytes + m * (1 - 1 / cp) * u.keyWorkspaceBytes;
 }
 
+/// What the cp ring attention backward holds beyond the unit's workspace,
+/// per micro-batch of `m` sequences (runtime/cp/CpRing.cpp): two block
+/// buffers of K, V, dK and dV (each block S / cp rows: 4 blocks' worth of
+/// K and V) and the recomputed forward's output (half a block).
+double ringWorkspace(const UnitProfile &u, double m, double cp,
+                     const ParallelPlan &plan) {
+  if (plan.cp <= 1 || plan.cpMode != "ring")
+    return 0;
+  return 4.5 * m * u.kvBytes / cp;
+}
+
 /// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
 /// when each rank holds 1/`cp` of the rows (rowDivisor): that share,
 /// except K and V under cp all-gather or ring, which the attention backward
@@ -641,7 +652,8 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
     transient = std::max(transient, m / cp * u.transientBytes +
-                                        allGatherWorkspace(u, m, cp, plan));
+                                        allGatherWorkspace(u, m, cp, plan) +
+                                        ringWorkspace(u, m, cp, plan));
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
   }

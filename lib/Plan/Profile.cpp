@@ -124,28 +124,29 @@ HardwareProfile gpu(StringRef name, double tf32, double hbm, double memory,
 }
 
 HardwareProfile cpuHere() {
-  // megagraph-profile on the development machine (2 cores, OpenBLAS,
-  // Open MPI over shared memory), 2026-11-30; see docs/plan_search.md.
+  // `mpirun -np 4 megagraph-profile` on the development machine (2 cores
+  // of an AVX-512 Zen 5, OpenBLAS, Open MPI over shared memory),
+  // 2026-12-06; see docs/plan_search.md. The per-op overhead, the
+  // workspace and alpha/beta are the 2026-11-30 values: the profile's
+  // 1 x 1 product and back-to-back all-reduces measure less than a
+  // compiled step's op and collective cost.
   HardwareProfile p;
   p.name = "cpu-here";
   p.target = "cpu";
-  p.gemmFlops = 40e9;
-  p.attentionFlops = 12e9;
-  p.smallGemmFlops = 8e9;
-  p.memoryBandwidth = 6e9;
+  p.gemmFlops = 124e9;
+  p.attentionFlops = 148e9;
+  p.smallGemmFlops = 45e9;
+  p.memoryBandwidth = 41e9;
   p.opOverhead = 4e-6;
-  // The shape of the GEMM curve megagraph-profile measured here (one
-  // process, 2 threads, 2026-11-30: 1.0-1.8, 5-8.5, 29-33, 62-87, 75-129,
-  // 81-93 GFLOP/s at n = 32 ... 1024), scaled to gemmFlops at n = 512.
-  p.gemmCurve = {{32, 0.5e9}, {64, 2.5e9}, {128, 12e9},
-                 {256, 28e9}, {512, 40e9}, {1024, 36e9}};
+  p.gemmCurve = {{32, 44e9},   {64, 45e9},   {128, 91e9},
+                 {256, 113e9}, {512, 124e9}, {1024, 129e9}};
   p.deviceMemory = 24ll << 30;
   // 2 kernel threads x 4 * (120 * 128 + 512 * 128 + 120 * 512) bytes.
   p.scratchBytes = 1138688;
   p.devicesPerNode = 1024; // one host: every group uses shared memory
   p.sharedCompute = true;
   p.coresPerNode = 2;
-  p.syncLatency = 0;
+  p.syncLatency = 23e-6;
   p.overlap = false;
   p.intra = {20e-6, 1.0 / 2e9};
   p.inter = p.intra;

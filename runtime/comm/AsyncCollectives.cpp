@@ -7,9 +7,9 @@
 // MPI_Init_thread provided MPI_THREAD_MULTIPLE, a progress thread tests the
 // open requests while any is open (every MEGAGRAPH_COMM_PROGRESS_US
 // microseconds, default 50; it sleeps on a condition variable otherwise),
-// so the transfer overlaps the caller's work; mgrt_comm_test then reads
-// what it found. Without it, mgrt_comm_test moves it. A wait always tests
-// the request itself: the caller has nothing left to overlap.
+// so the transfer overlaps the caller's work. mgrt_comm_test and the wait
+// also test the request themselves (a caller that asks is not computing),
+// so neither depends on the thread's period.
 // MEGAGRAPH_COMM_ASYNC=0 makes every started reduce-scatter and all-reduce
 // complete at its start (A/B runs); MEGAGRAPH_COMM_ASYNC_STATS=1 prints,
 // per rank at the end, how many waits found their request already complete
@@ -98,8 +98,7 @@ struct ProgressedRequest final : mgrt_comm_request {
   int test(int *isDone) override {
     Registry &r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    if (!threaded())
-      poll();
+    poll();
     *isDone = done;
     return done ? rc : MGRT_OK;
   }

@@ -18,6 +18,7 @@
 #include "comm/CommGroup.h"
 #include "comm/ShardCalls.h"
 #include "kernels/AttentionInternal.h"
+#include "support/ThreadPool.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -123,7 +124,9 @@ void zero4(mgrt_memref_f32_4 *d) {
 bool overlapEnabled() {
   static const bool on = [] {
     const char *s = std::getenv("MEGAGRAPH_CP_OVERLAP");
-    return !(s && std::strcmp(s, "0") == 0);
+    if (s && *s)
+      return std::strcmp(s, "0") != 0;
+    return rankCores() > numThreads();
   }();
   return on;
 }

@@ -50,6 +50,11 @@ int mgrt::chooseNumThreads(
     int cores, const std::function<const char *(const char *)> &getenv) {
   if (const long v = parseIndex(getenv(kNumThreadsEnv)); v > 0)
     return static_cast<int>(v > 1024 ? 1024 : v);
+  return coresOfRank(cores, getenv);
+}
+
+int mgrt::coresOfRank(int cores,
+                      const std::function<const char *(const char *)> &getenv) {
   long local = 1;
   for (const char *name : kLocalSizeEnv)
     if (const long n = parseIndex(getenv(name)); n > 0) {

@@ -44,10 +44,15 @@ int chooseCudaDevice(int count,
                      const std::function<const char *(const char *)> &getenv,
                      std::string &error);
 
-/// The kernels' threads for a process that may run on `cores` cores (its
-/// affinity mask): MEGAGRAPH_NUM_THREADS when a positive integer (at most
-/// 1024), else the cores divided among the processes of the job on this
-/// node (kLocalSizeEnv), at least 1. Ranks of one node that each started
+/// This process's share of the `cores` cores it may run on (its affinity
+/// mask): divided among the processes of the job on this node
+/// (kLocalSizeEnv), at least 1.
+int coresOfRank(int cores,
+                const std::function<const char *(const char *)> &getenv);
+
+/// The kernels' threads for a process that may run on `cores` cores:
+/// MEGAGRAPH_NUM_THREADS when a positive integer (at most 1024), else
+/// coresOfRank. Ranks of one node that each started
 /// a thread per core would time-share the cores, and every parallel loop
 /// would wait for its slowest, descheduled thread.
 int chooseNumThreads(int cores,

@@ -112,21 +112,33 @@ private:
 
 } // namespace
 
-int numThreads() {
-  static const int threads = [] {
-    int cores = 0;
+namespace {
+
+/// The cores this process may run on (its affinity mask).
+int affinityCores() {
+  int cores = 0;
 #ifdef __linux__
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-      cores = CPU_COUNT(&set);
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    cores = CPU_COUNT(&set);
 #endif
-    if (cores <= 0)
-      cores = static_cast<int>(std::thread::hardware_concurrency());
-    return chooseNumThreads(cores, [](const char *name) -> const char * {
-      return std::getenv(name);
-    });
-  }();
+  if (cores <= 0)
+    cores = static_cast<int>(std::thread::hardware_concurrency());
+  return cores;
+}
+
+const char *environment(const char *name) { return std::getenv(name); }
+
+} // namespace
+
+int numThreads() {
+  static const int threads = chooseNumThreads(affinityCores(), environment);
   return threads;
+}
+
+int rankCores() {
+  static const int cores = coresOfRank(affinityCores(), environment);
+  return cores;
 }
 
 void parallelFor(int64_t n, const std::function<void(int64_t, int)> &fn) {

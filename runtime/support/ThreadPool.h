@@ -20,6 +20,11 @@ namespace mgrt {
 /// those cores divided among the job's processes on this node. Read once.
 int numThreads();
 
+/// This rank's share of the cores (coresOfRank, LocalRank.h): more than
+/// numThreads() only when MEGAGRAPH_NUM_THREADS leaves cores free. Read
+/// once.
+int rankCores();
+
 /// Runs fn(task, worker) for every task in [0, n), tasks handed out
 /// dynamically; worker is in [0, numThreads()) and no two concurrent calls
 /// share one, so it can index per-thread scratch. Returns when all are done.

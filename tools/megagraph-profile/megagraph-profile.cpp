@@ -12,8 +12,8 @@
 //     message sizes, fitted to the ring alpha-beta model, and with more
 //     ranks than cores what each synchronisation costs beyond that.
 //
-// Compute is measured by rank 0 alone with the kernels' threads (the node's
-// rate; the other ranks wait): on a CPU the ranks of a node share its
+// Compute is measured by rank 0 alone with a kernel thread per core (the
+// node's rate; the other ranks wait): on a CPU the ranks of a node share its
 // cores, which is how the cost model uses the number.
 // `--builtin NAME` writes a built-in profile (cpu-here, a100, h100, h200)
 // instead of measuring.
@@ -34,7 +34,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -127,13 +129,22 @@ constexpr int64_t kSyncMessageFloats = 16384;
 
 /// Seconds a synchronisation costs beyond the work between two, when the
 /// `ranks` ranks of this node outnumber its `cores` (0 otherwise): every
-/// rank computes bursts (n = 96 products on its threads) and, in one run,
+/// rank computes bursts on one thread and, in one run,
 /// passes a 64 KiB message around the ring after each (a ring step); the
 /// slowest rank's extra time per burst. Time-shared cores make a transfer
 /// wait until both of its ranks have a core.
 double syncLatency(int ranks, int64_t cores, int reps) {
   if (ranks <= cores)
     return 0;
+  // A burst of one thread's work (about 0.5 ms), as a rank with one
+  // kernel thread computes between two transfers.
+  volatile double sink = 0;
+  auto work = [&] {
+    double x = 1.0;
+    for (int i = 0; i < 400000; ++i)
+      x = x * 1.0000001 + 1e-9;
+    sink = sink + x;
+  };
   const int bursts = 200;
   mgrt_comm_group *world = mgrt_comm_world();
   const int me = mgrt_comm_rank(world);
@@ -142,7 +153,7 @@ double syncLatency(int ranks, int64_t cores, int reps) {
     mgrt_comm_barrier(world);
     const double start = now();
     for (int i = 0; i < bursts; ++i) {
-      gemmSeconds(96, 2);
+      work();
       if (sync)
         mgrt_comm_sendrecv(world, send.data(), kSyncMessageFloats,
                            (me + 1) % ranks, recv.data(), kSyncMessageFloats,
@@ -205,6 +216,13 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // Compute is the node's rate: rank 0's kernels take a thread per core
+  // (under mpirun the runtime would give each rank its share of them).
+  if (!std::getenv("MEGAGRAPH_NUM_THREADS"))
+    setenv("MEGAGRAPH_NUM_THREADS",
+           std::to_string(std::max(1u, std::thread::hardware_concurrency()))
+               .c_str(),
+           1);
   const bool launched = mgrt_comm_launched();
   if (launched && mgrt_comm_init(&argc, &argv) != 0) {
     errs() << "megagraph-profile: error: MPI initialization failed\n";

@@ -86,6 +86,20 @@ TEST(LocalRank, ThreadsShareTheCoresAmongTheNodesRanks) {
   EXPECT_EQ(threads(0, {}), 1);
 }
 
+TEST(LocalRank, CoresOfRankIgnoreTheThreadOverride) {
+  auto cores = [](int n, std::map<std::string, std::string> env) {
+    return mgrt::coresOfRank(n, [&](const char *name) -> const char * {
+      auto it = env.find(name);
+      return it == env.end() ? nullptr : it->second.c_str();
+    });
+  };
+  EXPECT_EQ(cores(8, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                      {"MEGAGRAPH_NUM_THREADS", "1"}}),
+            4);
+  EXPECT_EQ(cores(2, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}), 1);
+  EXPECT_EQ(cores(6, {}), 6);
+}
+
 TEST(LocalRank, ThreadsOverrideWins) {
   EXPECT_EQ(threads(2, {{"MEGAGRAPH_NUM_THREADS", "6"},
                         {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}),
