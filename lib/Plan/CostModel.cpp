@@ -52,6 +52,15 @@ static double bytesOf(Type type) {
   return static_cast<double>(shaped.getNumElements()) * ((bits + 7) / 8);
 }
 
+/// x rounded up to a multiple of m.
+static int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/// The rows the attention backward packs for `rows` rows: padded to 96
+/// (runtime/kernels/AttentionBackward.cpp's row tile).
+static double paddedRows(int64_t rows) {
+  return static_cast<double>(roundUp(rows, 96));
+}
+
 static bool isFloatTensor(Value v) {
   auto shaped = dyn_cast<ShapedType>(v.getType());
   return shaped && isa<FloatType>(shaped.getElementType());
@@ -256,16 +265,22 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
       // AttentionBackward.cpp), plus the row statistics.
       auto k = cast<ShapedType>(att.getKey().getType());
       auto v = cast<ShapedType>(att.getValue().getType());
-      auto roundUp = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
       const int64_t heads = att.getNumHeads();
-      const double sqP = roundUp(q.getDimSize(1), 96),
-                   skP = roundUp(k.getDimSize(1), 96);
+      const double sqP = paddedRows(q.getDimSize(1)),
+                   skP = paddedRows(k.getDimSize(1));
       const double dhP = roundUp(q.getDimSize(2) / heads, 16),
                    dvP = roundUp(v.getDimSize(2) / heads, 16);
-      const double keySide =
-          4.0 * q.getDimSize(0) * heads * 2 * skP * (dhP + dvP);
-      double workspace = keySide + 4.0 * q.getDimSize(0) * heads *
-                                       (2 * sqP * (dhP + dvP) + 2 * sqP);
+      const double keyRow = 4.0 * q.getDimSize(0) * heads * 2 * (dhP + dvP);
+      const double queryRow =
+          4.0 * q.getDimSize(0) * heads * (2 * (dhP + dvP) + 2);
+      const double keySide = skP * keyRow;
+      double workspace = keySide + sqP * queryRow;
+      if (workspace >=
+          unit.attentionQueryRowBytes * paddedRows(model.seqLen) +
+              unit.attentionKeyRowBytes * paddedRows(model.seqLen)) {
+        unit.attentionQueryRowBytes = queryRow;
+        unit.attentionKeyRowBytes = keyRow;
+      }
       unit.transientBytes =
           std::max({unit.transientBytes, workspace,
                     (double)std::max<int64_t>(0, att.getTransientBytes())});
@@ -329,7 +344,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
           &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
-          &unit.transientBytes, &unit.kvBytes, &unit.keyWorkspaceBytes})
+          &unit.transientBytes, &unit.kvBytes, &unit.keyWorkspaceBytes,
+          &unit.attentionQueryRowBytes, &unit.attentionKeyRowBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;
@@ -502,18 +518,22 @@ double allGatherWorkspace(const UnitProfile &u, double m, double cp,
                           const ParallelPlan &plan) {
   if (plan.cp <= 1 || plan.cpMode != "allgather")
     return 0;
-  return 2 * m * u.kvBytes + m * (1 - 1 / cp) * u.keyWorkspaceBytes;
+  return 2 * m * u.kvBytes;
 }
 
-/// What the cp ring attention backward holds beyond the unit's workspace,
-/// per micro-batch of `m` sequences (runtime/cp/CpRing.cpp): two block
-/// buffers of K, V, dK and dV (each block S / cp rows: 4 blocks' worth of
-/// K and V) and the recomputed forward's output (half a block).
-double ringWorkspace(const UnitProfile &u, double m, double cp,
-                     const ParallelPlan &plan) {
-  if (plan.cp <= 1 || plan.cpMode != "ring")
+/// The attention backward's workspace on a cp rank, per micro-batch of
+/// `m` sequences: its ceil(S / cp) query rows against all S keys
+/// (all-gather) or a block of ceil(S / cp) keys (ring), each padded as the
+/// kernel packs them; 0 without cp or under Ulysses (whole rows, H / cp
+/// heads: the sequence's workspace divided by cp).
+double cpAttentionWorkspace(const UnitProfile &u, double m, int64_t seqLen,
+                            const ParallelPlan &plan) {
+  if (plan.cp <= 1 || plan.cpMode == "ulysses" || !u.attentionOps)
     return 0;
-  return 4.5 * m * u.kvBytes / cp;
+  const int64_t rows = (seqLen + plan.cp - 1) / plan.cp;
+  const int64_t keys = plan.cpMode == "allgather" ? seqLen : rows;
+  return m * (paddedRows(rows) * u.attentionQueryRowBytes +
+              paddedRows(keys) * u.attentionKeyRowBytes);
 }
 
 /// Bytes unit `u` keeps for the backward per micro-batch of `m` sequences
@@ -651,9 +671,10 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
                                              m / cp * keptBias(u, plan));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
-    transient = std::max(transient, m / cp * u.transientBytes +
-                                        allGatherWorkspace(u, m, cp, plan) +
-                                        ringWorkspace(u, m, cp, plan));
+    transient = std::max(
+        transient, std::max(m / cp * u.transientBytes,
+                            cpAttentionWorkspace(u, m, model.seqLen, plan)) +
+                       allGatherWorkspace(u, m, cp, plan));
     largestUnitParams = std::max(largestUnitParams, u.paramBytes);
     out.units.push_back(c);
   }

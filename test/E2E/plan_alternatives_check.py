@@ -175,7 +175,7 @@ def main():
     earlier = json.load(open(args.repredict)) if args.repredict else {}
     if earlier:
         chosen = [p for p in chosen if p in earlier]
-    rows, ok = [], True
+    rows, ok, memory_ok, ranking_ok = [], True, True, True
     results = {}
     for i, plan in enumerate(chosen):
         if earlier:
@@ -194,7 +194,7 @@ def main():
             continue
         err = res["predicted"] / res["measured"] - 1
         good = abs(err) <= args.tolerance
-        ok = ok and good
+        memory_ok = memory_ok and good
         rows.append((plan, res))
         print(f"plan {plan}: memory predicted {res['predicted']} measured "
               f"{res['measured']} (state {res['state']}, schedule "
@@ -213,11 +213,12 @@ def main():
                        [r["t_meas"] for _, r in built])
         if not args.memory_only:
             good = rho >= 0.8
-            ok = ok and good
+            ranking_ok = good
             print(f"check: step-time ranking: Spearman {rho:.3f} over "
                   f"{len(built)} plans {'OK' if good else 'FAIL'}")
     print(f"check: memory within {100 * args.tolerance:.0f}% over "
-          f"{len(built)} plans: {'OK' if ok else 'FAIL'}")
+          f"{len(built)} plans: {'OK' if memory_ok else 'FAIL'}")
+    ok = ok and memory_ok and ranking_ok
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("| plan | memory predicted | measured (max rank) | error "
