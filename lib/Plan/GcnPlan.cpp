@@ -26,6 +26,7 @@
 
 #include "megagraph/Plan/GcnPlan.h"
 
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/ModelABI.h"
 
@@ -143,8 +144,8 @@ llvm::Expected<GcnProfile> megagraph::analyzeGcn(ModuleOp module) {
   GcnProfile g;
   Value x;
   for (BlockArgument arg : main.getArguments()) {
-    auto name =
-        main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+    auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  gt::kTensorNameAttr);
     auto t = dyn_cast<RankedTensorType>(arg.getType());
     if (name && t && t.getRank() == 2 && t.hasStaticShape() &&
         mgrt_role_of_name(name.getValue().str().c_str(), nullptr) ==

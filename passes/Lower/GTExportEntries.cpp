@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/ModelABI.h"
@@ -46,7 +47,7 @@ struct GTExportEntries
         return signalPassFailure();
       main.setSymName(MGRT_MODEL_SYMBOL);
       exportForC(main);
-      auto name = StringAttr::get(&getContext(), "gt.name");
+      auto name = StringAttr::get(&getContext(), gt::kTensorNameAttr);
       main->removeAttr(abi::kNumClassesAttr); // in the entry table by now
       for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
         main.removeArgAttr(i, name);

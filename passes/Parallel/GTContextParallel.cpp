@@ -409,8 +409,8 @@ struct GTContextParallelPass
       auto it = rowDim.find(arg);
       if (it == rowDim.end() || it->second == 1)
         continue;
-      auto name =
-          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    gt::kTensorNameAttr);
       main.emitError() << "gt-context-parallel: input "
                        << (name ? ("'" + name.getValue() + "'").str()
                                 : "#" + std::to_string(arg.getArgNumber()))

@@ -178,8 +178,8 @@ struct GTDataParallelPass
       b.setInsertionPointToStart(&body);
     Value count;
     for (BlockArgument arg : grad.getArguments()) {
-      auto name =
-          grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      auto name = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    gt::kTensorNameAttr);
       if (!name || name.getValue() != abi::kLabelMask)
         continue;
       auto t = cast<RankedTensorType>(arg.getType());
@@ -198,7 +198,7 @@ struct GTDataParallelPass
     SmallVector<Piece> pieces;
     pieces.push_back({count, count, h.f32({1}), -1, false});
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-      auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
+      auto name = grad.getResultAttrOfType<StringAttr>(i, gt::kTensorNameAttr);
       if (!name)
         continue;
       StringRef n = name.getValue();
@@ -428,7 +428,7 @@ struct GTDataParallelPass
       newResults.push_back(
           zb.pieces.front()->weighted ? h.mulScalar(zb.shard, inv) : zb.shard);
       newAttrs.push_back(mb.getDictionaryAttr({mb.getNamedAttr(
-          "gt.name", mb.getStringAttr(abi::gradientName(name)))}));
+          gt::kTensorNameAttr, mb.getStringAttr(abi::gradientName(name)))}));
     }
     SmallVector<Value> kept;
     SmallVector<DictionaryAttr> keptAttrs;

@@ -253,7 +253,7 @@ struct GTPipelineSplitPass
       for (auto [i, v] : llvm::enumerate(ins)) {
         argTypes.push_back(v.getType());
         argAttrs.push_back(mb.getDictionaryAttr(
-            {mb.getNamedAttr("gt.name",
+            {mb.getNamedAttr(gt::kTensorNameAttr,
                              mb.getStringAttr(abi::activationName(i))),
              mb.getNamedAttr("gt.differentiable", mb.getUnitAttr()),
              mb.getNamedAttr("gt.recv_from", mb.getI64IntegerAttr(k - 1))}));
@@ -319,7 +319,7 @@ struct GTPipelineSplitPass
         for (auto [i, v] : llvm::enumerate(crossing[end])) {
           outs.push_back(map.lookup(v));
           resAttrs.push_back(mb.getDictionaryAttr(
-              {mb.getNamedAttr("gt.name",
+              {mb.getNamedAttr(gt::kTensorNameAttr,
                                mb.getStringAttr(abi::activationName(i))),
                mb.getNamedAttr("gt.send_to", mb.getI64IntegerAttr(k + 1))}));
         }

@@ -100,9 +100,10 @@ void stashActivations(func::FuncOp stage, func::FuncOp fwd, func::FuncOp bwd) {
       });
       auto name = b.getStringAttr(abi::savedName(saved++));
       bwdArgAttrs.push_back(
-          b.getDictionaryAttr(b.getNamedAttr("gt.name", name)));
+          b.getDictionaryAttr(b.getNamedAttr(gt::kTensorNameAttr, name)));
       fwdResults.push_back(fwdOps[index]->getResult(r));
-      fwdAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("gt.name", name)));
+      fwdAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr(gt::kTensorNameAttr, name)));
     }
   }
   for (Operation *op : llvm::reverse(forwardOps))
@@ -254,7 +255,7 @@ struct GTPipelineTrainPass
       SmallVector<Type> gradTypes;
       SmallVector<DictionaryAttr> gradAttrs;
       for (unsigned i = 0; i < bwd.getNumResults(); ++i) {
-        auto name = bwd.getResultAttrOfType<StringAttr>(i, "gt.name");
+        auto name = bwd.getResultAttrOfType<StringAttr>(i, gt::kTensorNameAttr);
         if (name && abi::isGradientName(name.getValue())) {
           gradTypes.push_back(bwd.getResultTypes()[i]);
           gradAttrs.push_back(bwd.getResultAttrDict(i));
@@ -318,7 +319,7 @@ struct GTPipelineTrainPass
     Type f32 = b.getF32Type();
     auto named = [&](StringRef name) {
       return b.getDictionaryAttr(
-          b.getNamedAttr("gt.name", b.getStringAttr(name)));
+          b.getNamedAttr(gt::kTensorNameAttr, b.getStringAttr(name)));
     };
     argTypes.push_back(scaled(RankedTensorType::get(items, b.getI64Type())));
     argAttrs.push_back(named(abi::kLabels));

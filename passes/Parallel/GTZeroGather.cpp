@@ -206,7 +206,8 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     // backward's).
     DenseSet<Value> fromBackward;
     for (BlockArgument arg : body.getArguments()) {
-      auto n = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      auto n = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                               gt::kTensorNameAttr);
       if (n &&
           (n.getValue() == abi::kLabels || n.getValue() == abi::kLossSeed ||
            n.getValue().starts_with(MGRT_PREFIX_ACTIVATION_GRAD)))

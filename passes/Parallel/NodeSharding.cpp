@@ -247,8 +247,8 @@ Value NodeSharder::conform(Value r, Place to, int64_t dim,
 
 LogicalResult NodeSharder::findNodes() {
   for (BlockArgument arg : main.getArguments()) {
-    auto name =
-        main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+    auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  gt::kTensorNameAttr);
     auto t = dyn_cast<RankedTensorType>(arg.getType());
     if (!name || !t || t.getRank() != 2 || !t.hasStaticShape() ||
         mgrt_role_of_name(name.getValue().str().c_str(), nullptr) !=

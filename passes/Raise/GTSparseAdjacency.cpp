@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 
 #include "megagraph/Dialect/GT/GTOps.h"
@@ -33,12 +34,11 @@ using namespace megagraph;
 
 namespace {
 
-constexpr StringLiteral kNameAttr = "gt.name";
-
 /// The argument of `f` whose gt.name has `role`, or null.
 BlockArgument argumentWithRole(func::FuncOp f, mgrt_tensor_role role) {
   for (BlockArgument arg : f.getArguments()) {
-    auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttr);
+    auto name =
+        f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), gt::kTensorNameAttr);
     if (name &&
         mgrt_role_of_name(name.getValue().str().c_str(), nullptr) == role)
       return arg;
@@ -211,7 +211,7 @@ struct GTSparseAdjacencyPass
     OpBuilder builder(f.getContext());
     auto eiType =
         RankedTensorType::get({2, edges.getValue()}, builder.getI64Type());
-    NamedAttribute name(builder.getStringAttr(kNameAttr),
+    NamedAttribute name(builder.getStringAttr(gt::kTensorNameAttr),
                         builder.getStringAttr(abi::kEdgeIndex));
     if (failed(f.insertArgument(
             index, eiType, builder.getDictionaryAttr({name}), adj.getLoc())))

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/ContextParallel.h"
 #include "megagraph/Passes/Passes.h"
 
@@ -309,7 +310,7 @@ void collectDifferentiableInputs(func::FuncOp main, Block &body,
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
     if (main.getArgAttr(i, "gt.differentiable")) {
       inputs.push_back(body.getArgument(i));
-      auto name = main.getArgAttrOfType<StringAttr>(i, "gt.name");
+      auto name = main.getArgAttrOfType<StringAttr>(i, gt::kTensorNameAttr);
       names.push_back(
           abi::cotangentName(name ? name.str() : "arg" + std::to_string(i)));
     }
@@ -346,8 +347,8 @@ void finishGradient(OpBuilder &b, Location loc, func::FuncOp grad,
   grad.setAllArgAttrs(argAttrs);
   SmallVector<DictionaryAttr> resAttrs;
   for (const std::string &name : names)
-    resAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr("gt.name", b.getStringAttr(name))));
+    resAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(gt::kTensorNameAttr, b.getStringAttr(name))));
   grad.setAllResultAttrs(resAttrs);
 }
 
@@ -380,10 +381,11 @@ LogicalResult buildCotangentGradient(ModuleOp module, func::FuncOp main) {
                                  "need float results",
              failure();
     Value cot = body.addArgument(type, loc);
-    auto name = main.getResultAttrOfType<StringAttr>(i, "gt.name");
+    auto name = main.getResultAttrOfType<StringAttr>(i, gt::kTensorNameAttr);
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-        "gt.name", b.getStringAttr(abi::cotangentName(
-                       name ? name.str() : "result" + std::to_string(i))))));
+        gt::kTensorNameAttr,
+        b.getStringAttr(abi::cotangentName(
+            name ? name.str() : "result" + std::to_string(i))))));
     Value &slot = grads[value];
     slot =
         slot ? tosa::AddOp::create(b, loc, type, slot, cot).getResult() : cot;
@@ -417,7 +419,8 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
       std::string names;
       std::optional<unsigned> found;
       for (unsigned i = 0; i < main.getNumResults(); ++i) {
-        auto name = main.getResultAttrOfType<StringAttr>(i, "gt.name");
+        auto name =
+            main.getResultAttrOfType<StringAttr>(i, gt::kTensorNameAttr);
         std::string text = name ? name.str() : "#" + std::to_string(i);
         names += (names.empty() ? "" : ", ") + text;
         if (name && name.getValue() == outputName)
@@ -535,7 +538,7 @@ struct GTAutodiffPass : megagraph::impl::GTAutodiffBase<GTAutodiffPass> {
       argAttrs.push_back(main.getArgAttrDict(i));
     for (StringRef name : addedArgs)
       argAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("gt.name", b.getStringAttr(name))));
+          b.getNamedAttr(gt::kTensorNameAttr, b.getStringAttr(name))));
     finishGradient(b, loc, grad, ret, results, resultNames, diffInputs,
                    diffNames, grads, argAttrs);
     // The number of classes the labels index, for the driver's range check.

@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Support/ModelNames.h"
 
@@ -476,7 +477,7 @@ void GTOptimizerPass::runOnOperation() {
   SmallVector<DictionaryAttr> keptAttrs;
   SmallVector<ParamUpdate> params;
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-    auto name = grad.getResultAttrOfType<StringAttr>(i, "gt.name");
+    auto name = grad.getResultAttrOfType<StringAttr>(i, gt::kTensorNameAttr);
     bool isGrad = name && abi::isGradientName(name.getValue());
     if (!isGrad || returnState) {
       kept.push_back(value);
@@ -548,8 +549,9 @@ void GTOptimizerPass::runOnOperation() {
     for (auto [ref, value] : stores) {
       kept.push_back(
           ml_program::GlobalLoadOp::create(b, loc, value.getType(), ref));
-      keptAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          "gt.name", b.getStringAttr("state:" + ref.getValue().str()))));
+      keptAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(gt::kTensorNameAttr,
+                         b.getStringAttr("state:" + ref.getValue().str()))));
     }
 
   // 5. The step returns the loss and the correct count only.

@@ -2,6 +2,7 @@
 
 #include "PlanChoice.h"
 
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Passes/Passes.h"
 #include "megagraph/Pipelines/Pipelines.h"
 #include "megagraph/Plan/CostModel.h"
@@ -38,8 +39,8 @@ graphOf(ModuleOp raised, const GcnProfile &gcn, const PlanRequest &request) {
   g.nodes = gcn.nodes;
   if (auto main = raised.lookupSymbol<func::FuncOp>("main"))
     for (BlockArgument arg : main.getArguments()) {
-      auto name =
-          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gt.name");
+      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    gt::kTensorNameAttr);
       auto t = dyn_cast<RankedTensorType>(arg.getType());
       if (name && name.getValue() == "edge_index" && t && t.getRank() == 2)
         g.edges = t.getDimSize(1);

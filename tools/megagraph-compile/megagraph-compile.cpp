@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "megagraph/Dialect/GT/GTAttrs.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Import/OnnxImporter.h"
 #include "megagraph/InitAllMegaGraph.h"
 #include "megagraph/Passes/Passes.h"
@@ -339,7 +340,8 @@ bool hasInputNamed(ModuleOp module, StringRef name) {
   if (!main)
     return false;
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    if (auto n = main.getArgAttrOfType<StringAttr>(i, "gt.name");
+    if (auto n = main.getArgAttrOfType<StringAttr>(
+            i, megagraph::gt::kTensorNameAttr);
         n && n.getValue() == name)
       return true;
   return false;

@@ -15,6 +15,7 @@
 #include "OnnxChecker.h"
 
 #include "megagraph/Dialect/GT/GTDialect.h"
+#include "megagraph/Dialect/GT/GTNames.h"
 #include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -846,7 +847,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
   builder.setInsertionPointToStart(body);
   ImportContext ic(builder, *opset);
   for (auto [i, name] : llvm::enumerate(argNames)) {
-    func.setArgAttr(i, "gt.name", builder.getStringAttr(name));
+    func.setArgAttr(i, gt::kTensorNameAttr, builder.getStringAttr(name));
     ic.tensors[name] = TensorInfo{body->getArgument(i), std::nullopt};
   }
 
@@ -997,7 +998,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(onnx::ModelProto &model) {
   func::ReturnOp::create(builder, fileLoc(), results);
   func.setType(builder.getFunctionType(argTypes, resultTypes));
   for (auto [i, out] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, "gt.name", builder.getStringAttr(out.name()));
+    func.setResultAttr(i, gt::kTensorNameAttr,
+                       builder.getStringAttr(out.name()));
 
   if (failed(verifyModule(*module, graph, *opset)))
     return nullptr;

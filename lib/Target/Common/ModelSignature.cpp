@@ -204,7 +204,8 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
   };
   for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
     FailureOr<TensorSignature> t = describe(
-        type, main.getArgAttrOfType<StringAttr>(i, "gt.name"), i, true);
+        type, main.getArgAttrOfType<StringAttr>(i, gt::kTensorNameAttr), i,
+        true);
     if (failed(t))
       return failure();
     // Class labels: the number of classes, for the driver's range check.
@@ -215,7 +216,8 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
   }
   for (auto [i, type] : llvm::enumerate(main.getResultTypes())) {
     FailureOr<TensorSignature> t = describe(
-        type, main.getResultAttrOfType<StringAttr>(i, "gt.name"), i, false);
+        type, main.getResultAttrOfType<StringAttr>(i, gt::kTensorNameAttr), i,
+        false);
     if (failed(t))
       return failure();
     sig.outputs.push_back(*t);
@@ -237,14 +239,16 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
     e.symbol = fn.getSymName().str();
     for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
       FailureOr<TensorSignature> t = describe(
-          type, fn.getArgAttrOfType<StringAttr>(i, "gt.name"), i, true);
+          type, fn.getArgAttrOfType<StringAttr>(i, gt::kTensorNameAttr), i,
+          true);
       if (failed(t))
         return failure();
       e.inputs.push_back(*t);
     }
     for (auto [i, type] : llvm::enumerate(fn.getResultTypes())) {
       FailureOr<TensorSignature> t = describe(
-          type, fn.getResultAttrOfType<StringAttr>(i, "gt.name"), i, false);
+          type, fn.getResultAttrOfType<StringAttr>(i, gt::kTensorNameAttr), i,
+          false);
       if (failed(t))
         return failure();
       e.outputs.push_back(*t);
@@ -256,7 +260,8 @@ FailureOr<ModelSignature> megagraph::getModelSignature(ModuleOp module) {
   llvm::StringMap<int64_t> rows;
   auto collect = [&](func::FuncOp fn) {
     for (auto [arg, n] : indexBounds(fn))
-      if (auto name = fn.getArgAttrOfType<StringAttr>(arg, "gt.name")) {
+      if (auto name =
+              fn.getArgAttrOfType<StringAttr>(arg, gt::kTensorNameAttr)) {
         auto [it, inserted] = rows.try_emplace(name.getValue(), n);
         if (!inserted)
           it->second = std::min(it->second, n);

@@ -14,6 +14,12 @@
 
 namespace megagraph::gt {
 
+/// The argument and result attribute naming a function's tensor: the ONNX
+/// graph's input / output name the importer gives it, and the names the
+/// training passes give what they add (the entry tables' names, the
+/// driver's roles by name: megagraph/ModelABI.h).
+constexpr llvm::StringLiteral kTensorNameAttr = "gt.name";
+
 /// The grid gt-data-parallel creates and gt-zero-gather gathers over:
 /// shape [dp x cp], every rank whose gradients are summed.
 constexpr llvm::StringLiteral kDataParallelGrid = "gt_dp";
