@@ -28,7 +28,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gcn_parallel_check import (GCN, compile_exe, data_shapes,  # noqa: E402
+from gcn_parallel_check import (GCN, add_run_arguments,  # noqa: E402
+                                compile_exe, data_shapes,
                                 pipelined_ops, train, worst)
 from train_dp_check import Checks  # noqa: E402
 
@@ -41,12 +42,7 @@ def main():
     ap.add_argument("--moa", default="",
                     help="chunk count K: also --plan moa=1,chunks=K on one "
                          "process")
-    ap.add_argument("--data",
-                    default="synthetic:rmat,nodes=256,edges=1024,classes=8,"
-                            "features=16,seed=3")
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--lr", type=float, default=0.1)
-    ap.add_argument("--tolerance", type=float, default=1e-4)
+    add_run_arguments(ap)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     check = Checks()

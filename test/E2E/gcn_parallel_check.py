@@ -143,18 +143,24 @@ def worst(a, b):
     return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("compiler")
-    ap.add_argument("work")
-    ap.add_argument("--model", choices=["gcn", "sage"], required=True)
-    ap.add_argument("--plans", default="mop=2,gp=2")
+def add_run_arguments(ap):
+    """The options every full-graph GCN check takes: the data set, the
+    steps and learning rate, the relative loss tolerance."""
     ap.add_argument("--data",
                     default="synthetic:rmat,nodes=256,edges=1024,classes=8,"
                             "features=16,seed=3")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--tolerance", type=float, default=1e-4)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("compiler")
+    ap.add_argument("work")
+    ap.add_argument("--model", choices=["gcn", "sage"], required=True)
+    ap.add_argument("--plans", default="mop=2,gp=2")
+    add_run_arguments(ap)
     ap.add_argument("--moa", default="",
                     help="chunk counts K (comma-separated): --plan "
                          "moa=1,chunks=K on one process")

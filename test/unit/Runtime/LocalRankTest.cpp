@@ -11,21 +11,25 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 
 namespace {
 
-int choose(int count, std::map<std::string, std::string> env,
-           std::string *error = nullptr) {
+using Env = std::map<std::string, std::string>;
+
+/// A getenv that reads `env` (which must outlive it).
+std::function<const char *(const char *)> reader(const Env &env) {
+  return [&env](const char *name) -> const char * {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+}
+
+int choose(int count, Env env, std::string *error = nullptr) {
   std::string why;
-  const int d = mgrt::chooseCudaDevice(
-      count,
-      [&](const char *name) -> const char * {
-        auto it = env.find(name);
-        return it == env.end() ? nullptr : it->second.c_str();
-      },
-      why);
+  const int d = mgrt::chooseCudaDevice(count, reader(env), why);
   if (error)
     *error = why;
   return d;
@@ -59,11 +63,8 @@ TEST(LocalRank, OverrideIsCheckedAgainstTheDevices) {
   EXPECT_EQ(choose(2, {{"MEGAGRAPH_CUDA_DEVICE", "gpu0"}}, &error), -1);
 }
 
-int threads(int cores, std::map<std::string, std::string> env) {
-  return mgrt::chooseNumThreads(cores, [&](const char *name) -> const char * {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  });
+int threads(int cores, Env env) {
+  return mgrt::chooseNumThreads(cores, reader(env));
 }
 
 TEST(LocalRank, ThreadsShareTheCoresAmongTheNodesRanks) {
@@ -87,12 +88,7 @@ TEST(LocalRank, ThreadsShareTheCoresAmongTheNodesRanks) {
 }
 
 TEST(LocalRank, CoresOfRankIgnoreTheThreadOverride) {
-  auto cores = [](int n, std::map<std::string, std::string> env) {
-    return mgrt::coresOfRank(n, [&](const char *name) -> const char * {
-      auto it = env.find(name);
-      return it == env.end() ? nullptr : it->second.c_str();
-    });
-  };
+  auto cores = [](int n, Env env) { return mgrt::coresOfRank(n, reader(env)); };
   EXPECT_EQ(cores(8, {{"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
                       {"MEGAGRAPH_NUM_THREADS", "1"}}),
             4);
