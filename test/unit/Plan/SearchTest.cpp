@@ -473,6 +473,8 @@ TEST(Profile, BuiltinsAndJson) {
     EXPECT_DOUBLE_EQ(back.gemmFlops, p.gemmFlops);
     EXPECT_DOUBLE_EQ(back.inter.beta, p.inter.beta);
     EXPECT_EQ(back.scratchBytes, p.scratchBytes);
+    EXPECT_EQ(back.coresPerNode, p.coresPerNode);
+    EXPECT_DOUBLE_EQ(back.syncLatency, p.syncLatency);
   }
   HardwareProfile h100, h200;
   ASSERT_TRUE(getBuiltinProfile("H100", h100));
@@ -488,6 +490,108 @@ TEST(Profile, BuiltinsAndJson) {
               14 * h100.intra.alpha + 2 * 7.0 / 8 * 1e9 * h100.intra.beta,
               1e-12);
   EXPECT_EQ(h100.allReduce(1, 1e9), 0);
+}
+
+/// A CPU node of 2 cores shared by its ranks, as cpu-here, with a given
+/// cost per synchronisation.
+HardwareProfile twoCores(double syncLatency) {
+  HardwareProfile hw;
+  EXPECT_TRUE(getBuiltinProfile("cpu-here", hw));
+  hw.coresPerNode = 2;
+  hw.syncLatency = syncLatency;
+  return hw;
+}
+
+TEST(Profile, TimeSharedCores) {
+  HardwareProfile hw = twoCores(0);
+  EXPECT_EQ(hw.threadsPerRank(1), 2);
+  EXPECT_EQ(hw.threadsPerRank(2), 1);
+  EXPECT_EQ(hw.threadsPerRank(4), 1);
+  EXPECT_FALSE(hw.oversubscribed(2));
+  EXPECT_TRUE(hw.oversubscribed(4));
+  // Alone, a rank's one thread has a core: 1/2 of the node, against 1/4.
+  EXPECT_DOUBLE_EQ(hw.aloneSpeedup(4), 2.0);
+  EXPECT_DOUBLE_EQ(hw.aloneSpeedup(2), 1.0);
+  EXPECT_DOUBLE_EQ(hw.rankScratchBytes(4), hw.scratchBytes / 2.0);
+  EXPECT_DOUBLE_EQ(hw.rankScratchBytes(1), hw.scratchBytes);
+  // Unknown cores, or a GPU: nothing is time-shared.
+  hw.coresPerNode = 0;
+  EXPECT_FALSE(hw.oversubscribed(4));
+  EXPECT_DOUBLE_EQ(hw.aloneSpeedup(4), 1.0);
+  HardwareProfile h100;
+  ASSERT_TRUE(getBuiltinProfile("h100", h100));
+  EXPECT_FALSE(h100.oversubscribed(8));
+}
+
+TEST(CostModel, PipelineBubbleReclaimedOnTimeSharedCores) {
+  ModelProfile m = syntheticTransformer(4, 64, 4, 8, 64);
+  ParallelPlan pp;
+  pp.pp = 4;
+  pp.microBatches = 4;
+  HardwareProfile shared = twoCores(0), owned = shared;
+  owned.coresPerNode = 0; // the same rates, no reclaim
+  Prediction r = predict(m, pp, shared), full = predict(m, pp, owned);
+  ASSERT_TRUE(r.valid && full.valid);
+  // Below the schedule's (mb + pp - 1) slots of the slowest stage, not
+  // below that span at a rank's speed alone (2x here), and still bounded
+  // by the search's bound.
+  EXPECT_LT(r.stepTime, full.stepTime * 0.99);
+  EXPECT_GE(r.stepTime, full.stepTime / shared.aloneSpeedup(4) * 0.999);
+  EXPECT_LE(stepTimeLowerBound(m, pp, shared), r.stepTime * (1 + 1e-12));
+  // Without stages nothing changes.
+  ParallelPlan dp;
+  dp.dp = 4;
+  EXPECT_DOUBLE_EQ(predict(m, dp, shared).stepTime,
+                   predict(m, dp, owned).stepTime);
+}
+
+TEST(CostModel, SynchronisationsOnTimeSharedCores) {
+  ModelProfile m = syntheticTransformer(4, 64, 4, 8, 64);
+  const double s = 1e-3;
+  auto extra = [&](const std::string &mode) {
+    ParallelPlan cp;
+    cp.cp = 4;
+    cp.cpMode = mode;
+    return predict(m, cp, twoCores(s)).stepTime -
+           predict(m, cp, twoCores(0)).stepTime;
+  };
+  // Per layer: a ring step per other block forward and a K/V and a dK/dV
+  // step per block backward (9 at cp = 4) against the all-gather's 2; the
+  // gradient buckets cost the same in both.
+  EXPECT_NEAR(extra("ring") - extra("allgather"), 4 * (9 - 2) * s, 1e-9);
+  EXPECT_GT(extra("allgather"), 4 * 2 * s);
+  // Two ranks on two cores synchronise for free.
+  ParallelPlan two;
+  two.cp = 2;
+  two.cpMode = "ring";
+  EXPECT_DOUBLE_EQ(predict(m, two, twoCores(s)).stepTime,
+                   predict(m, two, twoCores(0)).stepTime);
+}
+
+TEST(CostModel, CpAttentionWorkspaceIsPaddedRows) {
+  // 64 rows per sequence; 4 bytes per packed query or key row. On a cp=4
+  // rank 16 rows pack like 96: the workspace is m x (96 + 96) rows, not
+  // the sequence's / 4.
+  ModelProfile m = syntheticTransformer(2, 64, 4, 8, 64);
+  for (UnitProfile &u : m.units) {
+    u.transientBytes = 0;
+    u.attentionQueryRowBytes = u.attentionKeyRowBytes = 1000;
+  }
+  HardwareProfile hw = twoCores(0);
+  hw.scratchBytes = 0;
+  ParallelPlan ring;
+  ring.cp = 4;
+  ring.cpMode = "ring";
+  Prediction r = predict(m, ring, hw);
+  ASSERT_TRUE(r.valid);
+  // m = 8 sequences per rank.
+  EXPECT_DOUBLE_EQ(r.memory.transient, 8 * (96 + 96) * 1000.0);
+  ParallelPlan gather = ring;
+  gather.cpMode = "allgather";
+  Prediction g = predict(m, gather, hw);
+  // All 64 keys pad to 96 as well; the gathered K and V come on top.
+  EXPECT_DOUBLE_EQ(g.memory.transient,
+                   8 * (96 + 96) * 1000.0 + 2 * 8 * m.units[0].kvBytes);
 }
 
 TEST(Profile, ByteCounts) {
