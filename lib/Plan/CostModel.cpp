@@ -509,6 +509,26 @@ double ulyssesAllToAll(const HardwareProfile &hw, int64_t cp, double bytes) {
   return (n - 1) * ab.alpha + (n - 1) / (n * n) * bytes * ab.beta;
 }
 
+/// The work of the attention backward on a rank over its unpadded work:
+/// the kernel processes query and key rows in blocks padded to 96
+/// (paddedRows), so a rank's ceil(S / cp) query rows cost as a block of
+/// 96 against all S keys (all-gather), against each of cp blocks of
+/// ceil(S / cp) keys (ring), or the whole padded sequence (no cp, and
+/// Ulysses' whole rows).
+double attentionBackwardPadding(int64_t seqLen, const ParallelPlan &plan) {
+  if (seqLen <= 0)
+    return 1;
+  const double S = static_cast<double>(seqLen);
+  if (plan.cp <= 1 || plan.cpMode == "ulysses")
+    return paddedRows(seqLen) * paddedRows(seqLen) / (S * S);
+  const int64_t rows = (seqLen + plan.cp - 1) / plan.cp;
+  const double r = static_cast<double>(rows);
+  if (plan.cpMode == "ring")
+    return static_cast<double>(plan.cp) * paddedRows(rows) * paddedRows(rows) /
+           (r * S);
+  return paddedRows(rows) * paddedRows(seqLen) / (r * S);
+}
+
 /// What the cp all-gather attention backward holds beyond the unit's
 /// workspace at S / cp rows, per micro-batch of `m` sequences: the keys
 /// and values gathered for all S rows, their full-length gradients before
@@ -611,6 +631,11 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
             share +
         u.numOps * hw.opOverhead;
     double compute = fwd * (plan.recompute ? 4 : 3);
+    // The attention backward (twice its forward) runs on rows padded as
+    // the kernel packs them (attentionBackwardPadding).
+    if (u.attentionOps)
+      compute += 2 * m / cp * u.attentionFlops / hw.attentionFlops / share *
+                 (attentionBackwardPadding(model.seqLen, plan) - 1);
     // cp: K/V all-gathered in the forward, their gradients reduce-scattered
     // in the backward; ring overlaps the blocks with the attention.
     double cpComm = 0;
