@@ -52,7 +52,7 @@ def plans():
     """Every plan of RANKS devices the search enumerates for the model,
     without recomputation and with micro-batches pp and 2 pp."""
     out = []
-    for dp in (1, 2, 4):
+    for dp in (1, 2, 4, 8):
         for pp in (1, 2, 4):
             if RANKS % (dp * pp) or pp > LAYERS:
                 continue
@@ -156,12 +156,15 @@ def measure(compiler, work, i, plan, steps):
 
 
 def main():
+    global RANKS
     # The modelled GEMM kernel (see plan_accuracy_check.py).
     os.environ["MEGAGRAPH_GEMM"] = "native"
     ap = argparse.ArgumentParser()
     ap.add_argument("compiler")
     ap.add_argument("work")
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--ranks", type=int, default=RANKS,
+                    help="devices of every plan (mpirun -np)")
     ap.add_argument("--plans", default="")
     ap.add_argument("--tolerance", type=float, default=0.15)
     ap.add_argument("--memory-only", action="store_true")
@@ -170,6 +173,7 @@ def main():
                     help="a results JSON of an earlier run: only predict "
                     "again (a changed cost model) against its measurements")
     args = ap.parse_args()
+    RANKS = args.ranks
     os.makedirs(args.work, exist_ok=True)
     chosen = args.plans.split(";") if args.plans else plans()
     earlier = json.load(open(args.repredict)) if args.repredict else {}
