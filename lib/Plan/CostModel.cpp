@@ -510,23 +510,26 @@ double ulyssesAllToAll(const HardwareProfile &hw, int64_t cp, double bytes) {
 }
 
 /// The work of the attention backward on a rank over its unpadded work:
-/// the kernel processes query and key rows in blocks padded to 96
-/// (paddedRows), so a rank's ceil(S / cp) query rows cost as a block of
-/// 96 against all S keys (all-gather), against each of cp blocks of
-/// ceil(S / cp) keys (ring), or the whole padded sequence (no cp, and
-/// Ulysses' whole rows).
-double attentionBackwardPadding(int64_t seqLen, const ParallelPlan &plan) {
-  if (seqLen <= 0)
+/// the kernel processes query and key rows in blocks of `block` rows
+/// (HardwareProfile::attentionRowBlock), so a rank's ceil(S / cp) query
+/// rows cost as a whole block against all S keys (all-gather), against
+/// each of cp blocks of ceil(S / cp) keys (ring), or the whole padded
+/// sequence (no cp, and Ulysses' whole rows).
+double attentionBackwardPadding(int64_t seqLen, const ParallelPlan &plan,
+                                int64_t block) {
+  if (seqLen <= 0 || block <= 1)
     return 1;
+  auto pad = [&](int64_t rows) {
+    return static_cast<double>(roundUp(rows, block));
+  };
   const double S = static_cast<double>(seqLen);
   if (plan.cp <= 1 || plan.cpMode == "ulysses")
-    return paddedRows(seqLen) * paddedRows(seqLen) / (S * S);
+    return pad(seqLen) * pad(seqLen) / (S * S);
   const int64_t rows = (seqLen + plan.cp - 1) / plan.cp;
   const double r = static_cast<double>(rows);
   if (plan.cpMode == "ring")
-    return static_cast<double>(plan.cp) * paddedRows(rows) * paddedRows(rows) /
-           (r * S);
-  return paddedRows(rows) * paddedRows(seqLen) / (r * S);
+    return static_cast<double>(plan.cp) * pad(rows) * pad(rows) / (r * S);
+  return pad(rows) * pad(seqLen) / (r * S);
 }
 
 /// What the cp all-gather attention backward holds beyond the unit's
@@ -634,8 +637,10 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     // The attention backward (twice its forward) runs on rows padded as
     // the kernel packs them (attentionBackwardPadding).
     if (u.attentionOps)
-      compute += 2 * m / cp * u.attentionFlops / hw.attentionFlops / share *
-                 (attentionBackwardPadding(model.seqLen, plan) - 1);
+      compute +=
+          2 * m / cp * u.attentionFlops / hw.attentionFlops / share *
+          (attentionBackwardPadding(model.seqLen, plan, hw.attentionRowBlock) -
+           1);
     // cp: K/V all-gathered in the forward, their gradients reduce-scattered
     // in the backward; ring overlaps the blocks with the attention.
     double cpComm = 0;

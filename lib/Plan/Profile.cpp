@@ -116,6 +116,7 @@ HardwareProfile gpu(StringRef name, double tf32, double hbm, double memory,
   p.opOverhead = 5e-6;
   p.deviceMemory = static_cast<int64_t>(memory);
   p.scratchBytes = 64ll << 20; // cuBLAS workspace and NCCL buffers
+  p.attentionRowBlock = 64;
   p.devicesPerNode = 8;
   p.sharedCompute = false;
   p.intra = {5e-6, 1.0 / nvlinkPerDirection};
@@ -221,6 +222,7 @@ llvm::json::Value megagraph::toJSON(const HardwareProfile &p) {
       {"shared_compute", p.sharedCompute},
       {"cores", p.coresPerNode},
       {"sync_latency_s", p.syncLatency},
+      {"attention_row_block", p.attentionRowBlock},
       {"overlap", p.overlap},
       {"intra", llvm::json::Object{{"alpha_s", p.intra.alpha},
                                    {"beta_s_per_byte", p.intra.beta}}},
@@ -274,6 +276,7 @@ bool megagraph::fromJSON(const llvm::json::Value &value, HardwareProfile &p,
   o.mapOptional("shared_compute", p.sharedCompute);
   o.mapOptional("cores", p.coresPerNode);
   o.mapOptional("sync_latency_s", p.syncLatency);
+  o.mapOptional("attention_row_block", p.attentionRowBlock);
   o.mapOptional("overlap", p.overlap);
   if (const llvm::json::Value *v = value.getAsObject()->get("intra"))
     if (!::fromJSON(*v, p.intra, path.field("intra")))

@@ -62,6 +62,10 @@ struct HardwareProfile {
   /// (megagraph-profile measures it; 0: not modelled).
   double syncLatency = 0;
   AlphaBeta intra, inter;
+  /// Rows of the attention backward kernel's blocks: a rank's rows are
+  /// padded to a multiple of it (runtime/kernels/AttentionBackward.cpp: 96
+  /// on the CPU; runtime/cuda/AttentionKernels.cuh: 64 on a GPU).
+  int64_t attentionRowBlock = 96;
   /// Communication can overlap computation (ring cp attention): GPUs with
   /// copy engines; not the CPU, whose cores do the copies.
   bool overlap = true;

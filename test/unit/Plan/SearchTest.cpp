@@ -475,6 +475,7 @@ TEST(Profile, BuiltinsAndJson) {
     EXPECT_EQ(back.scratchBytes, p.scratchBytes);
     EXPECT_EQ(back.coresPerNode, p.coresPerNode);
     EXPECT_DOUBLE_EQ(back.syncLatency, p.syncLatency);
+    EXPECT_EQ(back.attentionRowBlock, p.attentionRowBlock);
   }
   HardwareProfile h100, h200;
   ASSERT_TRUE(getBuiltinProfile("H100", h100));
@@ -566,6 +567,33 @@ TEST(CostModel, SynchronisationsOnTimeSharedCores) {
   two.cpMode = "ring";
   EXPECT_DOUBLE_EQ(predict(m, two, twoCores(s)).stepTime,
                    predict(m, two, twoCores(0)).stepTime);
+}
+
+TEST(CostModel, AttentionBackwardRunsOnPaddedRows) {
+  // S = 64, cp = 4: a rank's 16 rows run as a block of 96 on the CPU (64
+  // on a GPU); the backward's attention work grows by that padding, most
+  // for the ring (a block per key block).
+  ModelProfile m = syntheticTransformer(4, 64, 4, 8, 64);
+  HardwareProfile cpu = twoCores(0), exact = cpu;
+  ASSERT_EQ(cpu.attentionRowBlock, 96);
+  exact.attentionRowBlock = 1;
+  HardwareProfile h100;
+  ASSERT_TRUE(getBuiltinProfile("h100", h100));
+  EXPECT_EQ(h100.attentionRowBlock, 64);
+  auto extra = [&](const std::string &mode) {
+    ParallelPlan cp;
+    cp.cp = 4;
+    cp.cpMode = mode;
+    return predict(m, cp, cpu).stepTime - predict(m, cp, exact).stepTime;
+  };
+  EXPECT_GT(extra("allgather"), 0);
+  EXPECT_GT(extra("ring"), 3 * extra("allgather"));
+  // A sequence that fills its blocks pays nothing.
+  ModelProfile full = syntheticTransformer(4, 64, 4, 8, 384);
+  ParallelPlan cp;
+  cp.cp = 4;
+  EXPECT_DOUBLE_EQ(predict(full, cp, cpu).stepTime,
+                   predict(full, cp, exact).stepTime);
 }
 
 TEST(CostModel, CpAttentionWorkspaceIsPaddedRows) {
