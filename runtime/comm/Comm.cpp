@@ -124,17 +124,25 @@ int fillCounts(const mgrt_comm_group *g, const int64_t *given, int64_t uniform,
   return MGRT_OK;
 }
 
-/// The common checks of a reduction: the group, the dtype, the operation
-/// and the two buffers' counts.
-int checkReduction(const mgrt_comm_group *g, int dtype, int op,
-                   const void *send, int64_t sendCount, const void *recv,
-                   int64_t recvCount, const char *call) {
+/// The checks every reduction starts with: the group, the dtype and the
+/// operation.
+int checkReductionKind(const mgrt_comm_group *g, int dtype, int op,
+                       const char *call) {
   if (int rc = checkGroup(g, call))
     return rc;
   if (int rc = checkType(dtype, call))
     return rc;
   if (!validOp(op))
     return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
+  return MGRT_OK;
+}
+
+/// The common checks of a reduction: its kind and the two buffers' counts.
+int checkReduction(const mgrt_comm_group *g, int dtype, int op,
+                   const void *send, int64_t sendCount, const void *recv,
+                   int64_t recvCount, const char *call) {
+  if (int rc = checkReductionKind(g, dtype, op, call))
+    return rc;
   if (int rc = checkCount(sendCount, send, "send", call))
     return rc;
   return checkCount(recvCount, recv, "recv", call);
@@ -571,12 +579,8 @@ int mgrt_comm_reduce_scatter(mgrt_comm_group *g, const void *send, void *recv,
                              int64_t recv_count, const int64_t *recv_counts,
                              int dtype, int op) {
   const char *call = "mgrt_comm_reduce_scatter";
-  if (int rc = checkGroup(g, call))
+  if (int rc = checkReductionKind(g, dtype, op, call))
     return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if (!validOp(op))
-    return fail(MGRT_ERR_ARGUMENT, call, "unknown reduction %d", op);
   std::vector<int64_t> counts, displs;
   int64_t total;
   if (int rc = fillCounts(g, recv_counts, recv_count, counts, displs, total,

@@ -546,15 +546,25 @@ TEST(CostModel, PipelineBubbleReclaimedOnTimeSharedCores) {
                    predict(m, dp, owned).stepTime);
 }
 
+/// A plan of `cp` context-parallel ranks in `mode`, nothing else.
+ParallelPlan cpPlan(int64_t cp, const std::string &mode) {
+  ParallelPlan p;
+  p.cp = cp;
+  p.cpMode = mode;
+  return p;
+}
+
+/// How much longer `plan`'s step is predicted on `a` than on `b`.
+double slowerOn(const ModelProfile &m, const ParallelPlan &plan,
+                const HardwareProfile &a, const HardwareProfile &b) {
+  return predict(m, plan, a).stepTime - predict(m, plan, b).stepTime;
+}
+
 TEST(CostModel, SynchronisationsOnTimeSharedCores) {
   ModelProfile m = syntheticTransformer(4, 64, 4, 8, 64);
   const double s = 1e-3;
   auto extra = [&](const std::string &mode) {
-    ParallelPlan cp;
-    cp.cp = 4;
-    cp.cpMode = mode;
-    return predict(m, cp, twoCores(s)).stepTime -
-           predict(m, cp, twoCores(0)).stepTime;
+    return slowerOn(m, cpPlan(4, mode), twoCores(s), twoCores(0));
   };
   // Per layer: a ring step per other block forward and a K/V and a dK/dV
   // step per block backward (9 at cp = 4) against the all-gather's 2; the
@@ -562,11 +572,7 @@ TEST(CostModel, SynchronisationsOnTimeSharedCores) {
   EXPECT_NEAR(extra("ring") - extra("allgather"), 4 * (9 - 2) * s, 1e-9);
   EXPECT_GT(extra("allgather"), 4 * 2 * s);
   // Two ranks on two cores synchronise for free.
-  ParallelPlan two;
-  two.cp = 2;
-  two.cpMode = "ring";
-  EXPECT_DOUBLE_EQ(predict(m, two, twoCores(s)).stepTime,
-                   predict(m, two, twoCores(0)).stepTime);
+  EXPECT_DOUBLE_EQ(slowerOn(m, cpPlan(2, "ring"), twoCores(s), twoCores(0)), 0);
 }
 
 TEST(CostModel, AttentionBackwardRunsOnPaddedRows) {
@@ -581,19 +587,13 @@ TEST(CostModel, AttentionBackwardRunsOnPaddedRows) {
   ASSERT_TRUE(getBuiltinProfile("h100", h100));
   EXPECT_EQ(h100.attentionRowBlock, 64);
   auto extra = [&](const std::string &mode) {
-    ParallelPlan cp;
-    cp.cp = 4;
-    cp.cpMode = mode;
-    return predict(m, cp, cpu).stepTime - predict(m, cp, exact).stepTime;
+    return slowerOn(m, cpPlan(4, mode), cpu, exact);
   };
   EXPECT_GT(extra("allgather"), 0);
   EXPECT_GT(extra("ring"), 3 * extra("allgather"));
   // A sequence that fills its blocks pays nothing.
   ModelProfile full = syntheticTransformer(4, 64, 4, 8, 384);
-  ParallelPlan cp;
-  cp.cp = 4;
-  EXPECT_DOUBLE_EQ(predict(full, cp, cpu).stepTime,
-                   predict(full, cp, exact).stepTime);
+  EXPECT_DOUBLE_EQ(slowerOn(full, cpPlan(4, "allgather"), cpu, exact), 0);
 }
 
 TEST(CostModel, CpAttentionWorkspaceIsPaddedRows) {
@@ -607,16 +607,11 @@ TEST(CostModel, CpAttentionWorkspaceIsPaddedRows) {
   }
   HardwareProfile hw = twoCores(0);
   hw.scratchBytes = 0;
-  ParallelPlan ring;
-  ring.cp = 4;
-  ring.cpMode = "ring";
-  Prediction r = predict(m, ring, hw);
+  Prediction r = predict(m, cpPlan(4, "ring"), hw);
   ASSERT_TRUE(r.valid);
   // m = 8 sequences per rank.
   EXPECT_DOUBLE_EQ(r.memory.transient, 8 * (96 + 96) * 1000.0);
-  ParallelPlan gather = ring;
-  gather.cpMode = "allgather";
-  Prediction g = predict(m, gather, hw);
+  Prediction g = predict(m, cpPlan(4, "allgather"), hw);
   // All 64 keys pad to 96 as well; the gathered K and V come on top.
   EXPECT_DOUBLE_EQ(g.memory.transient,
                    8 * (96 + 96) * 1000.0 + 2 * 8 * m.units[0].kvBytes);
