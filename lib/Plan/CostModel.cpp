@@ -273,18 +273,12 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
       const double keyRow = 4.0 * q.getDimSize(0) * heads * 2 * (dhP + dvP);
       const double queryRow =
           4.0 * q.getDimSize(0) * heads * (2 * (dhP + dvP) + 2);
-      const double keySide = skP * keyRow;
-      double workspace = keySide + sqP * queryRow;
-      if (workspace >=
-          unit.attentionQueryRowBytes * paddedRows(model.seqLen) +
-              unit.attentionKeyRowBytes * paddedRows(model.seqLen)) {
-        unit.attentionQueryRowBytes = queryRow;
-        unit.attentionKeyRowBytes = keyRow;
-      }
+      unit.attentionQueryRowBytes =
+          std::max(unit.attentionQueryRowBytes, queryRow);
+      unit.attentionKeyRowBytes = std::max(unit.attentionKeyRowBytes, keyRow);
       unit.transientBytes =
-          std::max({unit.transientBytes, workspace,
+          std::max({unit.transientBytes, skP * keyRow + sqP * queryRow,
                     (double)std::max<int64_t>(0, att.getTransientBytes())});
-      unit.keyWorkspaceBytes = std::max(unit.keyWorkspaceBytes, keySide);
       continue;
     }
     double flops = 0;
@@ -344,8 +338,8 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
          {&unit.gemmFlops, &unit.smallGemmFlops, &unit.attentionFlops,
           &unit.otherBytes, &unit.activationBytes, &unit.biasBytes,
           &unit.spatialBiasBytes, &unit.forwardedBiasBytes, &unit.inputBytes,
-          &unit.transientBytes, &unit.kvBytes, &unit.keyWorkspaceBytes,
-          &unit.attentionQueryRowBytes, &unit.attentionKeyRowBytes})
+          &unit.transientBytes, &unit.kvBytes, &unit.attentionQueryRowBytes,
+          &unit.attentionKeyRowBytes})
       *f /= b0;
   }
   model.biasGradBytesPerSeq /= b0;

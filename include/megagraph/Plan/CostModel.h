@@ -61,14 +61,10 @@ struct UnitProfile {
   double transientBytes = 0;
   /// K and V bytes of the unit's attention (moved by cp).
   double kvBytes = 0;
-  /// The key-side part of transientBytes (the attention backward's packed
-  /// K, V and their transposes), which under cp all-gather covers all S
-  /// keys rather than S / cp.
-  double keyWorkspaceBytes = 0;
   /// The attention backward's workspace per packed query row and per
-  /// packed key row (rows padded to 96, as the kernel packs them): under cp a
-  /// rank's S / cp rows pad to the same granularity, so its workspace is
-  /// not the sequence's divided by cp.
+  /// packed key row (its largest attention's; rows padded to 96, as the
+  /// kernel packs them): under cp a rank's S / cp rows pad to the same
+  /// granularity, so its workspace is not the sequence's divided by cp.
   double attentionQueryRowBytes = 0, attentionKeyRowBytes = 0;
   int64_t attentionOps = 0;
 };
