@@ -9,6 +9,7 @@
 #include "megagraph/Plan/GcnPlan.h"
 #include "megagraph/Plan/Profile.h"
 #include "megagraph/Plan/Search.h"
+#include "megagraph/Support/ModelNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -42,7 +43,7 @@ graphOf(ModuleOp raised, const GcnProfile &gcn, const PlanRequest &request) {
       auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                     gt::kTensorNameAttr);
       auto t = dyn_cast<RankedTensorType>(arg.getType());
-      if (name && name.getValue() == "edge_index" && t && t.getRank() == 2)
+      if (name && name.getValue() == abi::kEdgeIndex && t && t.getRank() == 2)
         g.edges = t.getDimSize(1);
     }
   g.degreeMean = g.nodes ? static_cast<double>(g.edges) / g.nodes : 0;
