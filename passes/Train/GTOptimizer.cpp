@@ -15,17 +15,22 @@
 // Adam moments `<param>.adam_m` / `.adam_v` and the SGD momentum buffers
 // `<param>.momentum_buffer`.
 //
-// Every ml_program.global_store is emitted at the end of the step, after the
-// last read of any state. This is required for correctness, not style: the
-// upstream bufferization model of global_store (LLVM 22) declares its operand
-// written and *not read*. So when a stored tensor is still read afterwards
-// (m_t for mhat, v_t for vhat, t for the bias corrections), one-shot
-// bufferization stores a fresh buffer "out of place" without copying the
-// data: uninitialized memory reached the moment globals. That was the AdamW
-// NaN on the Graphormer-style model. Stores placed last have no later
-// readers, so they bufferize in place (a memcpy of the computed value into
-// the global), and no forward load can see a parameter overwritten in the
-// same step.
+// Each update's ml_program.global_stores are emitted right after that
+// update (a parameter, or a packed group of them) is computed, after the
+// last read of what they overwrite; the step counter, which every update
+// reads, is stored last. The placement is required for correctness, not
+// style: the upstream bufferization model of global_store (LLVM 22)
+// declares its operand written and *not read*. So when a stored tensor is
+// still read afterwards (m_t for mhat, v_t for vhat, t for the bias
+// corrections), one-shot bufferization stores a fresh buffer "out of place"
+// without copying the data: uninitialized memory reached the moment
+// globals. That was the AdamW NaN on the Graphormer-style model. A store
+// placed after its update has no later reader (the next updates read other
+// globals, and the backward that reads the forward's parameter loads comes
+// before every update), so it bufferizes in place: a memcpy of the computed
+// value into the global. The new values then die at their update instead of
+// all living until the end of the step, so the step holds one update's new
+// weight and states at a time, not (1 + states) times every parameter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -443,7 +448,7 @@ void GTOptimizerPass::runOnOperation() {
   mb.setInsertionPoint(grad);
   Location loc = grad.getLoc();
   Updater u{b, loc};
-  // (global, new value) pairs, stored after all the updates are computed.
+  // (global, new value) pairs: the step counter's, then each update's.
   SmallVector<std::pair<FlatSymbolRefAttr, Value>> stores;
 
   // 1. The step counter: s steps done before this one, t = s + 1.
@@ -536,12 +541,18 @@ void GTOptimizerPass::runOnOperation() {
     groups[openGroup[e]].push_back(&p);
     openSize[e] += n;
   }
+  // Each update stores its new values right away (see the file comment);
+  // what `stores` holds so far, the step counter, is stored last.
+  const size_t counterStores = stores.size();
   for (ArrayRef<const ParamUpdate *> group : groups) {
+    const size_t first = stores.size();
     update(u, module, mb, group, lr, t, corr1, corr2, stores);
+    for (auto [ref, value] : ArrayRef(stores).slice(first))
+      ml_program::GlobalStoreOp::create(b, loc, ref, value);
     if (group.size() > 1)
       numPacked += group.size();
   }
-  for (auto [ref, value] : stores)
+  for (auto [ref, value] : ArrayRef(stores).take_front(counterStores))
     ml_program::GlobalStoreOp::create(b, loc, ref, value);
   // Testing: what the globals hold after the step, loaded back after the
   // stores.

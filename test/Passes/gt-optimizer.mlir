@@ -25,11 +25,13 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // SGD:         return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<f32>
 
 // With adamw: zero-initialized moment globals and a step counter, bias
-// corrections from the counter. Every store comes after the last compute op,
-// so no state is read after it is stored: upstream bufferization of
-// ml_program.global_store treats its operand as written and not read, and a
-// stored tensor read later was stored as an uninitialized copy (the AdamW
-// NaN). The counter, then each parameter's moments, then the parameter.
+// corrections from the counter. Each store comes after the last compute op
+// that reads what it overwrites, so no state is read after it is stored:
+// upstream bufferization of ml_program.global_store treats its operand as
+// written and not read, and a stored tensor read later was stored as an
+// uninitialized copy (the AdamW NaN). The parameter's moments, then the
+// parameter, right after its update; the counter, which every update reads,
+// last.
 // ADAM-DAG:  ml_program.global private mutable @gt.step(dense<0.000000e+00> : tensor<f32>) : tensor<f32> {gt.optimizer_state}
 // ADAM-DAG:  ml_program.global private mutable @w.adam_m(dense<0.000000e+00> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.optimizer_state}
 // ADAM-DAG:  ml_program.global private mutable @w.adam_v(dense<0.000000e+00> : tensor<8x3xf32>) : tensor<8x3xf32> {gt.optimizer_state}
@@ -42,10 +44,10 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // ADAM:        tosa.mul %[[V]]
 // ADAM:        tosa.pow
 // ADAM:        %[[NEW:.*]] = tosa.sub
-// ADAM-NEXT:   ml_program.global_store @gt.step = %[[T]]
 // ADAM-NEXT:   ml_program.global_store @w.adam_m = %[[M]]
 // ADAM-NEXT:   ml_program.global_store @w.adam_v = %[[V]]
 // ADAM-NEXT:   ml_program.global_store @w = %[[NEW]]
+// ADAM-NEXT:   ml_program.global_store @gt.step = %[[T]]
 // ADAM-NEXT:   return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<f32>
 
 // return-state (for tests) keeps the gradients and returns every stored
@@ -53,6 +55,7 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // STATE-LABEL: func.func @main
 // STATE-SAME:    -> (tensor<f32> {gt.name = "loss"}, tensor<f32> {gt.name = "correct"}, tensor<f32> {gt.name = "eval_correct"}, tensor<8x3xf32> {gt.name = "grad:w"}, tensor<f32> {gt.name = "state:gt.step"}, tensor<8x3xf32> {gt.name = "state:w.adam_m"}, tensor<8x3xf32> {gt.name = "state:w.adam_v"}, tensor<8x3xf32> {gt.name = "state:w"})
 // STATE:         ml_program.global_store @w =
+// STATE-NEXT:    ml_program.global_store @gt.step =
 // STATE-NEXT:    %[[T:.*]] = ml_program.global_load @gt.step
 // STATE-NEXT:    %[[M:.*]] = ml_program.global_load @w.adam_m
 // STATE-NEXT:    %[[V:.*]] = ml_program.global_load @w.adam_v
@@ -86,9 +89,9 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // DAMP-NEXT:   %[[D:.*]] = tosa.sub %[[TWO]], %[[T]] :
 // DAMP-NEXT:   %[[FIRST:.*]] = tosa.maximum %[[D]], %{{.*}} :
 // DAMP:        tosa.sub %{{.*}}, %[[FIRST]] :
-// DAMP:        ml_program.global_store @gt.step = %[[T]]
-// DAMP-NEXT:   ml_program.global_store @w.momentum_buffer =
+// DAMP:        ml_program.global_store @w.momentum_buffer =
 // DAMP-NEXT:   ml_program.global_store @w =
+// DAMP-NEXT:   ml_program.global_store @gt.step = %[[T]]
 
 // Adam (torch.optim.Adam): the decay joins the gradient that feeds both
 // moments, and no decoupled decay follows.
@@ -123,8 +126,8 @@ ml_program.global private mutable @w(dense<0.5> : tensor<8x3xf32>) : tensor<8x3x
 // COS-NEXT:   %[[F:.*]] = tosa.select %[[IN]], %[[RAMP]], %[[DECAY]] :
 // COS:        %[[LR:.*]] = tosa.mul %[[F]], %{{.*}} :
 // COS:        tosa.reshape %[[LR]]
-// COS:        ml_program.global_store @gt.step = %[[T]]
-// COS-NEXT:   ml_program.global_store @w =
+// COS:        ml_program.global_store @w =
+// COS-NEXT:   ml_program.global_store @gt.step = %[[T]]
 
 // Polynomial decay: (1 - min(p, 1))^power, p = s / 10.
 // POLY-LABEL: func.func @main
