@@ -10,6 +10,7 @@
 #include "megagraph/Dialect/GT/GTInterfaces.h"
 #include "megagraph/Dialect/GT/GTOps.h"
 #include "megagraph/Passes/GradientBuckets.h"
+#include "megagraph/Passes/OptimizerPacking.h"
 #include "megagraph/Plan/ForwardUnits.h"
 #include "megagraph/Plan/StageSplit.h"
 
@@ -122,10 +123,14 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
 
   // Parameters: mutable gt.param globals, by symbol.
   llvm::StringMap<double> paramBytes;
-  llvm::StringSet<> matrices;
+  llvm::StringSet<> matrices, packed;
   module.walk([&](ml_program::GlobalOp g) {
     if (g->hasAttr("gt.param") || g->hasAttr("gt.param_shard")) {
       paramBytes[g.getSymName()] = bytesOf(g.getType());
+      if (auto t = dyn_cast<ShapedType>(g.getType());
+          t && t.hasStaticShape() &&
+          t.getNumElements() < kOptimizerPackElements)
+        packed.insert(g.getSymName());
       if (auto t = dyn_cast<ShapedType>(g.getType());
           t && t.hasRank() && t.getRank() >= 2)
         matrices.insert(g.getSymName());
@@ -212,8 +217,12 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
       }
       UnitProfile &owner =
           model.units[first < (int64_t)ops.size() ? unitOf[first] : unitOf[i]];
-      owner.paramBytes += static_cast<int64_t>(it->second);
+      const auto bytes = static_cast<int64_t>(it->second);
+      owner.paramBytes += bytes;
       owner.matrixParams += matrices.contains(sym);
+      owner.largestParamBytes = std::max(owner.largestParamBytes, bytes);
+      if (packed.contains(sym))
+        owner.packedParamBytes += bytes;
       continue;
     }
     if (isView(op) || isa<func::ReturnOp>(op))
@@ -370,6 +379,14 @@ ModelProfile megagraph::syntheticTransformer(int64_t layers, int64_t hidden,
     u.numOps = 14;
     u.paramBytes = static_cast<int64_t>(f * (12 * D * D + 13 * D));
     u.matrixParams = 6;
+    // Four D x D and two D x 4D matrices, 13 vectors of D.
+    u.largestParamBytes = static_cast<int64_t>(f * 4 * D * D);
+    for (double elements : {D * D, 4 * D * D})
+      if (elements < kOptimizerPackElements)
+        u.packedParamBytes +=
+            static_cast<int64_t>(f * elements * (elements == D * D ? 4 : 2));
+    if (D < kOptimizerPackElements)
+      u.packedParamBytes += static_cast<int64_t>(f * 13 * D);
     // LN in/out x2, Q, K, V, O, attention out, FFN in/hidden/gelu.
     u.activationBytes = f * S * D * (4 + 4 + 1 + 1 + 4 + 4) + f * S * H;
     u.biasBytes = f * H * S * S;
@@ -491,6 +508,38 @@ double gradientBytes(double p, const ParallelPlan &plan) {
   if (plan.pipelined())
     return 2 * p;
   return plan.zero >= 2 ? p / static_cast<double>(plan.dp * plan.cp) : p;
+}
+
+/// What a rank holds after its backward beside the gradients, for a stage
+/// of `p` parameter bytes whose largest parameter has `largest` bytes and
+/// whose packed parameters (gt-optimizer's pack-below) have `packed`
+/// bytes, `stateFactor` optimizer states per parameter byte:
+///  * without ZeRO (gt-data-parallel, gt-optimizer): the packed all-reduce
+///    bucket of the gradients while its division writes them back (dp x cp
+///    > 1), or the update of one parameter (its new weight and states) or
+///    of one packed group (its weights, gradients and states concatenated,
+///    and the new values). Each update stores its new values right away,
+///    so one update's copies are live at a time;
+///  * with ZeRO (gt-zero-gather): the update of a shard, and at stages 1
+///    and 2 the all-gather of the updated bucket into the parameters: one
+///    bucket of every parameter at stage 1, one per weight matrix at stage
+///    2; at stage 3 the shards are the parameters' storage.
+double updateBytes(const ParallelPlan &plan, double p, double largest,
+                   double packed, double stateFactor) {
+  const int64_t group = plan.dp * plan.cp;
+  if (plan.zero >= 1 && group > 1) {
+    const double shardUpdate =
+        (1 + stateFactor) * p / static_cast<double>(group);
+    if (plan.zero >= 3)
+      return shardUpdate;
+    return shardUpdate + (plan.zero == 1 ? p : std::min(p, largest));
+  }
+  const double bucket =
+      group > 1 ? std::min(p, static_cast<double>(kGradientBucketBytes)) : 0;
+  const double packedGroup =
+      (3 + 2 * stateFactor) *
+      std::min(packed, 4.0 * static_cast<double>(kOptimizerPackElements));
+  return std::max({bucket, packedGroup, (1 + stateFactor) * largest});
 }
 
 /// Seconds of Ulysses all-to-alls of `bytes` in all (over the whole
@@ -770,10 +819,12 @@ Prediction megagraph::predict(const ModelProfile &model,
           end = worst + 1 < (int64_t)split.firstUnit.size()
                     ? split.firstUnit[worst + 1]
                     : (int64_t)model.units.size();
-  double p = 0, act = 0, bias = 0;
+  double p = 0, act = 0, bias = 0, largest = 0, packed = 0;
   const double m = pu.microBatch, cp = rowDivisor(model, plan);
   for (int64_t u = begin; u < end; ++u) {
     p += model.units[u].paramBytes;
+    largest = std::max(largest, (double)model.units[u].largestParamBytes);
+    packed += model.units[u].packedParamBytes;
     act += keptActivations(model.units[u], m, cp, plan);
     bias += m / cp * keptBias(model.units[u], plan);
   }
@@ -804,6 +855,8 @@ Prediction megagraph::predict(const ModelProfile &model,
   mem.attentionBias += m / cp * biasGradBytes(model, plan) + inPlace;
   mem.transient = pu.memoryConstant - mem.io -
                   m / cp * biasGradBytes(model, plan) - inPlace;
+  mem.update = inPlace + updateBytes(plan, p, largest, packed,
+                                     model.optimizerStateFactor);
   // Time: every stage runs mb + pp - 1 slots of its bottleneck.
   double bottleneck = split.bottleneck + pu.stageTimeConstant;
   pred.stepTime = pu.slots * bottleneck;
@@ -886,6 +939,7 @@ llvm::json::Value megagraph::toJSON(const Prediction &p) {
            {"activations", static_cast<int64_t>(m.activations)},
            {"attention_bias", static_cast<int64_t>(m.attentionBias)},
            {"transient", static_cast<int64_t>(m.transient)},
+           {"update", static_cast<int64_t>(m.update)},
            {"io", static_cast<int64_t>(m.io)}}},
       {"first_layer_of_stage", std::move(stages)}};
 }

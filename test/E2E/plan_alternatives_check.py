@@ -9,8 +9,9 @@ enumerates and the compiler builds: dp x pp x cp factorizations of 4, ZeRO
 2 pp under pp (no recomputation). A plan megagraph-compile refuses is
 listed as not built. For each built plan:
   memory    predicted (`--emit=plan --plan P --devices 4 --profile
-            cpu-here`: parameters + gradients + optimizer state +
-            activations + attention bias + transient) against measured
+            cpu-here`: peak_bytes less the inputs and outputs, the larger
+            of the backward's phase and the update's with the
+            parameters, gradients and optimizer state) against measured
             (max over ranks of the step's peak_bytes - base_bytes plus the
             state the rank holds, the log's state_bytes, plus a pipelined
             program's schedule buffers, the log's schedule_bytes;
@@ -41,7 +42,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plan_accuracy_check import (C, F, MAX_DIST, Graphormer,  # noqa: E402
-                                 rank_memory, spearman, state_bytes)
+                                 predicted_memory, rank_memory, spearman,
+                                 state_bytes)
 from train_dp_check import mpirun  # noqa: E402
 
 RANKS = 4
@@ -110,9 +112,7 @@ def predict(compiler, work, plan):
                                         ["?"])[-1]
     mem = json.loads(r.stdout)["prediction"]
     return common, {
-        "predicted": sum(mem["memory"][k] for k in (
-            "parameters", "gradients", "optimizer_state", "activations",
-            "attention_bias", "transient")),
+        "predicted": predicted_memory(mem),
         "t_pred": mem["step_time_s"]}
 
 

@@ -92,7 +92,15 @@ constexpr MemoryKind memoryKinds[] = {
     {"activations", "activations", "#76b7b2"},
     {"attention_bias", "attention bias", "#59a14f"},
     {"io", "inputs / outputs", "#edc948"},
-    {"transient", "transient (largest op's scratch)", "#b07aa1"}};
+    {"transient", "transient (largest op's scratch)", "#b07aa1"},
+    {"update", "after the backward (reduction, update)", "#9c755f"}};
+
+/// Whether a kind belongs to the backward's phase or the update's: the
+/// step peaks in one of them (MemoryBreakdown::phase), so a bar shows the
+/// kinds of the larger phase and the kinds both hold.
+bool inBackwardPhase(StringRef key) {
+  return key == "activations" || key == "attention_bias" || key == "transient";
+}
 
 std::string escapeXML(StringRef text) {
   std::string out;
@@ -286,6 +294,15 @@ void writeMemory(raw_ostream &os, const Report &r) {
   for (const MemoryKind &k : memoryKinds)
     os << "<span style=\"background:" << k.color << "\"></span>" << k.label;
   os << "</p>\n";
+  const bool updatePhase =
+      number(memory, "update") > number(memory, "activations") +
+                                     number(memory, "attention_bias") +
+                                     number(memory, "transient");
+  os << "<p>The step peaks "
+     << (updatePhase ? "after its backward, while the gradients are reduced "
+                       "and the optimizer updates the parameters"
+                     : "in its backward, while the activations are held")
+     << "; the bars show that phase.</p>\n";
   if (r.pp > 1)
     os << "<p>With pipeline stages, activations and attention bias include "
           "the micro-batches in flight on the most loaded stage (at most "
@@ -309,6 +326,9 @@ void writeMemory(raw_ostream &os, const Report &r) {
     os << "<g class=\"memory-bar\" data-rank=\"" << rank << "\" data-bytes=\""
        << (int64_t)peak << "\">";
     for (const MemoryKind &k : memoryKinds) {
+      if (StringRef(k.key) == "update" ? !updatePhase
+                                       : updatePhase && inBackwardPhase(k.key))
+        continue;
       const double bytes = number(memory, k.key);
       const double y0 = top + plotHeight * (1 - below / scale);
       const double h = plotHeight * bytes / scale;

@@ -10,6 +10,7 @@
 
 #include "megagraph/Dialect/GT/GTDialect.h"
 #include "megagraph/Passes/GradientBuckets.h"
+#include "megagraph/Passes/OptimizerPacking.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

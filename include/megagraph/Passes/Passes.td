@@ -939,7 +939,8 @@ def GTOptimizer : Pass<"gt-optimizer", "::mlir::ModuleOp"> {
            "Testing: also return every gradient (grad:<param>) and every "
            "global the step stores, read back after the step "
            "(state:<global>)">,
-    Option<"packBelow", "pack-below", "int64_t", /*default=*/"65536",
+    Option<"packBelow", "pack-below", "int64_t",
+           /*default=*/"::megagraph::kOptimizerPackElements",
            "Parameters of fewer elements are updated in groups of up to "
            "this many elements, each as one flat tensor (one loop); 0 or 1: "
            "every parameter on its own">,

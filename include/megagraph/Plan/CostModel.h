@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct UnitProfile {
   /// Its parameters of rank >= 2 (weight matrices): with ZeRO >= 2 each
   /// starts a gradient bucket (gt-data-parallel), one collective apiece.
   int64_t matrixParams = 0;
+  /// Its largest parameter's bytes, and the bytes of its parameters that
+  /// gt-optimizer updates in packed groups (fewer than
+  /// kOptimizerPackElements elements each): what the update's transient
+  /// copies are sized by (updateBytes).
+  int64_t largestParamBytes = 0, packedParamBytes = 0;
   /// Bytes kept for the backward pass (node-wise tensors: split by cp).
   double activationBytes = 0;
   /// Attention bias / [H, S, S] tensors kept for the backward (split by
@@ -118,9 +124,19 @@ ModelProfile syntheticTransformer(int64_t layers, int64_t hidden, int64_t heads,
 struct MemoryBreakdown {
   double parameters = 0, gradients = 0, optimizerState = 0;
   double activations = 0, attentionBias = 0, transient = 0, io = 0;
+  /// What the step holds after its backward has freed the activations,
+  /// beside the gradients: the packed all-reduce bucket, the optimizer's
+  /// flattened operands and new values, a ZeRO bucket's gathered update,
+  /// and the distances read in place (which live for the whole step). The
+  /// step peaks in whichever phase holds more.
+  double update = 0;
+  /// The larger of the backward's phase (activations, bias, transient) and
+  /// the update's.
+  double phase() const {
+    return std::max(activations + attentionBias + transient, update);
+  }
   double total() const {
-    return parameters + gradients + optimizerState + activations +
-           attentionBias + transient + io;
+    return parameters + gradients + optimizerState + io + phase();
   }
 };
 

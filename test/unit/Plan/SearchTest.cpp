@@ -617,6 +617,54 @@ TEST(CostModel, CpAttentionWorkspaceIsPaddedRows) {
                    8 * (96 + 96) * 1000.0 + 2 * 8 * m.units[0].kvBytes);
 }
 
+TEST(CostModel, UpdatePhaseAfterTheBackward) {
+  // Large weights, 16-node sequences, one per rank: the step peaks after
+  // the backward, when the gradients are reduced and the parameters
+  // updated, not while the activations are held.
+  ModelProfile m = syntheticTransformer(2, 512, 8, 8, 16);
+  HardwareProfile hw;
+  ASSERT_TRUE(getBuiltinProfile("h100", hw));
+  hw.scratchBytes = 0;
+  const double P = m.paramBytes();
+  const double largest = m.units[0].largestParamBytes; // a 512 x 2048 weight
+  ASSERT_DOUBLE_EQ(largest, 4.0 * 512 * 2048);
+  ParallelPlan dp;
+  dp.dp = 8;
+  Prediction z0 = predict(m, dp, hw);
+  ASSERT_TRUE(z0.valid);
+  // Without ZeRO AdamW's update of the largest weight holds its new value
+  // and two new moments, more than the 4 MiB all-reduce bucket or a
+  // packed group of the vectors.
+  EXPECT_DOUBLE_EQ(z0.memory.update, 3 * largest);
+  const MemoryBreakdown &mem = z0.memory;
+  const double backward = mem.activations + mem.attentionBias + mem.transient;
+  ASSERT_GT(mem.update, backward);
+  EXPECT_DOUBLE_EQ(z0.peakBytes(), mem.parameters + mem.gradients +
+                                       mem.optimizerState + mem.io +
+                                       mem.update);
+  // ZeRO-1 updates a shard and all-gathers the whole bucket back into the
+  // parameters; ZeRO-3 only updates the shard, its storage.
+  dp.zero = 1;
+  EXPECT_DOUBLE_EQ(predict(m, dp, hw).memory.update, 3 * P / 8 + P);
+  dp.zero = 3;
+  EXPECT_DOUBLE_EQ(predict(m, dp, hw).memory.update, 3 * P / 8);
+  // SGD without momentum keeps no state: on one device (no bucket) the
+  // new weight alone.
+  ModelProfile sgd = m;
+  sgd.optimizerStateFactor = 0;
+  EXPECT_DOUBLE_EQ(predict(sgd, ParallelPlan(), hw).memory.update, largest);
+  // Long sequences: the backward's phase is the peak, the update is not
+  // added to it.
+  ModelProfile longSeq = syntheticTransformer(2, 512, 8, 8, 2048);
+  Prediction l = predict(longSeq, ParallelPlan(), hw);
+  ASSERT_TRUE(l.valid);
+  const MemoryBreakdown &lm = l.memory;
+  ASSERT_LT(lm.update, lm.activations + lm.attentionBias + lm.transient);
+  EXPECT_DOUBLE_EQ(l.peakBytes(),
+                   lm.parameters + lm.gradients + lm.optimizerState + lm.io +
+                       lm.activations + lm.attentionBias + lm.transient);
+}
+
 TEST(Profile, ByteCounts) {
   int64_t b = 0;
   EXPECT_TRUE(parseByteCount("2GiB", b));
