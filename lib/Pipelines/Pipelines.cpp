@@ -149,12 +149,11 @@ void megagraph::buildTrainPassPipeline(OpPassManager &pm,
       contextParallel.mode = plan.cpMode;
       pm.addPass(createGTContextParallel(contextParallel));
     }
-    // One stage (gradient accumulation): the spatial bias read inside
-    // attention. Over several stages every stage's attentions would read
-    // the one table, a parameter gt-pipeline-split cannot share between
-    // stages, so they keep the dense bias that stage 0 builds.
-    if (plan.pp == 1)
-      pm.addPass(createGTFuseSpatialBias());
+    // The spatial bias read inside attention: over several stages every
+    // stage's attentions read the one table, which gt-pipeline-split sends
+    // from the first stage to the others (and its gradient back), instead
+    // of a [B, H, S, S] bias per micro-batch.
+    pm.addPass(createGTFuseSpatialBias());
     GTPipelineSplitOptions split;
     split.pp = plan.pp;
     split.microBatches = plan.microBatches;

@@ -331,10 +331,15 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
                    (double)std::max<int64_t>(0, cost.getTransientBytes()));
   }
   // A bias read by units first..last reaches units first+1..last as a
-  // stage input when a stage boundary falls between them.
-  for (auto &[bias, range] : biasUnits)
+  // stage input when a stage boundary falls between them. A spatial bias
+  // alone does not: the kernels read it in place, and the stages after
+  // the first receive only its table.
+  for (auto &[bias, range] : biasUnits) {
+    if (bias.getDefiningOp<gt::SpatialBiasOp>())
+      continue;
     for (int64_t u = range.first + 1; u <= range.second; ++u)
       model.units[u].forwardedBiasBytes += bytesOf(bias.getType());
+  }
   // Inputs of each unit: the hidden state entering it ([b0, S, D] of the
   // first attention's query input); per sequence.
   for (int64_t u = 0; u < numUnits; ++u) {
@@ -474,27 +479,25 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
   return static_cast<double>(model.seqLen) / static_cast<double>(rows);
 }
 
-/// Whether the step reads Graphormer's spatial bias in place: the training
-/// pipeline runs gt-fuse-spatial-bias unless the plan has pipeline stages
-/// (one stage, gradient accumulation, does); under cp each rank reads its
-/// rows of the distances.
-bool spatialBiasInPlace(const ParallelPlan &plan) { return plan.pp == 1; }
+/// The training pipeline runs gt-fuse-spatial-bias under every plan: the
+/// attention kernels read Graphormer's spatial bias in place, from the
+/// table and the distances (under cp each rank reads its rows of the
+/// distances; under pp the first stage sends the table to the others).
 
-/// The attention bias bytes unit `u` keeps per sequence under `plan`.
-double keptBias(const UnitProfile &u, const ParallelPlan &plan) {
-  return u.biasBytes - (spatialBiasInPlace(plan) ? u.spatialBiasBytes : 0);
+/// The attention bias bytes unit `u` keeps per sequence.
+double keptBias(const UnitProfile &u) {
+  return u.biasBytes - u.spatialBiasBytes;
 }
 
-/// The int16 distances the step holds per sequence when it reads the
-/// spatial bias in place.
-double distanceBytes(const ModelProfile &model, const ParallelPlan &plan) {
-  return spatialBiasInPlace(plan) ? model.spatialDistanceBytesPerSeq : 0;
+/// The int16 distances the step holds per sequence for the spatial bias
+/// read in place.
+double distanceBytes(const ModelProfile &model) {
+  return model.spatialDistanceBytesPerSeq;
 }
 
 /// The bias gradients accumulated in the backward per sequence.
-double biasGradBytes(const ModelProfile &model, const ParallelPlan &plan) {
-  return model.biasGradBytesPerSeq -
-         (spatialBiasInPlace(plan) ? model.spatialBiasGradBytesPerSeq : 0);
+double biasGradBytes(const ModelProfile &model) {
+  return model.biasGradBytesPerSeq - model.spatialBiasGradBytesPerSeq;
 }
 
 /// The gradient bytes a rank holds for `p` parameter bytes. Under the
@@ -697,11 +700,10 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
         // Recomputation runs the forward twice. The int16 distance rows of
         // a spatial bias read in place are all-gathered once per
         // micro-batch (each attention unit its share).
-        const double bias = m * keptBias(u, plan);
-        const double dist =
-            hw.allGather(plan.cp, m * distanceBytes(model, plan)) *
-            static_cast<double>(u.attentionOps) /
-            static_cast<double>(attentionOps);
+        const double bias = m * keptBias(u);
+        const double dist = hw.allGather(plan.cp, m * distanceBytes(model)) *
+                            static_cast<double>(u.attentionOps) /
+                            static_cast<double>(attentionOps);
         const double fwd = ulyssesAllToAll(hw, plan.cp, 2 * kv + bias);
         const double bwd = ulyssesAllToAll(hw, plan.cp, 3.5 * kv + 2 * bias);
         cpComm = dist + (plan.recompute ? 2 : 1) * fwd + bwd;
@@ -741,7 +743,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
     // moments only (gt-stage-globals).
     c.persistentBytes = static_cast<int64_t>(params + grads + state);
     c.activationBytes = static_cast<int64_t>(keptActivations(u, m, cp, plan) +
-                                             m / cp * keptBias(u, plan));
+                                             m / cp * keptBias(u));
     c.inputBytes = static_cast<int64_t>(m / cp * u.inputBytes);
     c.forwardedBytes = static_cast<int64_t>(m / cp * u.forwardedBiasBytes);
     transient = std::max(
@@ -759,8 +761,8 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   // The kernels' workspace and the attention backward's packed operands
   // are not live at once; the bias gradient accumulates over the layers.
   out.memoryConstant = std::max(transient, hw.rankScratchBytes(ranksOnNode)) +
-                       m / cp * biasGradBytes(model, plan) +
-                       b / cp * distanceBytes(model, plan) +
+                       m / cp * biasGradBytes(model) +
+                       b / cp * distanceBytes(model) +
                        model.ioBytesPerSeq * b / cp +
                        (zero >= 3 ? (double)largestUnitParams : 0);
   return "";
@@ -826,7 +828,7 @@ Prediction megagraph::predict(const ModelProfile &model,
     largest = std::max(largest, (double)model.units[u].largestParamBytes);
     packed += model.units[u].packedParamBytes;
     act += keptActivations(model.units[u], m, cp, plan);
-    bias += m / cp * keptBias(model.units[u], plan);
+    bias += m / cp * keptBias(model.units[u]);
   }
   int64_t inFlight = inFlightMicroBatches(worst, pu.split);
   // A stage before the last also holds one micro-batch's values in its
@@ -851,10 +853,10 @@ Prediction megagraph::predict(const ModelProfile &model,
     mem.attentionBias = held * (bias + forwarded);
   }
   mem.io = model.ioBytesPerSeq * pu.localBatch / cp;
-  const double inPlace = pu.localBatch / cp * distanceBytes(model, plan);
-  mem.attentionBias += m / cp * biasGradBytes(model, plan) + inPlace;
-  mem.transient = pu.memoryConstant - mem.io -
-                  m / cp * biasGradBytes(model, plan) - inPlace;
+  const double inPlace = pu.localBatch / cp * distanceBytes(model);
+  mem.attentionBias += m / cp * biasGradBytes(model) + inPlace;
+  mem.transient =
+      pu.memoryConstant - mem.io - m / cp * biasGradBytes(model) - inPlace;
   mem.update = inPlace + updateBytes(plan, p, largest, packed,
                                      model.optimizerStateFactor);
   // Time: every stage runs mb + pp - 1 slots of its bottleneck.

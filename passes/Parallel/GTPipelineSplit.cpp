@@ -8,9 +8,11 @@
 // activations crossing into the stage (`act<i>`, received from stage k-1)
 // in, the activations crossing out of it (sent to stage k+1) or, for the
 // last stage, @main's results out. Parameters (global loads) and constants
-// are cloned into the stages that use them; a parameter used by two stages
-// is an error (tied weights across stages would need their gradients
-// summed across ranks).
+// are cloned into the stages that use them. A parameter that several stages
+// read (tied weights, Graphormer's spatial table read by every layer's
+// attention) belongs to the first: its value is sent on to the later
+// readers as one more activation, and its cotangents come back as theirs
+// do, so the gradient sums every stage's part on the rank that holds it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +33,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace megagraph {
@@ -237,15 +240,80 @@ struct GTPipelineSplitPass
       return signalPassFailure();
     }
 
-    // 6. One function per stage.
+    // 6. Parameters read by several stages (tied weights, or one table
+    //    that every layer's attention reads): the first stage that reads
+    //    one loads it and sends its value on, like an activation, to each
+    //    stage up to the last that reads it; the cotangents come back the
+    //    same way, so that its gradient, on the rank that holds it, sums
+    //    every stage's part.
+    auto stageOf = [&](int64_t i) {
+      int64_t k = 0;
+      while (k + 1 < pp && cuts[split.firstUnit[k + 1]] <= i)
+        ++k;
+      return k;
+    };
+    // By parameter: the load whose value is sent (the first), every load
+    // of it, and the first and last stage that read it.
+    struct Shared {
+      Value sent;
+      SmallVector<Value> loads;
+      int64_t first, last;
+    };
+    llvm::MapVector<StringAttr, Shared> sharedParams;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = stageOf(i);
+      SmallVector<Value> work;
+      compute[i]->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (!dependsOnInput.contains(operand) &&
+              operand.getParentBlock() == &body)
+            work.push_back(operand);
+      });
+      DenseSet<Value> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        Operation *def = v.getDefiningOp();
+        if (!def || !seen.insert(v).second)
+          continue;
+        if (auto load = dyn_cast<ml_program::GlobalLoadOp>(def)) {
+          auto [it, inserted] = sharedParams.try_emplace(
+              load.getGlobal().getLeafReference(), Shared{v, {}, k, k});
+          Shared &sh = it->second;
+          if (!llvm::is_contained(sh.loads, v))
+            sh.loads.push_back(v);
+          sh.first = std::min(sh.first, k);
+          sh.last = std::max(sh.last, k);
+          continue;
+        }
+        for (Value operand : def->getOperands())
+          work.push_back(operand);
+      }
+    }
+    sharedParams.remove_if([](const auto &entry) {
+      return entry.second.first == entry.second.last;
+    });
+    // What stage k receives beside crossing[begin] (it sends the same list
+    // on to stage k + 1 when it is not that parameter's last reader).
+    auto sharedInto = [&](int64_t k) {
+      SmallVector<Shared *> out;
+      for (auto &entry : sharedParams)
+        if (entry.second.first < k && k <= entry.second.last)
+          out.push_back(&entry.second);
+      return out;
+    };
+
+    // 7. One function per stage.
     OpBuilder mb(ctx);
     mb.setInsertionPointAfter(main);
-    DenseMap<StringAttr, int64_t> paramStage;
     for (int64_t k = 0; k < pp; ++k) {
       int64_t begin = cuts[split.firstUnit[k]];
       int64_t end = k + 1 < pp ? cuts[split.firstUnit[k + 1]] : n;
-      ArrayRef<Value> ins =
-          k ? ArrayRef<Value>(crossing[begin]) : ArrayRef<Value>();
+      SmallVector<Value> ins;
+      if (k)
+        llvm::append_range(ins, crossing[begin]);
+      const SmallVector<Shared *> received = sharedInto(k);
+      for (Shared *sh : received)
+        ins.push_back(sh->sent);
       SmallVector<Type> argTypes(main.getArgumentTypes());
       SmallVector<DictionaryAttr> argAttrs;
       for (unsigned i = 0; i < main.getNumArguments(); ++i)
@@ -268,6 +336,10 @@ struct GTPipelineSplitPass
         map.map(body.getArgument(i), entry->getArgument(i));
       for (auto [i, v] : llvm::enumerate(ins))
         map.map(v, entry->getArgument(main.getNumArguments() + i));
+      // Every load of a received parameter reads the value received.
+      for (Shared *sh : received)
+        for (Value load : sh->loads)
+          map.map(load, map.lookup(sh->sent));
       OpBuilder b = OpBuilder::atBlockEnd(entry);
       // Free ops are cloned on first use (operands first).
       std::function<LogicalResult(Value)> materialize =
@@ -282,22 +354,6 @@ struct GTPipelineSplitPass
         for (Value operand : def->getOperands())
           if (failed(materialize(operand)))
             return failure();
-        if (auto load = dyn_cast<ml_program::GlobalLoadOp>(def)) {
-          StringAttr name = load.getGlobal().getLeafReference();
-          auto [it, inserted] = paramStage.try_emplace(name, k);
-          if (!inserted && it->second != k)
-            return load.emitError()
-                   << "parameter @" << name.getValue()
-                   << " is used by pipeline stages " << it->second << " and "
-                   << k
-                   << "; tied parameters across stages are not supported "
-                      "(torch.onnx.export in eval mode merges initializers "
-                      "with equal values, e.g. freshly initialized "
-                      "LayerNorm weights: export with "
-                      "training=torch.onnx.TrainingMode.PRESERVE from "
-                      "model.train(), or choose stages= that keep the "
-                      "users together)";
-        }
         b.clone(*def, map);
         return success();
       };
@@ -316,7 +372,12 @@ struct GTPipelineSplitPass
       SmallVector<Value> outs;
       SmallVector<DictionaryAttr> resAttrs;
       if (k + 1 < pp) {
-        for (auto [i, v] : llvm::enumerate(crossing[end])) {
+        SmallVector<Value> sent(crossing[end]);
+        for (Shared *sh : sharedInto(k + 1))
+          sent.push_back(sh->sent);
+        for (auto [i, v] : llvm::enumerate(sent)) {
+          if (failed(materialize(v)))
+            return signalPassFailure();
           outs.push_back(map.lookup(v));
           resAttrs.push_back(mb.getDictionaryAttr(
               {mb.getNamedAttr(gt::kTensorNameAttr,
@@ -341,7 +402,7 @@ struct GTPipelineSplitPass
       mb.setInsertionPointAfter(fn);
     }
 
-    // 7. What was chosen, for the later passes, the driver and the reader.
+    // 8. What was chosen, for the later passes, the driver and the reader.
     SmallVector<double> times;
     for (const UnitCost &c : units)
       times.push_back(c.time);

@@ -24,13 +24,17 @@ kernels, and the gradients (and ZeRO shards) span the dp x cp ranks of a
 stage.
 
 The layer-norm weights are perturbed before export: the exporter merges
-identical initializers (all-ones LN weights) into one tensor, which would tie
-parameters across stages (rejected by gt-pipeline-split).
+identical initializers (all-ones LN weights) into one tensor, which
+megagraph-compile unties into one parameter per use. With --tied they are
+not perturbed and both compiles keep the merged tensors as one parameter
+(--keep-tied-initializers): the LN weights and biases of every layer are then
+one parameter that every stage reads, which gt-pipeline-split sends from
+the first stage on (the gradients of all stages summed on its rank).
 
 usage: train_pp_check.py MEGAGRAPH_COMPILE WORKDIR --pp K --mb M [--dp D]
            [--cp C] [--cp-mode allgather|ring|ulysses]
            [--optimizer sgd|adamw] [--lr X] [--stages a:b:...]
-           [--schedule 1f1b|gpipe] [--recompute] [--zero 1|2|3]
+           [--schedule 1f1b|gpipe] [--recompute] [--zero 1|2|3] [--tied]
 Prints `check: ... OK|FAIL` lines; exits 1 on FAIL.
 """
 import argparse
@@ -67,6 +71,9 @@ def main():
     ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
     ap.add_argument("--recompute", action="store_true")
     ap.add_argument("--zero", type=int, default=0)
+    ap.add_argument("--tied", action="store_true",
+                    help="keep the exporter's merged LN initializers as one "
+                         "parameter read by every stage")
     ap.add_argument("--recipe", default="",
                     help="more training flags for both compiles, e.g. "
                          "'--momentum 0.9 --lr-schedule cosine ...'")
@@ -74,10 +81,12 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     torch.manual_seed(0)
     model = tg.Graphormer()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if ".n1." in name or ".n2." in name or name.startswith("norm."):
-                p.add_(0.1 * torch.randn_like(p))
+    if not args.tied:
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if ".n1." in name or ".n2." in name or \
+                        name.startswith("norm."):
+                    p.add_(0.1 * torch.randn_like(p))
     G = args.dp * args.mb * MICRO
     ranks = args.dp * args.pp * args.cp
     # The ranks that hold a stage's parameters (its ZeRO shards).
@@ -93,6 +102,8 @@ def main():
         plan += f",zero={args.zero}"
     train = ["--train", "--optimizer", args.optimizer, "--lr", args.lr,
              *args.recipe.split(), "-O0"]
+    if args.tied:
+        train.append("--keep-tied-initializers")
     exes = {}
     for name, batch, extra in (("single", G, []),
                                ("pp", MICRO, ["--plan", plan])):

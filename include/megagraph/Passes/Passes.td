@@ -1353,7 +1353,12 @@ def GTPipelineSplit : Pass<"gt-pipeline-split", "::mlir::ModuleOp"> {
     Pipeline parallelism, step 1, on the forward `@main` (before
     gt-autodiff). The ops that depend on a graph input are the compute ops;
     parameter loads, constants and what is computed from them only are
-    cloned into the stage that uses them. A cut point is a position in the
+    cloned into the stage that uses them. A parameter that several stages
+    read (tied weights; Graphormer's spatial table, read by every layer's
+    attention) belongs to the first of them: its value is sent on to the
+    later readers as one more `act<i>` (passed through the stages between),
+    and its cotangents come back as the activations' do, so its gradient on
+    the first stage's rank sums every stage's part. A cut point is a position in the
     compute ops' order right after a source op (one reading only graph
     inputs and parameters: an embedding or bias encoder), or where the
     number of live activations crossing it has a local minimum; every

@@ -50,8 +50,8 @@ struct UnitProfile {
   /// cp by rows): the term cost models without graph bias leave out.
   double biasBytes = 0;
   /// The part of biasBytes that is a Graphormer spatial bias alone
-  /// (gt.spatial_bias), which the attention kernels read in place when
-  /// gt-fuse-spatial-bias runs (spatialBiasInPlace): then it is not kept.
+  /// (gt.spatial_bias), which the attention kernels read in place
+  /// (gt-fuse-spatial-bias runs under every plan): it is not kept.
   double spatialBiasBytes = 0;
   /// The activation entering the unit (what a pipeline stage receives and,
   /// under recomputation, stores).
