@@ -10,10 +10,10 @@
 // so the transfer overlaps the caller's work. mgrt_comm_test and the wait
 // also test the request themselves (a caller that asks is not computing),
 // so neither depends on the thread's period.
-// MEGAGRAPH_COMM_ASYNC=0 makes every started reduce-scatter and all-reduce
-// complete at its start (A/B runs); MEGAGRAPH_COMM_ASYNC_STATS=1 prints,
-// per rank at the end, how many waits found their request already complete
-// (it overlapped the caller's work entirely).
+// MEGAGRAPH_COMM_ASYNC=0 makes every started reduce-scatter, all-reduce and
+// all-gather complete at its start (A/B runs); MEGAGRAPH_COMM_ASYNC_STATS=1
+// prints, per rank at the end, how many waits found their request already
+// complete (it overlapped the caller's work entirely).
 //
 //===----------------------------------------------------------------------===//
 

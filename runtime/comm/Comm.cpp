@@ -687,6 +687,43 @@ int mgrt_comm_all_reduce_start(mgrt_comm_group *g, const void *send, void *recv,
   return MGRT_OK;
 }
 
+int mgrt_comm_all_gather_start(mgrt_comm_group *g, const void *send,
+                               int64_t send_count, void *recv, int dtype,
+                               mgrt_comm_request **request) {
+  const char *call = "mgrt_comm_all_gather_start";
+  if (!request)
+    return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
+  *request = nullptr;
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  if (int rc = checkCount(send_count, send, "send", call))
+    return rc;
+  if (int rc = checkCount(send_count * g->size, recv, "recv", call))
+    return rc;
+  if (send_count > 0 && send == recv)
+    return fail(MGRT_ERR_ARGUMENT, call, "send and recv must differ");
+  if (!asyncCollectives()) {
+    if (int rc =
+            mgrt_comm_all_gather(g, send, send_count, recv, nullptr, dtype))
+      return rc;
+    *request =
+        progressedRequest(MPI_REQUEST_NULL, recv, 0, dtype, MGRT_COMM_SUM, 1);
+    return MGRT_OK;
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  // The bytes of the blocking all_gather: every piece but the successor's.
+  if (int rc =
+          countSent(g->allGatherStart(send, recv, send_count, dtype, &req),
+                    static_cast<double>(send_count) * (g->size - 1), dtype))
+    return rc;
+  // Nothing to do at the wait but the completion (no reduction).
+  *request = progressedRequest(req, recv, send_count * g->size, dtype,
+                               MGRT_COMM_SUM, g->size);
+  return MGRT_OK;
+}
+
 int mgrt_comm_test(mgrt_comm_request *request, int *done) {
   if (!request || !done)
     return fail(MGRT_ERR_ARGUMENT, "mgrt_comm_test", "request or done is NULL");

@@ -70,6 +70,17 @@ struct mgrt_comm_group {
     *req = MPI_REQUEST_NULL;
     return allReduce(send, recv, count, dtype, op);
   }
+  /// allGather of `count` elements from every rank, started: *req
+  /// completes it (MPI_REQUEST_NULL: it already has). By default it runs at
+  /// once.
+  virtual int allGatherStart(const void *send, void *recv, int64_t count,
+                             int dtype, MPI_Request *req) {
+    *req = MPI_REQUEST_NULL;
+    std::vector<int64_t> counts(size, count), displs(size);
+    for (int r = 0; r < size; ++r)
+      displs[r] = r * count;
+    return allGather(send, recv, counts.data(), displs.data(), true, dtype);
+  }
   virtual int allToAll(const void *send, const int64_t *sendCounts,
                        const int64_t *sendDispls, void *recv,
                        const int64_t *recvCounts, const int64_t *recvDispls,

@@ -76,7 +76,8 @@ void _mlir_ciface_mgrt_comm_device_reduce_scatter_f32(
 }
 
 // NCCL orders its transfers on the group's stream: a started
-// reduce-scatter is the plain one, and its wait has nothing to do.
+// reduce-scatter, all-reduce or all-gather is the plain one, and its wait
+// has nothing to do.
 int64_t _mlir_ciface_mgrt_comm_device_reduce_scatter_start_f32(
     mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
     int64_t g2, int64_t g3, int64_t axes, int64_t op) {
@@ -91,6 +92,15 @@ int64_t _mlir_ciface_mgrt_comm_device_all_reduce_start_f32(
     int64_t axes, int64_t op) {
   const char *call = "mgrt_comm_device_all_reduce_start_f32";
   shardAllReduce(deviceShardGroup({{g0, g1, g2, g3}, axes}, call), buf, op,
+                 call);
+  return 0;
+}
+
+int64_t _mlir_ciface_mgrt_comm_device_all_gather_start_f32(
+    mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
+    int64_t g2, int64_t g3, int64_t axes) {
+  const char *call = "mgrt_comm_device_all_gather_start_f32";
+  shardAllGather(deviceShardGroup({{g0, g1, g2, g3}, axes}, call), out, in,
                  call);
   return 0;
 }

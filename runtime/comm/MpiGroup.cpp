@@ -120,6 +120,14 @@ struct MpiGroup final : mgrt_comm_group {
                     "MPI_Iallreduce");
   }
 
+  int allGatherStart(const void *send, void *recv, int64_t count, int dtype,
+                     MPI_Request *req) override {
+    return checkMpi(
+        MPI_Iallgather(send, static_cast<int>(count), mpiType(dtype), recv,
+                       static_cast<int>(count), mpiType(dtype), comm, req),
+        "MPI_Iallgather");
+  }
+
   int reduceScatterStart(const void *send, void *recv, int64_t count, int dtype,
                          int op, MPI_Request *req) override {
     return checkMpi(

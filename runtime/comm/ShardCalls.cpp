@@ -129,6 +129,19 @@ int64_t shardAllReduceStart(mgrt_comm_group *g, mgrt_memref_f32_1 *buf,
   return reinterpret_cast<int64_t>(request);
 }
 
+int64_t shardAllGatherStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
+                            mgrt_memref_f32_1 *in, const char *call) {
+  if (out->sizes[0] != in->sizes[0] * g->size)
+    mgrt_comm_abort((std::string(call) + ": out must hold size x in").c_str(),
+                    3);
+  mgrt_comm_request *request = nullptr;
+  fatal([&] {
+    mgrt_comm_all_gather_start(g, dataOf(in, call), in->sizes[0],
+                               dataOf(out, call), MGRT_F32, &request);
+  });
+  return reinterpret_cast<int64_t>(request);
+}
+
 void shardWait(int64_t request, const char *call) {
   if (request == 0)
     return; // completed at its start
@@ -259,6 +272,16 @@ int64_t _mlir_ciface_mgrt_comm_all_reduce_start_f32(mgrt_memref_f32_1 *buf,
   const char *call = "mgrt_comm_all_reduce_start_f32";
   return shardAllReduceStart(shardGroup({{g0, g1, g2, g3}, axes}, call), buf,
                              op, call);
+}
+
+int64_t _mlir_ciface_mgrt_comm_all_gather_start_f32(mgrt_memref_f32_1 *out,
+                                                    mgrt_memref_f32_1 *in,
+                                                    int64_t g0, int64_t g1,
+                                                    int64_t g2, int64_t g3,
+                                                    int64_t axes) {
+  const char *call = "mgrt_comm_all_gather_start_f32";
+  return shardAllGatherStart(shardGroup({{g0, g1, g2, g3}, axes}, call), out,
+                             in, call);
 }
 
 void _mlir_ciface_mgrt_comm_wait_f32(mgrt_memref_f32_1 *, mgrt_memref_f32_1 *,

@@ -55,6 +55,8 @@ int64_t shardReduceScatterStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                                 const char *call);
 int64_t shardAllReduceStart(mgrt_comm_group *g, mgrt_memref_f32_1 *buf,
                             int64_t op, const char *call);
+int64_t shardAllGatherStart(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
+                            mgrt_memref_f32_1 *in, const char *call);
 void shardWait(int64_t request, const char *call);
 void shardAllToAll(mgrt_comm_group *g, mgrt_memref_f32_1 *out,
                    mgrt_memref_f32_1 *in, const char *call);

@@ -162,7 +162,8 @@ int mgrt_comm_all_to_all(mgrt_comm_group *group, const void *send,
                          const int64_t *recv_counts, int64_t count, int dtype);
 
 /** A transfer under way (mgrt_comm_all_to_all_start,
- *  mgrt_comm_reduce_scatter_start). */
+ *  mgrt_comm_reduce_scatter_start, mgrt_comm_all_reduce_start,
+ *  mgrt_comm_all_gather_start). */
 typedef struct mgrt_comm_request mgrt_comm_request;
 
 /** mgrt_comm_all_to_all, started: returns once the transfer is under way,
@@ -196,6 +197,12 @@ int mgrt_comm_reduce_scatter_start(mgrt_comm_group *group, const void *send,
 /** mgrt_comm_all_reduce, started the same way. */
 int mgrt_comm_all_reduce_start(mgrt_comm_group *group, const void *send,
                                void *recv, int64_t count, int dtype, int op,
+                               mgrt_comm_request **request);
+/** mgrt_comm_all_gather of `send_count` elements from every rank, started
+ *  the same way (one MPI_Iallgather that the progress thread moves; the
+ *  NCCL backend and MEGAGRAPH_COMM_ASYNC=0 complete it before returning). */
+int mgrt_comm_all_gather_start(mgrt_comm_group *group, const void *send,
+                               int64_t send_count, void *recv, int dtype,
                                mgrt_comm_request **request);
 
 /** Copies `count` elements of `buf` on rank `root` to `buf` on every
@@ -258,6 +265,12 @@ int64_t _mlir_ciface_mgrt_comm_all_reduce_start_f32(mgrt_memref_f32_1 *buf,
                                                     int64_t g0, int64_t g1,
                                                     int64_t g2, int64_t g3,
                                                     int64_t axes, int64_t op);
+/** mgrt_comm_all_gather_f32, started (mgrt_comm_all_gather_start). */
+int64_t _mlir_ciface_mgrt_comm_all_gather_start_f32(mgrt_memref_f32_1 *out,
+                                                    mgrt_memref_f32_1 *in,
+                                                    int64_t g0, int64_t g1,
+                                                    int64_t g2, int64_t g3,
+                                                    int64_t axes);
 /** Completes `request`. out and in are its buffers: passing them makes the
  *  compiled code keep them alive until here. */
 void _mlir_ciface_mgrt_comm_wait_f32(mgrt_memref_f32_1 *out,
@@ -319,6 +332,9 @@ int64_t _mlir_ciface_mgrt_comm_device_reduce_scatter_start_f32(
 int64_t _mlir_ciface_mgrt_comm_device_all_reduce_start_f32(
     mgrt_memref_f32_1 *buf, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
     int64_t axes, int64_t op);
+int64_t _mlir_ciface_mgrt_comm_device_all_gather_start_f32(
+    mgrt_memref_f32_1 *out, mgrt_memref_f32_1 *in, int64_t g0, int64_t g1,
+    int64_t g2, int64_t g3, int64_t axes);
 void _mlir_ciface_mgrt_comm_device_wait_f32(mgrt_memref_f32_1 *out,
                                             mgrt_memref_f32_1 *in,
                                             int64_t request);

@@ -407,6 +407,7 @@ enum {
 #define MGRT_SHARD_REDUCE_SCATTER "mgrt_comm_reduce_scatter_f32"
 #define MGRT_SHARD_REDUCE_SCATTER_START "mgrt_comm_reduce_scatter_start_f32"
 #define MGRT_SHARD_ALL_REDUCE_START "mgrt_comm_all_reduce_start_f32"
+#define MGRT_SHARD_ALL_GATHER_START "mgrt_comm_all_gather_start_f32"
 #define MGRT_SHARD_WAIT "mgrt_comm_wait_f32"
 #define MGRT_SHARD_ALL_TO_ALL "mgrt_comm_all_to_all_f32"
 #define MGRT_SHARD_ALL_SLICE "mgrt_comm_all_slice_f32"
@@ -422,6 +423,8 @@ enum {
   "mgrt_comm_device_reduce_scatter_start_f32"
 #define MGRT_DEVICE_SHARD_ALL_REDUCE_START                                     \
   "mgrt_comm_device_all_reduce_start_f32"
+#define MGRT_DEVICE_SHARD_ALL_GATHER_START                                     \
+  "mgrt_comm_device_all_gather_start_f32"
 #define MGRT_DEVICE_SHARD_WAIT "mgrt_comm_device_wait_f32"
 #define MGRT_DEVICE_SHARD_ALL_TO_ALL "mgrt_comm_device_all_to_all_f32"
 #define MGRT_DEVICE_SHARD_ALL_SLICE "mgrt_comm_device_all_slice_f32"

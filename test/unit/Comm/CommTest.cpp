@@ -5,9 +5,9 @@
 // (including ranks contributing nothing), in place, sub-groups of every
 // dp x pp x cp grid that fits the job, the calls of compiled code
 // (_mlir_ciface_mgrt_comm_*), the bytes each call counts as sent, the
-// started all-to-all (test, wait), and
-// argument errors in return mode. Every
-// test calls the same collectives in the same order on every rank.
+// started all-to-all (test, wait), the started reduce-scatter, all-reduce
+// and all-gather, and argument errors in return mode. Every test calls the
+// same collectives in the same order on every rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,6 +227,71 @@ TEST(Comm, StartedAllReduceInPlace) {
                                        MGRT_F32, MGRT_COMM_SUM, &bad),
             MGRT_ERR_ARGUMENT);
   EXPECT_EQ(bad, nullptr);
+  mgrt_comm_set_error_mode(prev);
+}
+
+/// Started all-gathers: two in flight beside a started reduce-scatter,
+/// waited for in another order than the starts; each result equals the
+/// blocking all-gather's of the same pieces, bytes as the blocking call
+/// counts them (at the start).
+TEST(Comm, StartedAllGathersEqualTheBlockingOne) {
+  const int prev = mgrt_comm_set_error_mode(MGRT_COMM_ERRORS_RETURN);
+  constexpr int kInFlight = 2;
+  constexpr int64_t kCount = 1500; // per rank: past MPI's eager limit
+  const int n = np();
+  std::vector<std::vector<float>> piece(kInFlight), started(kInFlight),
+      blocking(kInFlight);
+  mgrt_comm_request *requests[kInFlight] = {};
+  std::vector<float> rsSend(kCount * n), rsRecv(kCount);
+  for (int64_t i = 0; i < kCount * n; ++i)
+    rsSend[i] = static_cast<float>(value(me(), i));
+  const uint64_t before = mgrt_comm_bytes_sent();
+  mgrt_comm_request *rs = nullptr;
+  ASSERT_EQ(mgrt_comm_reduce_scatter_start(world(), rsSend.data(),
+                                           rsRecv.data(), kCount, MGRT_F32,
+                                           MGRT_COMM_SUM, &rs),
+            MGRT_OK);
+  for (int k = 0; k < kInFlight; ++k) {
+    piece[k].resize(kCount);
+    started[k].assign(kCount * n, -1.f);
+    blocking[k].assign(kCount * n, -2.f);
+    for (int64_t i = 0; i < kCount; ++i)
+      piece[k][i] = static_cast<float>(value(me(), i) + 7 * k);
+    ASSERT_EQ(mgrt_comm_all_gather_start(world(), piece[k].data(), kCount,
+                                         started[k].data(), MGRT_F32,
+                                         &requests[k]),
+              MGRT_OK);
+    ASSERT_NE(requests[k], nullptr);
+  }
+  EXPECT_EQ(mgrt_comm_bytes_sent() - before,
+            static_cast<uint64_t>((kInFlight + 1) * kCount * (n - 1) * 4));
+  for (int k : {1, 0})
+    ASSERT_EQ(mgrt_comm_wait(requests[k]), MGRT_OK);
+  ASSERT_EQ(mgrt_comm_wait(rs), MGRT_OK);
+  for (int k = 0; k < kInFlight; ++k) {
+    ASSERT_EQ(mgrt_comm_all_gather(world(), piece[k].data(), kCount,
+                                   blocking[k].data(), nullptr, MGRT_F32),
+              MGRT_OK);
+    EXPECT_EQ(started[k], blocking[k]) << "request " << k;
+    for (int r = 0; r < n; ++r)
+      ASSERT_EQ(started[k][r * kCount + 5],
+                static_cast<float>(value(r, 5) + 7 * k))
+          << "request " << k << " rank " << r;
+  }
+  for (int64_t i = 0; i < kCount; ++i) {
+    double sum = 0;
+    for (int r = 0; r < n; ++r)
+      sum += static_cast<double>(value(r, me() * kCount + i));
+    ASSERT_FLOAT_EQ(rsRecv[i], static_cast<float>(sum)) << "i " << i;
+  }
+  mgrt_comm_request *bad = nullptr;
+  EXPECT_EQ(mgrt_comm_all_gather_start(world(), piece[0].data(), kCount,
+                                       piece[0].data(), MGRT_F32, &bad),
+            MGRT_ERR_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_EQ(mgrt_comm_all_gather_start(world(), piece[0].data(), kCount,
+                                       started[0].data(), MGRT_F32, nullptr),
+            MGRT_ERR_ARGUMENT);
   mgrt_comm_set_error_mode(prev);
 }
 
@@ -490,6 +555,13 @@ TEST(Comm, CompiledCodeCalls) {
   for (int r = 0; r < n; ++r)
     for (int i = 0; i < 3; ++i)
       EXPECT_EQ(whole[r * 3 + i], static_cast<float>(value(r, i)));
+  // The started all_gather and its wait: the blocking call's result.
+  std::vector<float> started(3 * n, -1.f);
+  mgrt_memref_f32_1 mst = memref(started);
+  const int64_t request = _mlir_ciface_mgrt_comm_all_gather_start_f32(
+      &mst, &mp, g0, g1, g2, g3, axes);
+  _mlir_ciface_mgrt_comm_wait_f32(&mst, &mp, request);
+  EXPECT_EQ(started, whole);
   // reduce_scatter of `whole` (identical everywhere): n x piece of rank r.
   std::vector<float> part(3);
   mgrt_memref_f32_1 mpart = memref(part);
