@@ -54,10 +54,12 @@ LogicalResult GTDialect::verifyOperationAttribute(Operation *op,
   if (name == kOverlapAttr) {
     StringRef opName = op->getName().getStringRef();
     if (!isa<UnitAttr>(value) ||
-        (opName != "shard.reduce_scatter" && opName != "shard.all_reduce"))
+        (opName != "shard.reduce_scatter" && opName != "shard.all_reduce" &&
+         opName != "shard.all_gather"))
       return op->emitError() << "'" << name
                              << "' must be a unit attribute on a "
-                                "shard.reduce_scatter or shard.all_reduce";
+                                "shard.reduce_scatter, shard.all_reduce or "
+                                "shard.all_gather";
     return success();
   }
   return success();

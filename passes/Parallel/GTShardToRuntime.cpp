@@ -275,9 +275,27 @@ LogicalResult prepare(Operation *op, FlatSymbolRefAttr gridRef,
   return success();
 }
 
+/// Whether `next` is the next overlapped collective of the chain of the
+/// overlapped `collective`. The gradients' reduce-scatters and all-reduces
+/// are one chain, the parameters' all-gathers (ZeRO-3's prefetch) another:
+/// each keeps at most one collective in flight beside the one being
+/// produced, which bounds the buffers they hold (for the gathers, two
+/// layers' parameters). The chains do not wait for each other: the
+/// backward starts a layer's parameter gather for the next layer right
+/// after the reduce-scatter of the previous layer's gradients, and that
+/// reduce-scatter waited for there would not overlap the layer it is
+/// meant to hide behind.
+bool nextOfChain(Operation *collective, Operation *next) {
+  if (!next->hasAttr(gt::kOverlapAttr))
+    return false;
+  if (isa<shard::AllGatherOp>(collective))
+    return isa<shard::AllGatherOp>(next);
+  return isa<shard::ReduceScatterOp, shard::AllReduceOp>(next);
+}
+
 /// Where an overlapped collective waits: the first op after it in its
 /// block that reads its result (itself or inside its regions) or is the
-/// next overlapped collective; the terminator at the latest.
+/// next overlapped collective of its chain; the terminator at the latest.
 Operation *waitPoint(Operation *collective) {
   Block *block = collective->getBlock();
   llvm::SmallPtrSet<Operation *, 8> readers;
@@ -287,8 +305,7 @@ Operation *waitPoint(Operation *collective) {
   for (Operation *o = collective->getNextNode(); o; o = o->getNextNode()) {
     if (readers.contains(o) || o->hasTrait<OpTrait::IsTerminator>())
       return o;
-    if (isa<shard::ReduceScatterOp, shard::AllReduceOp>(o) &&
-        o->hasAttr(gt::kOverlapAttr))
+    if (nextOfChain(collective, o))
       return o;
   }
   return block->getTerminator();
@@ -330,7 +347,18 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(ag.getResult());
     Value in = l.buffer(typeOf(ag.getInput()).getNumElements(), ag.getInput());
     Value out = l.buffer(t.getNumElements());
-    l.call(MGRT_SHARD_ALL_GATHER, {out, in}, {});
+    if (!ag->hasAttr(gt::kOverlapAttr)) {
+      l.call(MGRT_SHARD_ALL_GATHER, {out, in}, {});
+    } else {
+      // Started and waited for as an overlapped reduce-scatter (below):
+      // the parameters of the next layer move while this one computes.
+      Value request =
+          l.callFn(MGRT_SHARD_ALL_GATHER_START, l.collectiveArgs({out, in}, {}),
+                   {b.getI64Type()})
+              .getResult(0);
+      b.setInsertionPoint(waitPoint(ag));
+      l.callFn(MGRT_SHARD_WAIT, {l.dynamic(out), l.dynamic(in), request});
+    }
     replacement = l.result(out, t);
   } else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
     if (failed(prepare(op, rs.getGridAttr(), rs.getGridAxes(), l)))
@@ -349,10 +377,11 @@ LogicalResult lower(Operation *op, int64_t &count) {
       replacement = l.result(out, t);
     } else {
       // Started here, waited for right before the first op that reads the
-      // result or starts the next overlapped collective (so at most one
-      // is in flight beside the one being produced): the ops between run
-      // while it moves. The wait takes both buffers, which keeps them
-      // alive (and unreused by the memory plan) until then.
+      // result or starts the next overlapped collective of its chain (so
+      // at most one is in flight beside the one being produced; see
+      // nextOfChain): the ops between run while it moves. The wait takes
+      // both buffers, which keeps them alive (and unreused by the memory
+      // plan) until then.
       Value request =
           l.callFn(MGRT_SHARD_REDUCE_SCATTER_START,
                    l.collectiveArgs({out, in}, {*code}), {b.getI64Type()})

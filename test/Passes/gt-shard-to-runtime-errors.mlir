@@ -82,10 +82,10 @@ func.func @recv_dynamic_source(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 shard.grid @g(shape = 2x2)
-func.func @overlap_all_gather(%x: tensor<4xf32>) -> tensor<8xf32> {
-  // expected-error@+1 {{'gt.overlap' must be a unit attribute on a shard.reduce_scatter or shard.all_reduce}}
-  %0 = shard.all_gather %x on @g grid_axes = [0] gather_axis = 0 {gt.overlap} : tensor<4xf32> -> tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @overlap_all_to_all(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'gt.overlap' must be a unit attribute on a shard.reduce_scatter, shard.all_reduce or shard.all_gather}}
+  %0 = shard.all_to_all %x on @g grid_axes = [0] split_axis = 0 concat_axis = 0 {gt.overlap} : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----

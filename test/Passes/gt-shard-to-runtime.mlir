@@ -92,6 +92,57 @@ func.func @reduce_scatter_overlap(%x: tensor<8xf32>, %y: tensor<4xf32>, %z: tens
   return %2 : tensor<4xf32>
 }
 
+// An overlapped all-gather (ZeRO-3's parameter prefetch) is started where
+// it stands and waited for right before its first reader; the wait takes
+// both buffers.
+// CHECK-LABEL: func.func @all_gather_overlap
+// CHECK: %[[IN:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[REQ:.*]] = call @mgrt_comm_all_gather_start_f32({{.*}}) : (memref<?xf32>, memref<?xf32>, i64, i64, i64, i64, i64) -> i64
+// CHECK-NOT: mgrt_comm_wait_f32
+// CHECK: tosa.abs
+// CHECK-NEXT: %[[OC:.*]] = memref.cast %[[OUT]]
+// CHECK-NEXT: %[[IC:.*]] = memref.cast %[[IN]]
+// CHECK-NEXT: call @mgrt_comm_wait_f32(%[[OC]], %[[IC]], %[[REQ]]) : (memref<?xf32>, memref<?xf32>, i64) -> ()
+// CHECK-NEXT: bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: tosa.add
+func.func @all_gather_overlap(%x: tensor<4xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = shard.all_gather %x on @g grid_axes = [1] gather_axis = 0 {gt.overlap} : tensor<4xf32> -> tensor<8xf32>
+  %1 = tosa.abs %y : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = tosa.add %0, %1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+
+// Two chains: an overlapped all-gather waits before the next overlapped
+// all-gather (one parameter gather in flight) but not before an
+// overlapped reduce-scatter, and the reduce-scatter's wait does not stop
+// at the next all-gather: each waits at its reader.
+// CHECK-LABEL: func.func @overlap_chains
+// CHECK: %[[G0:.*]] = call @mgrt_comm_all_gather_start_f32
+// CHECK-NOT: mgrt_comm_wait_f32
+// CHECK: %[[R:.*]] = call @mgrt_comm_reduce_scatter_start_f32
+// CHECK-NOT: mgrt_comm_wait_f32
+// CHECK: call @mgrt_comm_wait_f32(%{{.*}}, %{{.*}}, %[[G0]])
+// CHECK-NOT: mgrt_comm_wait_f32
+// CHECK: %[[G1:.*]] = call @mgrt_comm_all_gather_start_f32
+// CHECK-NOT: mgrt_comm_wait_f32
+// CHECK: call @mgrt_comm_wait_f32(%{{.*}}, %{{.*}}, %[[R]])
+// CHECK-NEXT: bufferization.to_tensor
+// CHECK-NEXT: tosa.abs
+// CHECK-NOT: mgrt_comm_wait_f32
+// CHECK: tosa.negate
+// CHECK: call @mgrt_comm_wait_f32(%{{.*}}, %{{.*}}, %[[G1]])
+// CHECK: tosa.add
+func.func @overlap_chains(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<8xf32>, %z: tensor<1xf32>) -> (tensor<8xf32>, tensor<4xf32>, tensor<8xf32>) {
+  %0 = shard.all_gather %a on @g grid_axes = [1] gather_axis = 0 {gt.overlap} : tensor<4xf32> -> tensor<8xf32>
+  %1 = shard.reduce_scatter %c on @g grid_axes = [1] scatter_axis = 0 {gt.overlap} : tensor<8xf32> -> tensor<4xf32>
+  %2 = shard.all_gather %b on @g grid_axes = [1] gather_axis = 0 {gt.overlap} : tensor<4xf32> -> tensor<8xf32>
+  %3 = tosa.abs %1 : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = tosa.negate %0, %z, %z : (tensor<8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<8xf32>
+  %5 = tosa.add %2, %4 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %5, %3, %4 : tensor<8xf32>, tensor<4xf32>, tensor<8xf32>
+}
+
 // CHECK-LABEL: func.func @all_to_all
 // CHECK: call @mgrt_comm_all_to_all_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xf32>, memref<?xf32>, i64, i64, i64, i64, i64) -> ()
 func.func @all_to_all(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {

@@ -63,10 +63,12 @@ constexpr llvm::StringLiteral kContextParallelAttr = "gt.cp";
 /// `#gt.halo` on gt.spmm: gt-partition-parallel -> the spmm verifier, its
 /// gradient and its bufferization.
 constexpr llvm::StringLiteral kHaloAttr = "gt.halo";
-/// A unit attribute on a shard.reduce_scatter or shard.all_reduce that may
-/// run while the ops after it compute: gt-data-parallel (the gradient
-/// buckets of zero=0 and zero>=2) -> gt-shard-to-runtime, which starts it
-/// and waits before its first user or the next such collective.
+/// A unit attribute on a shard.reduce_scatter, shard.all_reduce or
+/// shard.all_gather that may run while the ops after it compute:
+/// gt-data-parallel (the gradient buckets of zero=0 and zero>=2) and
+/// gt-zero-gather (zero=3's prefetched parameter gathers) ->
+/// gt-shard-to-runtime, which starts it and waits before its first user or
+/// the next such collective of its kind (gathers apart from the others).
 constexpr llvm::StringLiteral kOverlapAttr = "gt.overlap";
 
 } // namespace megagraph::gt
