@@ -14,9 +14,13 @@
 // With zero=3 (the module's `gt.plan`) the parameters are sharded as well:
 // `@gt.zero.bucket<k>` stays and is the parameter storage, 1/dp of the
 // packed parameters on each rank. It is all-gathered into temporaries that
-// replace the parameters' loads right before the forward's first read of
-// the bucket and again before the backward's (one layer's parameters at a
-// time), and the optimizer's store writes only the updated shard.
+// replace the parameters' loads, once for the forward and once for the
+// backward, and the optimizer's store writes only the updated shard. In
+// each phase the first bucket is gathered right before its first read; the
+// gather of each later bucket is started (`gt.overlap`) one layer ahead,
+// before the first read of the bucket the phase reads before it, and
+// waited for at its own first read, so that it moves while that layer
+// computes (at most two layers' gathered parameters at a time).
 // The parameter globals become immutable: they hold the initial weights,
 // from which the first step (flag `@gt.zero.ready`) cuts each rank's shard.
 //
@@ -67,6 +71,15 @@ struct Bucket {
   SmallVector<ml_program::GlobalOp> params;
   SmallVector<int64_t> sizes;
   int64_t padded = 0;
+};
+
+/// zero=3: one phase's (forward or backward) gather of a bucket's
+/// parameters, in one function.
+struct Gather {
+  Bucket *bucket = nullptr;
+  Value shard;                // the bucket's shard, loaded at the start
+  Operation *first = nullptr; // the phase's first op that reads the bucket
+  SmallVector<OpOperand *> uses;
 };
 
 struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
@@ -192,8 +205,9 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
   /// shards of the buckets it reads (under pp its stage's; @main reads
   /// all) from the initial weights (flag `flag`); then each
   /// bucket `fn` reads is loaded and, where `fn` reads its parameters,
-  /// all-gathered into temporaries that replace their loads, right before
-  /// the forward's first read and again before the backward's.
+  /// all-gathered into temporaries that replace their loads, for the
+  /// forward and again for the backward, each gather but a phase's first
+  /// started one layer ahead (see the file comment).
   template <typename Loads>
   void gatherAtStart(func::FuncOp fn, ml_program::GlobalOp flag,
                      MutableArrayRef<Bucket> buckets, Loads &loads) {
@@ -268,6 +282,9 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         b, loc, FlatSymbolRefAttr::get(flag.getSymNameAttr()),
         tensor::FromElementsOp::create(b, loc, flagType, ValueRange{set}));
 
+    // Each bucket's shard, and where each phase (forward, backward) first
+    // reads its parameters.
+    SmallVector<SmallVector<Gather>, 2> phases(2);
     for (Bucket &bk : buckets) {
       StringAttr name = bk.global.getSymNameAttr();
       auto shardType = cast<RankedTensorType>(bk.global.getType());
@@ -282,60 +299,81 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         l.getResult().replaceAllUsesWith(shardValue);
       if (!readsParams)
         continue;
-      // The full parameters, all-gathered into temporaries just before
-      // their first use: once for the forward's uses and once for the
-      // backward's, so that each lives only while its part of the step
-      // reads it (a bucket is one layer: one layer's parameters at a time).
-      SmallVector<OpOperand *> uses;
+      // The full parameters are gathered into temporaries once for the
+      // forward's uses and once for the backward's, so that each lives
+      // only while its part of the step reads it (a bucket is one layer).
+      SmallVector<Gather, 2> gathers(2);
       for (ml_program::GlobalOp param : bk.params)
         for (ml_program::GlobalLoadOp l : loads.lookup(param.getSymNameAttr()))
-          for (OpOperand &use : l.getResult().getUses())
-            uses.push_back(&use);
-      SmallVector<SmallVector<OpOperand *>, 2> clusters(2);
-      for (OpOperand *use : uses) {
-        Operation *top = body.findAncestorOpInBlock(*use->getOwner());
-        const bool inBackward =
-            backwardStart && !top->isBeforeInBlock(backwardStart);
-        clusters[inBackward ? 1 : 0].push_back(use);
+          for (OpOperand &use : l.getResult().getUses()) {
+            Operation *top = body.findAncestorOpInBlock(*use.getOwner());
+            Gather &g =
+                gathers[backwardStart && !top->isBeforeInBlock(backwardStart)
+                            ? 1
+                            : 0];
+            g.uses.push_back(&use);
+            if (!g.first || top->isBeforeInBlock(g.first))
+              g.first = top;
+          }
+      for (auto [phase, g] : llvm::enumerate(gathers))
+        if (g.first) {
+          g.bucket = &bk;
+          g.shard = shardValue;
+          phases[phase].push_back(g);
+        }
+    }
+    // Each phase reads the buckets in the order of their first uses (the
+    // backward in reverse layer order). The first bucket's gather waits
+    // where it stands; each later one is started (gt.overlap) right before
+    // the first use of the bucket read before it, so that it moves while
+    // that layer computes. Its slices stay at its own first use, where
+    // gt-shard-to-runtime waits for it: at most two buckets' gathered
+    // parameters are live at once.
+    for (auto [phase, gathers] : llvm::enumerate(phases)) {
+      llvm::stable_sort(gathers, [](const Gather &x, const Gather &y) {
+        return x.first != y.first && x.first->isBeforeInBlock(y.first);
+      });
+      for (auto [i, g] : llvm::enumerate(gathers)) {
+        Operation *startAt = i == 0 ? g.first : gathers[i - 1].first;
+        gatherBucket(g, startAt, /*overlap=*/i > 0, /*copy=*/phase == 1);
       }
-      for (auto [c, cluster] : llvm::enumerate(clusters)) {
-        if (cluster.empty())
-          continue;
-        Operation *first = nullptr;
-        for (OpOperand *use : cluster) {
-          Operation *top = body.findAncestorOpInBlock(*use->getOwner());
-          if (!first || top->isBeforeInBlock(first))
-            first = top;
-        }
-        OpBuilder gb(first);
-        // The backward's gather reads a copy of the shard: two gathers of
-        // one value would be merged by CSE (they are pure).
-        Value source = c == 0
-                           ? shardValue
-                           : bufferization::AllocTensorOp::create(
-                                 gb, loc, shardType, ValueRange{}, shardValue)
-                                 .getResult();
-        Value all = shard::AllGatherOp::create(
-            gb, loc, f32(gb, {bk.padded}), kGrid, axes, source, APInt(64, 0));
-        int64_t offset = 0;
-        DenseMap<Operation *, Value> full; // parameter global -> its value
-        for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
-          ImplicitLocOpBuilder ib(loc, gb);
-          Value piece =
-              tosa::SliceOp::create(gb, loc, f32(gb, {size}), all,
-                                    tosa::getTosaConstShape(ib, {offset}),
-                                    tosa::getTosaConstShape(ib, {size}));
-          offset += size;
-          auto type = cast<RankedTensorType>(param.getType());
-          full[param] = reshape(gb, loc, piece, type.getShape());
-        }
-        for (OpOperand *use : cluster) {
-          auto l = cast<ml_program::GlobalLoadOp>(use->get().getDefiningOp());
-          auto param = cast<ml_program::GlobalOp>(
-              SymbolTable::lookupNearestSymbolFrom(l, l.getGlobalAttr()));
-          use->set(full.lookup(param));
-        }
-      }
+    }
+  }
+
+  /// All-gathers `g`'s bucket before `startAt` and replaces its parameters'
+  /// uses with slices of the result placed before `g.first`. `copy`: the
+  /// gather reads a copy of the shard (the backward's: two gathers of one
+  /// value would be merged by CSE, they are pure).
+  void gatherBucket(Gather &g, Operation *startAt, bool overlap, bool copy) {
+    Bucket &bk = *g.bucket;
+    Location loc = g.shard.getLoc();
+    auto shardType = cast<RankedTensorType>(bk.global.getType());
+    OpBuilder gb(startAt);
+    Value source = copy ? bufferization::AllocTensorOp::create(
+                              gb, loc, shardType, ValueRange{}, g.shard)
+                              .getResult()
+                        : g.shard;
+    auto all = shard::AllGatherOp::create(gb, loc, f32(gb, {bk.padded}), kGrid,
+                                          axes, source, APInt(64, 0));
+    if (overlap)
+      all->setAttr(gt::kOverlapAttr, gb.getUnitAttr());
+    OpBuilder sb(g.first);
+    int64_t offset = 0;
+    DenseMap<Operation *, Value> full; // parameter global -> its value
+    for (auto [param, size] : llvm::zip(bk.params, bk.sizes)) {
+      ImplicitLocOpBuilder ib(loc, sb);
+      Value piece = tosa::SliceOp::create(sb, loc, f32(sb, {size}), all,
+                                          tosa::getTosaConstShape(ib, {offset}),
+                                          tosa::getTosaConstShape(ib, {size}));
+      offset += size;
+      auto type = cast<RankedTensorType>(param.getType());
+      full[param] = reshape(sb, loc, piece, type.getShape());
+    }
+    for (OpOperand *use : g.uses) {
+      auto l = cast<ml_program::GlobalLoadOp>(use->get().getDefiningOp());
+      auto param = cast<ml_program::GlobalOp>(
+          SymbolTable::lookupNearestSymbolFrom(l, l.getGlobalAttr()));
+      use->set(full.lookup(param));
     }
   }
 
