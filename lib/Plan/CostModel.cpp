@@ -663,7 +663,8 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   out.split.recompute = plan.recompute;
   out.split.memoryLimit = memoryLimit;
   double transient = 0;
-  int64_t largestUnitParams = 0;
+  // The two largest units' parameters (ZeRO-3 gathers them).
+  int64_t largestUnitParams = 0, secondUnitParams = 0;
   int64_t attentionOps = 0; // over the units (Ulysses' distance share)
   for (const UnitProfile &u : model.units)
     attentionOps += u.attentionOps;
@@ -750,7 +751,12 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
         transient, std::max(m / cp * u.transientBytes,
                             cpAttentionWorkspace(u, m, model.seqLen, plan)) +
                        allGatherWorkspace(u, m, cp, plan));
-    largestUnitParams = std::max(largestUnitParams, u.paramBytes);
+    if (u.paramBytes > largestUnitParams) {
+      secondUnitParams = largestUnitParams;
+      largestUnitParams = u.paramBytes;
+    } else {
+      secondUnitParams = std::max(secondUnitParams, u.paramBytes);
+    }
     out.units.push_back(c);
   }
   if (plan.pp > 1) {
@@ -760,11 +766,14 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   }
   // The kernels' workspace and the attention backward's packed operands
   // are not live at once; the bias gradient accumulates over the layers.
-  out.memoryConstant = std::max(transient, hw.rankScratchBytes(ranksOnNode)) +
-                       m / cp * biasGradBytes(model) +
-                       b / cp * distanceBytes(model) +
-                       model.ioBytesPerSeq * b / cp +
-                       (zero >= 3 ? (double)largestUnitParams : 0);
+  // ZeRO-3 gathers each layer's parameters one layer ahead (gt-zero-gather's
+  // prefetch): the current layer's and the next one's are live at once, at
+  // most the two largest units'.
+  out.memoryConstant =
+      std::max(transient, hw.rankScratchBytes(ranksOnNode)) +
+      m / cp * biasGradBytes(model) + b / cp * distanceBytes(model) +
+      model.ioBytesPerSeq * b / cp +
+      (zero >= 3 ? (double)(largestUnitParams + secondUnitParams) : 0);
   return "";
 }
 

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -252,11 +253,30 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   dp.zero = 3;
   Prediction z3 = predict(m, dp, hw);
   // The shard (each layer's gathered parameters live only around its
-  // forward and its backward: one unit's, in the constant terms).
+  // forward and its backward, in the constant terms).
   EXPECT_DOUBLE_EQ(z3.memory.parameters, P / 8);
   EXPECT_LT(z3.peakBytes(), z1.peakBytes());
   EXPECT_LT(z1.peakBytes(), z0.peakBytes());
   EXPECT_GT(z3.communicationTime, z0.communicationTime);
+  // The gathers are prefetched one layer ahead: the two largest units'
+  // gathered parameters are live at once (units of unequal sizes here, so
+  // that neither one unit's nor twice the largest would do).
+  {
+    ModelProfile uneven = m;
+    uneven.units[2].paramBytes *= 3;
+    uneven.units[5].paramBytes *= 2;
+    std::vector<int64_t> sizes;
+    for (const UnitProfile &u : uneven.units)
+      sizes.push_back(u.paramBytes);
+    std::sort(sizes.rbegin(), sizes.rend());
+    ASSERT_GT(sizes[0], sizes[1]);
+    ParallelPlan z = dp;
+    z.zero = 2;
+    const double below = predict(uneven, z, hw).memory.transient;
+    z.zero = 3;
+    EXPECT_DOUBLE_EQ(predict(uneven, z, hw).memory.transient - below,
+                     static_cast<double>(sizes[0] + sizes[1]));
+  }
   // cp splits activations and the bias by rows, except K and V, which the
   // attention backward needs whole (all-gather and ring; Ulysses moves
   // heads instead).
