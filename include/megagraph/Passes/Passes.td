@@ -1319,12 +1319,16 @@ def GTZeroGather : Pass<"gt-zero-gather", "::mlir::ModuleOp"> {
     immutable initial weights (`gt.param_init`); on the first step (flag
     global `@gt.zero.ready`) an `scf.if` stores their `shard.all_slice`
     into the shard global. Each bucket (one layer's parameters) is
-    all-gathered right before the forward's first read of its parameters,
-    and again (from a copy of the shard, so that CSE keeps both) before the
-    backward's first read; the slices replace the parameters' loads, so a
-    layer's full parameters live only while its forward or its backward
-    runs. The backward starts at the first op reading the labels, the loss
-    seed or an output cotangent.
+    all-gathered for the forward, and again (from a copy of the shard, so
+    that CSE keeps both) for the backward; the slices, placed right before
+    the phase's first read of the bucket, replace the parameters' loads.
+    In each phase the first bucket read is gathered right there; every
+    later one is gathered one layer ahead, right before the first read of
+    the bucket the phase reads before it, and marked `gt.overlap`, so that
+    gt-shard-to-runtime starts it there and waits at its slices: it moves
+    while the layer before it computes, and at most two layers' full
+    parameters are live at once. The backward starts at the first op
+    reading the labels, the loss seed or an output cotangent.
 
     Example:
 
@@ -1498,6 +1502,12 @@ def GTShardToRuntime : Pass<"gt-shard-to-runtime", "::mlir::ModuleOp"> {
     put the piece index first); the all_to_all lays the received pieces
     along its concat axis the same way. `shard.process_linear_index`
     becomes a call of `mgrt_comm_group_rank` (i64).
+    A reduce_scatter, all_reduce or all_gather marked `gt.overlap` becomes
+    the started call (`..._start_f32`, returning a request) where it
+    stands and `mgrt_comm_wait_f32` right before the first op that reads
+    its result or starts the next overlapped collective of its chain (the
+    all_gathers are one chain, the reduce_scatters and all_reduces the
+    other), the block's terminator at the latest.
     Conditions (errors otherwise): static shapes; f32; the grid's shape
     static; `grid_axes` ascending; gather / scatter axes preceded only by
     unit dimensions (so pieces are contiguous); the group size dividing a
