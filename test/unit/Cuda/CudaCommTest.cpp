@@ -63,6 +63,13 @@ TEST(CudaComm, DeviceShardCallsOnOneRank) {
   writeOnStream(a.get(), x);
   _mlir_ciface_mgrt_comm_device_all_gather_f32(&db, &da, 1, 1, 1, 1, 1);
   EXPECT_EQ(maxAbsDiff(b.host(), x), 0.f) << "all_gather";
+  // Started and waited for (NCCL: the plain call on the group's stream).
+  std::vector<float> y = randomFloats(n, 4);
+  writeOnStream(a.get(), y);
+  const int64_t request = _mlir_ciface_mgrt_comm_device_all_gather_start_f32(
+      &db, &da, 1, 1, 1, 1, 1);
+  _mlir_ciface_mgrt_comm_device_wait_f32(&db, &da, request);
+  EXPECT_EQ(maxAbsDiff(b.host(), y), 0.f) << "all_gather started";
   writeOnStream(a.get(), x);
   _mlir_ciface_mgrt_comm_device_reduce_scatter_f32(&db, &da, 1, 1, 1, 1, 1,
                                                    MGRT_COMM_SUM);
