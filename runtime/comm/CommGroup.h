@@ -148,8 +148,13 @@ void stopProgress();
 /// The thread support MPI_Init_thread provided (MPI_THREAD_*).
 int mpiThreadLevel();
 
-/// Whether started collectives run in the background (MEGAGRAPH_COMM_ASYNC
-/// is not 0); otherwise each start waits at once.
+/// The cores a rank needs for its started collectives to run in the
+/// background by default (AsyncCollectives.cpp says why).
+inline constexpr int kAsyncMinCores = 2;
+
+/// Whether started collectives run in the background: MEGAGRAPH_COMM_ASYNC
+/// if set (0 or not), else whether the rank owns kAsyncMinCores cores;
+/// otherwise each start waits at once. Read once.
 bool asyncCollectives();
 
 /// The environment variable of timeoutSeconds.

@@ -8,7 +8,8 @@ step's loss within 1e-4 relative, the same accuracy, and one peak_bytes
 entry per rank; each rank's comm_bytes is the analytic volume of the
 step's collectives. With zero = 0 and zero >= 2 the gradient buckets'
 all-reduces / reduce-scatters run while the backward computes (started,
-waited for later): the same dp
+waited for later; MEGAGRAPH_COMM_ASYNC=1 here, since by default a rank
+with fewer than two cores completes them at their start): the same dp
 executable run with MEGAGRAPH_COMM_ASYNC=0 (each start waits at once) must
 give bit-identical losses and the same comm_bytes, and each rank must wait
 for every started bucket of every step, with the progress thread on. Also:
@@ -222,7 +223,7 @@ def main():
     logs, stderr = {}, {}
     runs = [("single", [], {}),
             (f"dp{P}", mpirun() + ["-np", str(P)],
-             {"MEGAGRAPH_COMM_ASYNC_STATS": "1"})]
+             {"MEGAGRAPH_COMM_ASYNC_STATS": "1", "MEGAGRAPH_COMM_ASYNC": "1"})]
     if args.zero != 1:
         runs.append(("sync", mpirun() + ["-np", str(P)],
                      {"MEGAGRAPH_COMM_ASYNC": "0"}))

@@ -190,7 +190,8 @@ int mgrt_comm_wait(mgrt_comm_request *request);
  *  non-blocking collective that a progress thread moves while the caller
  *  computes (where MPI_Init_thread provided MPI_THREAD_MULTIPLE; otherwise
  *  the caller's mgrt_comm_test and mgrt_comm_wait move it); the NCCL
- *  backend, and MEGAGRAPH_COMM_ASYNC=0, complete it before returning. */
+ *  backend, MEGAGRAPH_COMM_ASYNC=0, and by default a rank with fewer than
+ *  two cores of its own, complete it before returning. */
 int mgrt_comm_reduce_scatter_start(mgrt_comm_group *group, const void *send,
                                    void *recv, int64_t recv_count, int dtype,
                                    int op, mgrt_comm_request **request);
