@@ -663,8 +663,8 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   out.split.recompute = plan.recompute;
   out.split.memoryLimit = memoryLimit;
   double transient = 0;
-  // The two largest units' parameters (ZeRO-3 gathers them).
-  int64_t largestUnitParams = 0, secondUnitParams = 0;
+  // The largest parameter (ZeRO-3's buckets are sized by it).
+  double largestParam = 0;
   int64_t attentionOps = 0; // over the units (Ulysses' distance share)
   for (const UnitProfile &u : model.units)
     attentionOps += u.attentionOps;
@@ -751,12 +751,7 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
         transient, std::max(m / cp * u.transientBytes,
                             cpAttentionWorkspace(u, m, model.seqLen, plan)) +
                        allGatherWorkspace(u, m, cp, plan));
-    if (u.paramBytes > largestUnitParams) {
-      secondUnitParams = largestUnitParams;
-      largestUnitParams = u.paramBytes;
-    } else {
-      secondUnitParams = std::max(secondUnitParams, u.paramBytes);
-    }
+    largestParam = std::max(largestParam, (double)u.largestParamBytes);
     out.units.push_back(c);
   }
   if (plan.pp > 1) {
@@ -766,14 +761,17 @@ std::string planUnits(const ModelProfile &model, const ParallelPlan &plan,
   }
   // The kernels' workspace and the attention backward's packed operands
   // are not live at once; the bias gradient accumulates over the layers.
-  // ZeRO-3 gathers each layer's parameters one layer ahead (gt-zero-gather's
-  // prefetch): the current layer's and the next one's are live at once, at
-  // most the two largest units'.
-  out.memoryConstant =
-      std::max(transient, hw.rankScratchBytes(ranksOnNode)) +
-      m / cp * biasGradBytes(model) + b / cp * distanceBytes(model) +
-      model.ioBytesPerSeq * b / cp +
-      (zero >= 3 ? (double)(largestUnitParams + secondUnitParams) : 0);
+  // ZeRO-3 gathers each bucket's parameters right before their first use
+  // in the forward and again in the backward; a bucket is a weight matrix
+  // and the vectors after it (gt-data-parallel), and each gather after a
+  // phase's first is started one bucket ahead (gt-zero-gather's prefetch):
+  // two buckets' gathered parameters are live at a time, at most twice the
+  // largest weight's.
+  const double gathered = zero >= 3 ? 2.0 * largestParam : 0.0;
+  out.memoryConstant = std::max(transient, hw.rankScratchBytes(ranksOnNode)) +
+                       m / cp * biasGradBytes(model) +
+                       b / cp * distanceBytes(model) +
+                       model.ioBytesPerSeq * b / cp + gathered;
   return "";
 }
 

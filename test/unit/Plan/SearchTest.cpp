@@ -258,24 +258,19 @@ TEST(CostModel, MemoryTermsFollowThePlan) {
   EXPECT_LT(z3.peakBytes(), z1.peakBytes());
   EXPECT_LT(z1.peakBytes(), z0.peakBytes());
   EXPECT_GT(z3.communicationTime, z0.communicationTime);
-  // The gathers are prefetched one layer ahead: the two largest units'
-  // gathered parameters are live at once (units of unequal sizes here, so
-  // that neither one unit's nor twice the largest would do).
+  // ZeRO-3's buckets are a weight matrix each (and the vectors after it);
+  // each gather is prefetched one bucket ahead: twice the largest weight's
+  // gathered parameters are live at once, whatever the units' sizes.
   {
     ModelProfile uneven = m;
     uneven.units[2].paramBytes *= 3;
-    uneven.units[5].paramBytes *= 2;
-    std::vector<int64_t> sizes;
-    for (const UnitProfile &u : uneven.units)
-      sizes.push_back(u.paramBytes);
-    std::sort(sizes.rbegin(), sizes.rend());
-    ASSERT_GT(sizes[0], sizes[1]);
+    uneven.units[5].largestParamBytes *= 2;
     ParallelPlan z = dp;
     z.zero = 2;
     const double below = predict(uneven, z, hw).memory.transient;
     z.zero = 3;
     EXPECT_DOUBLE_EQ(predict(uneven, z, hw).memory.transient - below,
-                     static_cast<double>(sizes[0] + sizes[1]));
+                     2.0 * uneven.units[5].largestParamBytes);
   }
   // cp splits activations and the bias by rows, except K and V, which the
   // attention backward needs whole (all-gather and ring; Ulysses moves
