@@ -148,6 +148,17 @@ int checkReduction(const mgrt_comm_group *g, int dtype, int op,
   return checkCount(recvCount, recv, "recv", call);
 }
 
+/// The checks every all-gather starts with: the group, the dtype and this
+/// rank's piece.
+int checkGather(const mgrt_comm_group *g, int dtype, const void *send,
+                int64_t sendCount, const char *call) {
+  if (int rc = checkGroup(g, call))
+    return rc;
+  if (int rc = checkType(dtype, call))
+    return rc;
+  return checkCount(sendCount, send, "send", call);
+}
+
 /// The per-rank counts and displacements of an all-to-all, checked.
 struct AllToAllCounts {
   std::vector<int64_t> sc, sd, rc, rd;
@@ -550,11 +561,7 @@ int mgrt_comm_all_gather(mgrt_comm_group *g, const void *send,
                          int64_t send_count, void *recv,
                          const int64_t *recv_counts, int dtype) {
   const char *call = "mgrt_comm_all_gather";
-  if (int rc = checkGroup(g, call))
-    return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if (int rc = checkCount(send_count, send, "send", call))
+  if (int rc = checkGather(g, dtype, send, send_count, call))
     return rc;
   std::vector<int64_t> counts, displs;
   int64_t total;
@@ -694,11 +701,7 @@ int mgrt_comm_all_gather_start(mgrt_comm_group *g, const void *send,
   if (!request)
     return fail(MGRT_ERR_ARGUMENT, call, "request is NULL");
   *request = nullptr;
-  if (int rc = checkGroup(g, call))
-    return rc;
-  if (int rc = checkType(dtype, call))
-    return rc;
-  if (int rc = checkCount(send_count, send, "send", call))
+  if (int rc = checkGather(g, dtype, send, send_count, call))
     return rc;
   if (int rc = checkCount(send_count * g->size, recv, "recv", call))
     return rc;
