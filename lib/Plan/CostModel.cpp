@@ -127,13 +127,12 @@ megagraph::analyzeModule(ModuleOp module, const AnalyzeOptions &options) {
   module.walk([&](ml_program::GlobalOp g) {
     if (g->hasAttr("gt.param") || g->hasAttr("gt.param_shard")) {
       paramBytes[g.getSymName()] = bytesOf(g.getType());
-      if (auto t = dyn_cast<ShapedType>(g.getType());
-          t && t.hasStaticShape() &&
+      auto t = dyn_cast<ShapedType>(g.getType());
+      if (t && t.hasRank() && t.getRank() >= 2)
+        matrices.insert(g.getSymName());
+      if (t && t.hasStaticShape() &&
           t.getNumElements() < kOptimizerPackElements)
         packed.insert(g.getSymName());
-      if (auto t = dyn_cast<ShapedType>(g.getType());
-          t && t.hasRank() && t.getRank() >= 2)
-        matrices.insert(g.getSymName());
     }
   });
 
@@ -479,12 +478,11 @@ double rowDivisor(const ModelProfile &model, const ParallelPlan &plan) {
   return static_cast<double>(model.seqLen) / static_cast<double>(rows);
 }
 
-/// The training pipeline runs gt-fuse-spatial-bias under every plan: the
-/// attention kernels read Graphormer's spatial bias in place, from the
-/// table and the distances (under cp each rank reads its rows of the
-/// distances; under pp the first stage sends the table to the others).
-
-/// The attention bias bytes unit `u` keeps per sequence.
+/// The attention bias bytes unit `u` keeps per sequence. The training
+/// pipeline runs gt-fuse-spatial-bias under every plan: the attention
+/// kernels read Graphormer's spatial bias in place, from the table and the
+/// distances (under cp each rank reads its rows of the distances; under pp
+/// the first stage sends the table to the others), so it is not kept.
 double keptBias(const UnitProfile &u) {
   return u.biasBytes - u.spatialBiasBytes;
 }
@@ -949,7 +947,8 @@ llvm::json::Value megagraph::toJSON(const Prediction &p) {
            {"attention_bias", static_cast<int64_t>(m.attentionBias)},
            {"transient", static_cast<int64_t>(m.transient)},
            {"update", static_cast<int64_t>(m.update)},
-           {"io", static_cast<int64_t>(m.io)}}},
+           {"io", static_cast<int64_t>(m.io)},
+           {"peak_phase", m.peaksInUpdate() ? "update" : "backward"}}},
       {"first_layer_of_stage", std::move(stages)}};
 }
 

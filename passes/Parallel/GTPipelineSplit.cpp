@@ -246,6 +246,19 @@ struct GTPipelineSplitPass
     //    stage up to the last that reads it; the cotangents come back the
     //    same way, so that its gradient, on the rank that holds it, sums
     //    every stage's part.
+    // The values an op (and the ops nested in it) reads that no graph
+    // input reaches: parameter loads, constants and what is computed from
+    // them only, which each stage materializes for itself.
+    auto freeOperands = [&](Operation *op) {
+      SmallVector<Value> free;
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (!dependsOnInput.contains(operand) &&
+              operand.getParentBlock() == &body)
+            free.push_back(operand);
+      });
+      return free;
+    };
     auto stageOf = [&](int64_t i) {
       int64_t k = 0;
       while (k + 1 < pp && cuts[split.firstUnit[k + 1]] <= i)
@@ -262,13 +275,7 @@ struct GTPipelineSplitPass
     llvm::MapVector<StringAttr, Shared> sharedParams;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t k = stageOf(i);
-      SmallVector<Value> work;
-      compute[i]->walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands())
-          if (!dependsOnInput.contains(operand) &&
-              operand.getParentBlock() == &body)
-            work.push_back(operand);
-      });
+      SmallVector<Value> work = freeOperands(compute[i]);
       DenseSet<Value> seen;
       while (!work.empty()) {
         Value v = work.pop_back_val();
@@ -361,12 +368,8 @@ struct GTPipelineSplitPass
         for (Value operand : compute[i]->getOperands())
           if (failed(materialize(operand)))
             return signalPassFailure();
-        compute[i]->walk([&](Operation *nested) {
-          for (Value operand : nested->getOperands())
-            if (!dependsOnInput.contains(operand) &&
-                operand.getParentBlock() == &body)
-              (void)materialize(operand);
-        });
+        for (Value operand : freeOperands(compute[i]))
+          (void)materialize(operand);
         b.clone(*compute[i], map);
       }
       SmallVector<Value> outs;

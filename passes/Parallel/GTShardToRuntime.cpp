@@ -280,9 +280,9 @@ LogicalResult prepare(Operation *op, FlatSymbolRefAttr gridRef,
 /// are one chain, the parameters' all-gathers (ZeRO-3's prefetch) another:
 /// each keeps at most one collective in flight beside the one being
 /// produced, which bounds the buffers they hold (for the gathers, two
-/// layers' parameters). The chains do not wait for each other: the
-/// backward starts a layer's parameter gather for the next layer right
-/// after the reduce-scatter of the previous layer's gradients, and that
+/// buckets' parameters). The chains do not wait for each other: the
+/// backward starts the next bucket's parameter gather right after the
+/// reduce-scatter of the previous bucket's gradients, and that
 /// reduce-scatter waited for there would not overlap the layer it is
 /// meant to hide behind.
 bool nextOfChain(Operation *collective, Operation *next) {
@@ -311,6 +311,28 @@ Operation *waitPoint(Operation *collective) {
   return block->getTerminator();
 }
 
+/// Calls the collective `blocking` on `buffers` (then the grid arguments
+/// and `extra`) at `l.op`, or, when that op is marked gt.overlap, starts it
+/// with `started` there and waits for it right before the first op that
+/// reads the result or starts the next overlapped collective of its chain
+/// (waitPoint; so at most one is in flight beside the one being produced,
+/// see nextOfChain): the ops between run while it moves. The wait takes
+/// the first and the last buffer, which keeps them alive (and unreused by
+/// the memory plan) until then.
+void callCollective(Lowering &l, StringRef blocking, StringRef started,
+                    ArrayRef<Value> buffers, ArrayRef<int64_t> extra) {
+  if (!l.op->hasAttr(gt::kOverlapAttr)) {
+    l.call(blocking, buffers, extra);
+    return;
+  }
+  Value request =
+      l.callFn(started, l.collectiveArgs(buffers, extra), {l.b.getI64Type()})
+          .getResult(0);
+  l.b.setInsertionPoint(waitPoint(l.op));
+  l.callFn(MGRT_SHARD_WAIT,
+           {l.dynamic(buffers.front()), l.dynamic(buffers.back()), request});
+}
+
 LogicalResult lower(Operation *op, int64_t &count) {
   OpBuilder b(op);
   Lowering l{b, op, {}, {}};
@@ -326,17 +348,8 @@ LogicalResult lower(Operation *op, int64_t &count) {
       return fail("reduction must be sum, average, max or min");
     auto t = typeOf(ar.getResult());
     Value buf = l.buffer(t.getNumElements(), ar.getInput());
-    if (!ar->hasAttr(gt::kOverlapAttr)) {
-      l.call(MGRT_SHARD_ALL_REDUCE, {buf}, {*code});
-    } else {
-      // Started and waited for as an overlapped reduce-scatter (below).
-      Value request =
-          l.callFn(MGRT_SHARD_ALL_REDUCE_START,
-                   l.collectiveArgs({buf}, {*code}), {b.getI64Type()})
-              .getResult(0);
-      b.setInsertionPoint(waitPoint(ar));
-      l.callFn(MGRT_SHARD_WAIT, {l.dynamic(buf), l.dynamic(buf), request});
-    }
+    callCollective(l, MGRT_SHARD_ALL_REDUCE, MGRT_SHARD_ALL_REDUCE_START, {buf},
+                   {*code});
     replacement = l.result(buf, t);
   } else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
     if (failed(prepare(op, ag.getGridAttr(), ag.getGridAxes(), l)))
@@ -347,18 +360,10 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(ag.getResult());
     Value in = l.buffer(typeOf(ag.getInput()).getNumElements(), ag.getInput());
     Value out = l.buffer(t.getNumElements());
-    if (!ag->hasAttr(gt::kOverlapAttr)) {
-      l.call(MGRT_SHARD_ALL_GATHER, {out, in}, {});
-    } else {
-      // Started and waited for as an overlapped reduce-scatter (below):
-      // the parameters of the next layer move while this one computes.
-      Value request =
-          l.callFn(MGRT_SHARD_ALL_GATHER_START, l.collectiveArgs({out, in}, {}),
-                   {b.getI64Type()})
-              .getResult(0);
-      b.setInsertionPoint(waitPoint(ag));
-      l.callFn(MGRT_SHARD_WAIT, {l.dynamic(out), l.dynamic(in), request});
-    }
+    // Overlapped: ZeRO-3's prefetch, the next bucket's parameters move
+    // while the ops before its first use compute.
+    callCollective(l, MGRT_SHARD_ALL_GATHER, MGRT_SHARD_ALL_GATHER_START,
+                   {out, in}, {});
     replacement = l.result(out, t);
   } else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
     if (failed(prepare(op, rs.getGridAttr(), rs.getGridAxes(), l)))
@@ -372,25 +377,9 @@ LogicalResult lower(Operation *op, int64_t &count) {
     auto t = typeOf(rs.getResult());
     Value in = l.buffer(typeOf(rs.getInput()).getNumElements(), rs.getInput());
     Value out = l.buffer(t.getNumElements());
-    if (!rs->hasAttr(gt::kOverlapAttr)) {
-      l.call(MGRT_SHARD_REDUCE_SCATTER, {out, in}, {*code});
-      replacement = l.result(out, t);
-    } else {
-      // Started here, waited for right before the first op that reads the
-      // result or starts the next overlapped collective of its chain (so
-      // at most one is in flight beside the one being produced; see
-      // nextOfChain): the ops between run while it moves. The wait takes
-      // both buffers, which keeps them alive (and unreused by the memory
-      // plan) until then.
-      Value request =
-          l.callFn(MGRT_SHARD_REDUCE_SCATTER_START,
-                   l.collectiveArgs({out, in}, {*code}), {b.getI64Type()})
-              .getResult(0);
-      Operation *waitAt = waitPoint(rs.getOperation());
-      b.setInsertionPoint(waitAt);
-      l.callFn(MGRT_SHARD_WAIT, {l.dynamic(out), l.dynamic(in), request});
-      replacement = l.result(out, t);
-    }
+    callCollective(l, MGRT_SHARD_REDUCE_SCATTER,
+                   MGRT_SHARD_REDUCE_SCATTER_START, {out, in}, {*code});
+    replacement = l.result(out, t);
   } else if (auto aa = dyn_cast<shard::AllToAllOp>(op)) {
     if (failed(prepare(op, aa.getGridAttr(), aa.getGridAxes(), l)))
       return failure();

@@ -17,10 +17,11 @@
 // replace the parameters' loads, once for the forward and once for the
 // backward, and the optimizer's store writes only the updated shard. In
 // each phase the first bucket is gathered right before its first read; the
-// gather of each later bucket is started (`gt.overlap`) one layer ahead,
+// gather of each later bucket is started (`gt.overlap`) one bucket ahead,
 // before the first read of the bucket the phase reads before it, and
-// waited for at its own first read, so that it moves while that layer
-// computes (at most two layers' gathered parameters at a time).
+// waited for at its own first read, so that it moves while the ops in
+// between compute (at most two buckets' gathered parameters at a time; a
+// bucket is a weight matrix and the vectors after it, gt-data-parallel).
 // The parameter globals become immutable: they hold the initial weights,
 // from which the first step (flag `@gt.zero.ready`) cuts each rank's shard.
 //
@@ -207,7 +208,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
   /// bucket `fn` reads is loaded and, where `fn` reads its parameters,
   /// all-gathered into temporaries that replace their loads, for the
   /// forward and again for the backward, each gather but a phase's first
-  /// started one layer ahead (see the file comment).
+  /// started one bucket ahead (see the file comment).
   template <typename Loads>
   void gatherAtStart(func::FuncOp fn, ml_program::GlobalOp flag,
                      MutableArrayRef<Bucket> buckets, Loads &loads) {
@@ -301,7 +302,7 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
         continue;
       // The full parameters are gathered into temporaries once for the
       // forward's uses and once for the backward's, so that each lives
-      // only while its part of the step reads it (a bucket is one layer).
+      // only while its part of the step reads it.
       SmallVector<Gather, 2> gathers(2);
       for (ml_program::GlobalOp param : bk.params)
         for (ml_program::GlobalLoadOp l : loads.lookup(param.getSymNameAttr()))
@@ -326,9 +327,9 @@ struct GTZeroGatherPass : megagraph::impl::GTZeroGatherBase<GTZeroGatherPass> {
     // backward in reverse layer order). The first bucket's gather waits
     // where it stands; each later one is started (gt.overlap) right before
     // the first use of the bucket read before it, so that it moves while
-    // that layer computes. Its slices stay at its own first use, where
-    // gt-shard-to-runtime waits for it: at most two buckets' gathered
-    // parameters are live at once.
+    // the ops reading that bucket compute. Its slices stay at its own first
+    // use, where gt-shard-to-runtime waits for it: at most two buckets'
+    // gathered parameters are live at once.
     for (auto [phase, gathers] : llvm::enumerate(phases)) {
       llvm::stable_sort(gathers, [](const Gather &x, const Gather &y) {
         return x.first != y.first && x.first->isBeforeInBlock(y.first);

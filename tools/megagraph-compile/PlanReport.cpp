@@ -96,8 +96,8 @@ constexpr MemoryKind memoryKinds[] = {
     {"update", "after the backward (reduction, update)", "#9c755f"}};
 
 /// Whether a kind belongs to the backward's phase or the update's: the
-/// step peaks in one of them (MemoryBreakdown::phase), so a bar shows the
-/// kinds of the larger phase and the kinds both hold.
+/// step peaks in one of them (the prediction's `peak_phase`), so a bar
+/// shows the kinds of that phase and the kinds both hold.
 bool inBackwardPhase(StringRef key) {
   return key == "activations" || key == "attention_bias" || key == "transient";
 }
@@ -294,10 +294,9 @@ void writeMemory(raw_ostream &os, const Report &r) {
   for (const MemoryKind &k : memoryKinds)
     os << "<span style=\"background:" << k.color << "\"></span>" << k.label;
   os << "</p>\n";
-  const bool updatePhase =
-      number(memory, "update") > number(memory, "activations") +
-                                     number(memory, "attention_bias") +
-                                     number(memory, "transient");
+  const std::optional<StringRef> phase =
+      memory ? memory->getString("peak_phase") : std::nullopt;
+  const bool updatePhase = phase && *phase == "update";
   os << "<p>The step peaks "
      << (updatePhase ? "after its backward, while the gradients are reduced "
                        "and the optimizer updates the parameters"

@@ -130,11 +130,13 @@ struct MemoryBreakdown {
   /// and the distances read in place (which live for the whole step). The
   /// step peaks in whichever phase holds more.
   double update = 0;
-  /// The larger of the backward's phase (activations, bias, transient) and
-  /// the update's.
-  double phase() const {
-    return std::max(activations + attentionBias + transient, update);
-  }
+  /// The backward's phase: activations, bias and transient.
+  double backward() const { return activations + attentionBias + transient; }
+  /// Whether the step peaks in the update's phase rather than the
+  /// backward's.
+  bool peaksInUpdate() const { return update > backward(); }
+  /// The larger of the two phases.
+  double phase() const { return std::max(backward(), update); }
   double total() const {
     return parameters + gradients + optimizerState + io + phase();
   }

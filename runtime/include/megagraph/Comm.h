@@ -200,8 +200,7 @@ int mgrt_comm_all_reduce_start(mgrt_comm_group *group, const void *send,
                                void *recv, int64_t count, int dtype, int op,
                                mgrt_comm_request **request);
 /** mgrt_comm_all_gather of `send_count` elements from every rank, started
- *  the same way (one MPI_Iallgather that the progress thread moves; the
- *  NCCL backend and MEGAGRAPH_COMM_ASYNC=0 complete it before returning). */
+ *  the same way (one MPI_Iallgather). */
 int mgrt_comm_all_gather_start(mgrt_comm_group *group, const void *send,
                                int64_t send_count, void *recv, int dtype,
                                mgrt_comm_request **request);
